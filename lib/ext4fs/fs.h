@@ -1,0 +1,215 @@
+/*
+ * fs.h - an open ext4 file system: superblock, geometry, group descriptors,
+ * and cached block reads.
+ *
+ * Layer 3.  struct ext4fs_fs is the handle every other module takes.  It owns
+ * its I/O channel, the decoded superblock, the decoded group descriptors and
+ * a small block cache.  A handle is used by one thread at a time; separate
+ * handles (even on the same image) share nothing, so several threads may
+ * each open their own.  The library keeps no global state.
+ *
+ * Invariants once ext4fs_open() has returned 0:
+ *  - the superblock passed validation: every geometry number in
+ *    struct ext4fs_geom is within range and consistent with the others;
+ *  - every group descriptor's bitmap and inode-table locations lie inside
+ *    the file system (or the open failed naming the group), so callers may
+ *    read them without checking again;
+ *  - checksum mismatches are errors unless EXT4FS_OPEN_IGNORE_CSUM was given.
+ *
+ * When an operation fails, ext4fs_errmsg() describes the failing object
+ * ("inode 12: extent tree block 1234 has bad magic 0x0") until the next
+ * failure.
+ */
+#ifndef EXT4FS_FS_H
+#define EXT4FS_FS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "ext4fs/errors.h"
+#include "ext4fs/io.h"
+#include "ext4fs/super.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct ext4fs_fs;
+
+/* Open flags. */
+#define EXT4FS_OPEN_RW            0x1  /* writable (not yet supported: EXT4FS_E_READ_ONLY) */
+#define EXT4FS_OPEN_IGNORE_CSUM   0x2  /* do not fail on checksum mismatches */
+#define EXT4FS_OPEN_FORCE         0x4  /* open despite unknown incompatible features */
+
+struct ext4fs_open_opts {
+	unsigned flags;
+	uint64_t superblock;   /* block number of a backup superblock; 0 = primary */
+	unsigned block_size;   /* block size to read the backup with; 0 = try each */
+	uint64_t offset;       /* byte offset of the file system in the image */
+};
+
+/* Numbers derived from the superblock, checked at open. */
+struct ext4fs_geom {
+	uint32_t block_size;
+	uint32_t log_block_size;        /* block_size == 1024 << log_block_size */
+	uint32_t cluster_ratio;         /* blocks per cluster (bigalloc), else 1 */
+	uint64_t blocks_count;
+	uint64_t r_blocks_count;
+	uint64_t free_blocks_count;
+	uint32_t first_data_block;
+	uint32_t blocks_per_group;
+	uint32_t clusters_per_group;
+	uint32_t inodes_per_group;
+	uint32_t inodes_count;
+	uint32_t inode_size;
+	uint32_t first_ino;
+	uint32_t group_count;
+	uint32_t desc_size;             /* 32, or s_desc_size with 64bit */
+	uint32_t desc_per_block;
+	uint32_t desc_blocks;           /* blocks holding the descriptor table */
+	uint32_t inode_blocks_per_group;
+	uint32_t groups_per_flex;       /* 1 without flex_bg */
+	uint32_t csum_seed;             /* crc32c seed for metadata_csum */
+	unsigned has_metadata_csum : 1;
+	unsigned has_gdt_csum : 1;      /* uninit_bg (gdt_csum) without metadata_csum */
+	unsigned is_64bit : 1;
+	unsigned has_extents : 1;
+	unsigned has_filetype : 1;
+};
+
+/* One group descriptor, 32- and 64-bit halves already combined. */
+struct ext4fs_group_desc {
+	uint64_t block_bitmap;
+	uint64_t inode_bitmap;
+	uint64_t inode_table;
+	uint64_t exclude_bitmap;
+	uint32_t free_blocks_count;
+	uint32_t free_inodes_count;
+	uint32_t used_dirs_count;
+	uint32_t itable_unused;
+	uint32_t block_bitmap_csum;
+	uint32_t inode_bitmap_csum;
+	uint16_t flags;
+	uint16_t checksum;
+};
+
+#define EXT4FS_BG_INODE_UNINIT  0x0001
+#define EXT4FS_BG_BLOCK_UNINIT  0x0002
+#define EXT4FS_BG_INODE_ZEROED  0x0004
+
+/* -- Open and close ------------------------------------------------------ */
+
+/*
+ * Open the file system in the image or device at path.  opts may be NULL
+ * (primary superblock, strict checksums, read-only).  On success *out is a
+ * handle the caller frees with ext4fs_close().  Errors: -errno from open,
+ * EXT4FS_E_BAD_MAGIC, EXT4FS_E_CORRUPT_SUPER (the message names the field),
+ * EXT4FS_E_SB_CSUM, EXT4FS_E_GD_CSUM, EXT4FS_E_GD_CORRUPT,
+ * EXT4FS_E_UNSUPP_FEATURE, EXT4FS_E_OUT_OF_IMAGE.  On failure *out is NULL
+ * and, if errmsg is not NULL, a description of the failure is copied into
+ * errmsg (errmsg_len bytes at most, NUL-terminated).
+ */
+int ext4fs_open(const char *path, const struct ext4fs_open_opts *opts,
+		struct ext4fs_fs **out, char *errmsg, size_t errmsg_len);
+
+/*
+ * Like ext4fs_open() over a channel the caller made.  The handle takes
+ * ownership of io in every case: on failure io has been closed.
+ */
+int ext4fs_open_io(struct ext4fs_io *io, const struct ext4fs_open_opts *opts,
+		   struct ext4fs_fs **out, char *errmsg, size_t errmsg_len);
+
+/* Close the handle and its channel; NULL is allowed. */
+void ext4fs_close(struct ext4fs_fs *fs);
+
+/* -- What the handle knows ------------------------------------------------ */
+
+/* Description of the last failure on this handle; never NULL ("" if none). */
+const char *ext4fs_errmsg(const struct ext4fs_fs *fs);
+
+/* The decoded superblock, owned by the handle. */
+const struct ext4fs_super *ext4fs_sb(const struct ext4fs_fs *fs);
+
+/* The checked geometry, owned by the handle. */
+const struct ext4fs_geom *ext4fs_geom(const struct ext4fs_fs *fs);
+
+/* The raw 1024 superblock bytes as read (for checksums and dumps). */
+const unsigned char *ext4fs_sb_raw(const struct ext4fs_fs *fs);
+
+/* The handle's channel (for statistics); owned by the handle. */
+struct ext4fs_io *ext4fs_fs_io(const struct ext4fs_fs *fs);
+
+/* Path or device name the handle was opened on. */
+const char *ext4fs_fs_name(const struct ext4fs_fs *fs);
+
+/* The open flags in force. */
+unsigned ext4fs_fs_flags(const struct ext4fs_fs *fs);
+
+/* Feature tests on the superblock. */
+int ext4fs_has_compat(const struct ext4fs_fs *fs, uint32_t mask);
+int ext4fs_has_incompat(const struct ext4fs_fs *fs, uint32_t mask);
+int ext4fs_has_ro_compat(const struct ext4fs_fs *fs, uint32_t mask);
+
+/* -- Block reads ---------------------------------------------------------- */
+
+/* Nonzero when blk is a block of the file system (first_data_block <= blk < blocks_count). */
+int ext4fs_block_in_fs(const struct ext4fs_fs *fs, uint64_t blk);
+
+/*
+ * Read one block into buf (block_size bytes), through the handle's cache.
+ * Errors: EXT4FS_E_BAD_BLOCK_NUM for a block outside the file system, or the
+ * channel's error.  buf is caller-owned.
+ */
+int ext4fs_block_read(struct ext4fs_fs *fs, uint64_t blk, void *buf);
+
+/*
+ * Read count consecutive blocks into buf in one request, bypassing the cache
+ * (inode tables, bitmaps, file data).  Same errors as ext4fs_block_read().
+ */
+int ext4fs_blocks_read(struct ext4fs_fs *fs, uint64_t blk, uint64_t count, void *buf);
+
+/* Hint that count blocks from blk will be read soon. */
+void ext4fs_blocks_readahead(struct ext4fs_fs *fs, uint64_t blk, uint64_t count);
+
+/* -- Groups --------------------------------------------------------------- */
+
+/* Descriptor of group g (< group_count), owned by the handle. */
+const struct ext4fs_group_desc *ext4fs_group(const struct ext4fs_fs *fs, uint32_t g);
+
+/* First and last block of group g. */
+uint64_t ext4fs_group_first_block(const struct ext4fs_fs *fs, uint32_t g);
+uint64_t ext4fs_group_last_block(const struct ext4fs_fs *fs, uint32_t g);
+
+/* Group holding block blk (which must be in the file system). */
+uint32_t ext4fs_group_of_block(const struct ext4fs_fs *fs, uint64_t blk);
+
+/* Nonzero when group g holds a copy of the superblock. */
+int ext4fs_group_has_super(const struct ext4fs_fs *fs, uint32_t g);
+
+/*
+ * Where group g keeps its superblock and descriptor copies.  Any output
+ * pointer may be NULL.  *super_blk is 0 when the group has no superblock
+ * (group 0's is reported as its first block); *old_desc_blk and
+ * *old_desc_blocks describe the classic descriptor table plus reserved GDT
+ * blocks; *new_desc_blk is the meta_bg descriptor block; *meta_blocks counts
+ * all of them.  Cannot fail.
+ */
+void ext4fs_group_meta_location(const struct ext4fs_fs *fs, uint32_t g, uint64_t *super_blk,
+				uint64_t *old_desc_blk, uint32_t *old_desc_blocks,
+				uint64_t *new_desc_blk, uint32_t *meta_blocks);
+
+/* Checksum group g's descriptor should have (crc16 or crc32c low 16 bits); 0 without checksums. */
+uint16_t ext4fs_group_desc_csum(const struct ext4fs_fs *fs, uint32_t g);
+
+/* Nonzero when group g's stored descriptor checksum is right (always with no checksum feature). */
+int ext4fs_group_desc_csum_ok(const struct ext4fs_fs *fs, uint32_t g);
+
+/* The descriptor of group g exactly as on disk (desc_size bytes), owned by the handle. */
+const unsigned char *ext4fs_group_desc_raw(const struct ext4fs_fs *fs, uint32_t g);
+
+/* Superblock checksum the superblock should have. */
+uint32_t ext4fs_super_csum(const unsigned char *raw_super);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
