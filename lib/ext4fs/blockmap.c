@@ -48,6 +48,50 @@ static int extent_iter_visit(const struct ext4fs_extent_visit *v, void *arg)
 
 /* -- indirect-mapped files -- */
 
+/*
+ * The mapping blocks met so far in one walk.  A block map never uses a block
+ * twice; a hostile one that repeats an indirect block under every slot of
+ * its parents would otherwise make the walk scan per^2 or per^3 entries.
+ */
+struct blkset {
+	uint64_t *slots;             /* open addressing; 0 = empty (never a mapping block) */
+	size_t cap, count;
+};
+
+static size_t blkset_hash(uint64_t blk, size_t cap)
+{
+	return (size_t)((blk * 0x9E3779B97F4A7C15ULL) >> 17) & (cap - 1);
+}
+
+/* Add blk: 0 when new, 1 when already there, EXT4FS_E_NO_MEMORY. */
+static int blkset_add(struct blkset *s, uint64_t blk)
+{
+	size_t j;
+
+	if (2 * (s->count + 1) > s->cap) {
+		size_t ncap = s->cap ? 2 * s->cap : 64;
+		uint64_t *n = calloc(ncap, sizeof(*n));
+		if (!n)
+			return EXT4FS_E_NO_MEMORY;
+		for (size_t i = 0; i < s->cap; i++) {
+			if (!s->slots[i])
+				continue;
+			for (j = blkset_hash(s->slots[i], ncap); n[j]; j = (j + 1) & (ncap - 1))
+				;
+			n[j] = s->slots[i];
+		}
+		free(s->slots);
+		s->slots = n;
+		s->cap = ncap;
+	}
+	for (j = blkset_hash(blk, s->cap); s->slots[j]; j = (j + 1) & (s->cap - 1))
+		if (s->slots[j] == blk)
+			return 1;
+	s->slots[j] = blk;
+	s->count++;
+	return 0;
+}
+
 struct ind_iter {
 	struct ext4fs_fs *fs;
 	uint32_t ino;
@@ -55,6 +99,7 @@ struct ind_iter {
 	ext4fs_block_visit_fn fn;
 	void *arg;
 	uint64_t visited;            /* bounded by blocks_count */
+	struct blkset seen;          /* indirect blocks visited */
 	unsigned char *bufs[3];
 };
 
@@ -82,6 +127,13 @@ static int ind_walk(struct ind_iter *it, unsigned level, uint64_t blk, uint64_t 
 
 	if (err)
 		return err;
+	err = blkset_add(&it->seen, blk);
+	if (err < 0)
+		return fs_fail(fs, err, "no memory to walk inode %u", it->ino);
+	if (err)
+		return fs_fail(fs, EXT4FS_E_IND_CORRUPT,
+			       "inode %u: indirect block %llu (mapping logical block %llu) is used twice",
+			       it->ino, (unsigned long long)blk, (unsigned long long)lblk);
 	if (!(it->flags & EXT4FS_ITER_DATA_ONLY)) {
 		struct ext4fs_block_visit b = {
 			.kind = (enum ext4fs_block_kind)(EXT4FS_BLOCK_IND + level - 1),
@@ -166,6 +218,7 @@ static int ind_iterate(struct ext4fs_fs *fs, uint32_t ino, const struct ext4fs_i
 out:
 	for (unsigned i = 0; i < 3; i++)
 		free(it.bufs[i]);
+	free(it.seen.slots);
 	return err;
 }
 

@@ -1,0 +1,178 @@
+/*
+ * dir.h - reading directories: entry iteration, block checksums, lookup.
+ *
+ * Layer 5.  A directory is read block by block in logical order (holes and
+ * unwritten extents are skipped; nothing at or past i_size is read).  In an
+ * htree directory the index blocks look like blocks of unused space and are
+ * walked like the others: the root shows "." and ".." (the latter covering
+ * the index) and each interior node shows one empty entry covering the
+ * block; such entries carry EXT4FS_DIRENT_DX_ROOT / EXT4FS_DIRENT_DX_NODE.
+ * An inline-data directory keeps its parent's inode number in the first 4
+ * bytes of i_block, entries in the other 56 bytes and more entries in its
+ * "system.data" attribute; "." and ".." are made up for it the way debugfs
+ * shows them (rec_len 12, file type 0, EXT4FS_DIRENT_SYNTHETIC).
+ *
+ * Every entry is checked before it is handed out: rec_len at least 8 and
+ * at least 8 + name_len rounded up to 4, a multiple of 4, inside its block
+ * (or inline area).  A bad entry fails with EXT4FS_E_DIR_CORRUPT naming the
+ * directory, the logical block and the byte offset.  Entry inode numbers
+ * are passed on unchecked (ext4fs_inode_read() checks them), except that
+ * ext4fs_dir_lookup() refuses to return one beyond s_inodes_count.  Loops
+ * are bounded: offsets only grow within a block, and blocks come from the
+ * validated block map.
+ *
+ * With metadata_csum each leaf block ends in a 12-byte fake entry (inode 0,
+ * rec_len 12, name_len 0, file type 0xDE) holding crc32c(inode checksum
+ * seed, the block before the tail); each htree index block has an 8-byte
+ * tail after its `limit' entries holding crc32c(inode checksum seed, the
+ * header and `count' entries, the tail's reserved word, four zero bytes).
+ * A mismatch, or a block lacking the tail, is EXT4FS_E_DIR_CSUM (leaves)
+ * or EXT4FS_E_HTREE_CSUM (index blocks) unless the file system was opened
+ * with EXT4FS_OPEN_IGNORE_CSUM.  Inline directories have no checksums of
+ * their own (the inode checksum covers them).
+ */
+#ifndef EXT4FS_DIR_H
+#define EXT4FS_DIR_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "ext4fs/fs.h"
+#include "ext4fs/inode.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define EXT4FS_NAME_LEN 255
+
+/* Directory entry file types (with the filetype feature). */
+#define EXT4FS_FT_UNKNOWN   0
+#define EXT4FS_FT_REG_FILE  1
+#define EXT4FS_FT_DIR       2
+#define EXT4FS_FT_CHRDEV    3
+#define EXT4FS_FT_BLKDEV    4
+#define EXT4FS_FT_FIFO      5
+#define EXT4FS_FT_SOCK      6
+#define EXT4FS_FT_SYMLINK   7
+#define EXT4FS_FT_DIR_CSUM  0xDE   /* the checksum tail's type byte */
+
+#define EXT4FS_DIRENT_TAIL_SIZE 12
+
+/* struct ext4fs_dirent.flags */
+#define EXT4FS_DIRENT_EMPTY      0x001  /* inode 0: unused space in the entry chain */
+#define EXT4FS_DIRENT_DELETED    0x002  /* recovered from the slack space of another entry */
+#define EXT4FS_DIRENT_CSUM_TAIL  0x004  /* the metadata_csum tail */
+#define EXT4FS_DIRENT_SYNTHETIC  0x008  /* "." or ".." made up for an inline directory */
+#define EXT4FS_DIRENT_INLINE     0x010  /* in i_block of an inline directory */
+#define EXT4FS_DIRENT_INLINE_EA  0x020  /* in the system.data value of an inline directory */
+#define EXT4FS_DIRENT_DX_ROOT    0x040  /* in an htree root block */
+#define EXT4FS_DIRENT_DX_NODE    0x080  /* the fake entry hiding an htree interior node */
+
+/* One directory entry, as handed to a callback. */
+struct ext4fs_dirent {
+	uint32_t inode;
+	uint32_t rec_len;        /* decoded (64 KiB blocks encode it specially) */
+	uint8_t name_len;
+	uint8_t file_type;       /* 0 without the filetype feature */
+	const char *name;        /* name_len bytes, NUL-terminated */
+	uint64_t lblk;           /* logical block of the directory (0 when inline) */
+	uint64_t pblk;           /* physical block (0 when inline) */
+	uint32_t offset;         /* byte offset in the block, i_block or system.data value */
+	unsigned flags;          /* EXT4FS_DIRENT_* */
+};
+
+/* Return 0 to go on, a positive value to stop (returned as is), or a negative error. */
+typedef int (*ext4fs_dir_iterate_fn)(const struct ext4fs_dirent *d, void *arg);
+
+/* Iteration flags; without any, only entries with a nonzero inode are visited. */
+#define EXT4FS_DIR_ITER_EMPTY      0x1  /* also entries whose inode is 0 */
+#define EXT4FS_DIR_ITER_DELETED    0x2  /* also deleted entries found in slack space (debugfs ls -d) */
+#define EXT4FS_DIR_ITER_CSUM_TAIL  0x4  /* also the checksum tails */
+
+/*
+ * Visit the entries of directory ino (decoded record inode) in on-disk
+ * order.  With EXT4FS_DIR_ITER_DELETED, the space after each entry's
+ * rounded-up length is searched, in 4-byte steps, for a chain of plausible
+ * entries that ends exactly where the entry does; those are visited with
+ * EXT4FS_DIRENT_DELETED (and, if their inode is 0, only together with
+ * EXT4FS_DIR_ITER_EMPTY).  Like debugfs, this also searches the space that
+ * the htree index hides behind ".." and the interior nodes' fake entries;
+ * what turns up there carries EXT4FS_DIRENT_DX_ROOT / _DX_NODE too, so
+ * callers may drop it.  Errors:
+ * EXT4FS_E_NOT_DIR, EXT4FS_E_DIR_CORRUPT, EXT4FS_E_DIR_CSUM,
+ * EXT4FS_E_HTREE_CSUM, EXT4FS_E_HTREE_CORRUPT, the inline-data and mapping
+ * errors, read errors, or what fn returned.
+ */
+int ext4fs_dir_iterate(struct ext4fs_fs *fs, uint32_t ino, const struct ext4fs_inode *inode,
+		       unsigned flags, ext4fs_dir_iterate_fn fn, void *arg);
+
+/*
+ * Visit the entries of one directory block already in memory (size bytes,
+ * normally the block size), as ext4fs_dir_iterate() would, without checksum
+ * verification.  lblk and pblk are only reported.  dx_flags is 0 for a leaf,
+ * EXT4FS_DIRENT_DX_ROOT or EXT4FS_DIRENT_DX_NODE for index blocks (tags the
+ * entries).  Same errors as
+ * ext4fs_dir_iterate() for the entries.
+ */
+int ext4fs_dir_block_iterate(struct ext4fs_fs *fs, uint32_t ino, const void *block, uint32_t size,
+			     uint64_t lblk, uint64_t pblk, unsigned dx_flags, unsigned flags,
+			     ext4fs_dir_iterate_fn fn, void *arg);
+
+/*
+ * Read logical block lblk of directory ino into buf (block_size bytes,
+ * caller-owned) and store its physical block in *pblk (may be NULL).  No
+ * checksum is verified.  Errors: EXT4FS_E_DIR_CORRUPT for a hole or a block
+ * at or past i_size, the mapping errors, read errors.
+ */
+int ext4fs_dir_block_read(struct ext4fs_fs *fs, uint32_t ino, const struct ext4fs_inode *inode,
+			  uint64_t lblk, void *buf, uint64_t *pblk);
+
+/*
+ * What kind of block buf (logical block lblk of directory inode) is:
+ * 0 for a leaf, EXT4FS_DIRENT_DX_ROOT or EXT4FS_DIRENT_DX_NODE for htree
+ * index blocks (recognised only in directories with EXT4FS_INDEX_FL, by
+ * their fake entries and a plausible count/limit).  Cannot fail.
+ */
+unsigned ext4fs_dir_block_kind(const struct ext4fs_fs *fs, const struct ext4fs_inode *inode,
+			       uint64_t lblk, const void *buf);
+
+/* Checksum a leaf block should carry: crc32c over its first len bytes (block size - 12). */
+uint32_t ext4fs_dirent_csum(const struct ext4fs_fs *fs, uint32_t ino, uint32_t generation,
+			    const void *block, uint32_t len);
+
+/*
+ * Offset of block's checksum tail (block_size - 12) when it has a well-formed
+ * one, else -1.  Cannot fail.
+ */
+int ext4fs_dirent_tail_offset(const struct ext4fs_fs *fs, const void *block);
+
+/*
+ * Verify the checksum of directory block buf (logical block lblk of
+ * directory ino): 0 when it matches or the file system has no
+ * metadata_csum, else EXT4FS_E_DIR_CSUM (leaf, including a missing tail) or
+ * EXT4FS_E_HTREE_CSUM / EXT4FS_E_HTREE_CORRUPT (index block), with the
+ * message naming the directory and block.  Checks regardless of
+ * EXT4FS_OPEN_IGNORE_CSUM.
+ */
+int ext4fs_dir_block_csum_verify(struct ext4fs_fs *fs, uint32_t ino, const struct ext4fs_inode *inode,
+				 uint64_t lblk, const void *buf);
+
+/*
+ * Find name (len bytes, no NUL needed) in directory dir_ino and store its
+ * inode number in *ino.  Uses the htree index when the directory has one
+ * (falling back to a linear scan if the index is corrupt or its hash cannot
+ * be computed); casefolded directories are scanned linearly, an exact match
+ * winning over an ASCII case-insensitive one.  Errors: EXT4FS_E_NOT_FOUND,
+ * EXT4FS_E_NOT_DIR, EXT4FS_E_DIR_CORRUPT (also for an entry whose inode is
+ * beyond s_inodes_count), the checksum errors, read errors.
+ */
+int ext4fs_dir_lookup(struct ext4fs_fs *fs, uint32_t dir_ino, const char *name, size_t len,
+		      uint32_t *ino);
+
+/* Decode an on-disk rec_len for a block of block_size bytes. */
+uint32_t ext4fs_dirent_rec_len(uint16_t raw, uint32_t block_size);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -84,15 +84,25 @@ struct walk {
 	unsigned char *bufs[EXT4FS_EXTENT_MAX_DEPTH + 1];
 };
 
-static int read_child(struct walk *w, unsigned level, uint64_t blk, int depth, struct eh *h)
+/* An index entry's child must be a block of the file system (not the superblock's). */
+static int check_child_block(struct walk *w, uint64_t blk)
 {
 	struct ext4fs_fs *fs = w->fs;
-	int err;
 
 	if (!ext4fs_block_in_fs(fs, blk) || blk < fs->geom.first_data_block + 1)
 		return fs_fail(fs, EXT4FS_E_EXTENT_CORRUPT,
 				   "inode %u: extent index points to block %llu outside the file system",
 				   w->ino, (unsigned long long)blk);
+	return 0;
+}
+
+static int read_child(struct walk *w, unsigned level, uint64_t blk, int depth, struct eh *h)
+{
+	struct ext4fs_fs *fs = w->fs;
+	int err = check_child_block(w, blk);
+
+	if (err)
+		return err;
 	err = ext4fs_block_read(fs, blk, w->bufs[level]);
 	if (err)
 		return fs_fail(fs, err, "inode %u: reading extent block %llu: %s", w->ino,
@@ -154,6 +164,10 @@ static int walk_node(struct walk *w, unsigned level, uint64_t blk, const unsigne
 					   "inode %u: extent index node %llu entries %u and %u are out of order",
 					   w->ino, (unsigned long long)blk, i, i + 1);
 		prev_end = v.lblk + 1;
+		/* Callers are promised blocks inside the file system: check before the visit. */
+		err = check_child_block(w, v.pblk);
+		if (err)
+			return err;
 		err = w->fn(&v, w->arg);
 		if (err)
 			return err;

@@ -35,6 +35,7 @@ int fs_fail(struct ext4fs_fs *fs, int err, const char *fmt, ...)
 }
 
 const char *ext4fs_errmsg(const struct ext4fs_fs *fs) { return fs->errmsg; }
+void ext4fs_errmsg_clear(struct ext4fs_fs *fs) { fs->errmsg[0] = '\0'; }
 const struct ext4fs_super *ext4fs_sb(const struct ext4fs_fs *fs) { return &fs->sb; }
 const struct ext4fs_geom *ext4fs_geom(const struct ext4fs_fs *fs) { return &fs->geom; }
 const unsigned char *ext4fs_sb_raw(const struct ext4fs_fs *fs) { return fs->sb_raw; }
@@ -294,6 +295,15 @@ static int load_group_descs(struct ext4fs_fs *fs, uint64_t sb_block)
 	unsigned char *block = NULL;
 	int err = 0;
 
+	/*
+	 * Every descriptor block must be read from the image, so a table larger
+	 * than the image cannot load; say so before sizing anything by a
+	 * group count that a tiny corrupt image can make huge.
+	 */
+	if (geo->desc_blocks > fs->io->size / geo->block_size)
+		return fs_fail(fs, EXT4FS_E_OUT_OF_IMAGE,
+			       "the group descriptor table (%u blocks for %u groups) is larger than the image",
+			       geo->desc_blocks, geo->group_count);
 	fs->groups = calloc(geo->group_count, sizeof(*fs->groups));
 	fs->gd_raw = calloc(geo->group_count, geo->desc_size);
 	fs->gd_csum_ok = calloc(geo->group_count, 1);
@@ -325,12 +335,6 @@ static int load_group_descs(struct ext4fs_fs *fs, uint64_t sb_block)
 		group_desc_decode(gd, ext4fs_group_desc_raw(fs, g), geo->desc_size);
 		fs->gd_csum_ok[g] = (!geo->has_metadata_csum && !geo->has_gdt_csum) ||
 				    ext4fs_group_desc_csum(fs, g) == gd->checksum;
-		if (!fs->gd_csum_ok[g] && fs_csum_strict(fs)) {
-			err = fs_fail(fs, EXT4FS_E_GD_CSUM,
-					  "group descriptor %u checksum is 0x%04x, should be 0x%04x",
-					  g, gd->checksum, ext4fs_group_desc_csum(fs, g));
-			goto out;
-		}
 		if (gd->block_bitmap < first || gd->block_bitmap >= geo->blocks_count) {
 			err = fs_fail(fs, EXT4FS_E_GD_CORRUPT,
 					  "group %u: block bitmap at %llu is not in the file system",
@@ -560,8 +564,9 @@ int ext4fs_open_io(struct ext4fs_io *io, const struct ext4fs_open_opts *opts,
 	err = validate_super(fs);
 	if (err)
 		goto fail;
+	/* The primary is at byte 1024: block 1 with 1 KiB blocks even when bigalloc makes s_first_data_block 0. */
 	if (!opts->superblock)
-		sb_block = fs->geom.first_data_block;
+		sb_block = EXT4FS_SUPER_OFFSET / fs->geom.block_size;
 	if (fs->geom.has_metadata_csum && fs_csum_strict(fs) &&
 	    ext4fs_super_csum(fs->sb_raw) != fs->sb.s_checksum) {
 		err = fs_fail(fs, EXT4FS_E_SB_CSUM, "superblock checksum is 0x%08x, should be 0x%08x",

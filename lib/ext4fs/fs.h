@@ -14,7 +14,10 @@
  *  - every group descriptor's bitmap and inode-table locations lie inside
  *    the file system (or the open failed naming the group), so callers may
  *    read them without checking again;
- *  - checksum mismatches are errors unless EXT4FS_OPEN_IGNORE_CSUM was given.
+ *  - checksum mismatches are errors unless EXT4FS_OPEN_IGNORE_CSUM was given,
+ *    except group descriptor checksums: like e2fsprogs' open, a bad one does
+ *    not stop the open; ext4fs_group_desc_csum_ok() reports it, and such a
+ *    group's UNINIT flags and bg_itable_unused are not trusted.
  *
  * When an operation fails, ext4fs_errmsg() describes the failing object
  * ("inode 12: extent tree block 1234 has bad magic 0x0") until the next
@@ -103,7 +106,7 @@ struct ext4fs_group_desc {
  * (primary superblock, strict checksums, read-only).  On success *out is a
  * handle the caller frees with ext4fs_close().  Errors: -errno from open,
  * EXT4FS_E_BAD_MAGIC, EXT4FS_E_CORRUPT_SUPER (the message names the field),
- * EXT4FS_E_SB_CSUM, EXT4FS_E_GD_CSUM, EXT4FS_E_GD_CORRUPT,
+ * EXT4FS_E_SB_CSUM, EXT4FS_E_GD_CORRUPT,
  * EXT4FS_E_UNSUPP_FEATURE, EXT4FS_E_OUT_OF_IMAGE.  On failure *out is NULL
  * and, if errmsg is not NULL, a description of the failure is copied into
  * errmsg (errmsg_len bytes at most, NUL-terminated).
@@ -125,6 +128,9 @@ void ext4fs_close(struct ext4fs_fs *fs);
 
 /* Description of the last failure on this handle; never NULL ("" if none). */
 const char *ext4fs_errmsg(const struct ext4fs_fs *fs);
+
+/* Forget the last failure's description (callers do this before an operation). */
+void ext4fs_errmsg_clear(struct ext4fs_fs *fs);
 
 /* The decoded superblock, owned by the handle. */
 const struct ext4fs_super *ext4fs_sb(const struct ext4fs_fs *fs);

@@ -10,6 +10,7 @@
 #   need_cmd CMD...       skip unless every CMD is on PATH (or an executable path)
 #   need_root_loop        skip unless we are root and can loop-mount ext4
 #   have_root_loop        same test, as a return code (0 = usable), no skip
+#   root_loop_reason      print why loop mounts are unusable ("yes" if usable)
 #   make_tmpdir           create $T (a private temp dir removed at exit)
 #   at_exit "cmd"         run cmd (eval'd) at exit, before $T is removed
 #   loop_mount IMG DIR [mount options]
@@ -97,6 +98,7 @@ export top_srcdir top_builddir
 export DEBUG4FS
 
 EXT4FS_TESTS_LIB=$_ext4fs_lib_dir
+export EXT4FS_TESTS_LIB
 
 if [ -z "${REAL_DEBUGFS:-}" ]; then
 	REAL_DEBUGFS=$(command -v debugfs 2>/dev/null) || REAL_DEBUGFS=""
@@ -122,6 +124,12 @@ have_root_loop() {
 		_ext4fs_loop_status=$(_ext4fs_probe_loop)
 	fi
 	[ "$_ext4fs_loop_status" = yes ]
+}
+
+# Why loop mounts are unusable ("yes" if they are usable).
+root_loop_reason() {
+	have_root_loop || true
+	printf '%s\n' "$_ext4fs_loop_status"
 }
 
 need_root_loop() {

@@ -1,0 +1,255 @@
+/* bitmap.c - loading whole-file-system block and inode bitmaps. */
+#include "config.h"
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "ext4fs/bitmap.h"
+#include "ext4fs/crc.h"
+#include "fs_internal.h"
+
+struct ext4fs_bitmap {
+	uint64_t start;        /* first item number */
+	uint64_t end;          /* last item number */
+	unsigned shift;        /* log2 of items per bit (cluster ratio for block bitmaps) */
+	uint64_t nbits;
+	unsigned char *bits;
+};
+
+static int bitmap_new(uint64_t start, uint64_t end, unsigned shift, struct ext4fs_bitmap **out)
+{
+	struct ext4fs_bitmap *bm = calloc(1, sizeof(*bm));
+
+	if (!bm)
+		return EXT4FS_E_NO_MEMORY;
+	bm->start = start;
+	bm->end = end;
+	bm->shift = shift;
+	bm->nbits = ((end - start) >> shift) + 1;
+	bm->bits = calloc((size_t)((bm->nbits + 7) / 8), 1);
+	if (!bm->bits) {
+		free(bm);
+		return EXT4FS_E_NO_MEMORY;
+	}
+	*out = bm;
+	return 0;
+}
+
+void ext4fs_bitmap_free(struct ext4fs_bitmap *bm)
+{
+	if (!bm)
+		return;
+	free(bm->bits);
+	free(bm);
+}
+
+uint64_t ext4fs_bitmap_start(const struct ext4fs_bitmap *bm) { return bm->start; }
+uint64_t ext4fs_bitmap_end(const struct ext4fs_bitmap *bm) { return bm->end; }
+
+static inline int bit_get(const unsigned char *bits, uint64_t i)
+{
+	return (bits[i >> 3] >> (i & 7)) & 1;
+}
+
+static inline void bit_set(unsigned char *bits, uint64_t i)
+{
+	bits[i >> 3] |= (unsigned char)(1U << (i & 7));
+}
+
+int ext4fs_bitmap_test(const struct ext4fs_bitmap *bm, uint64_t n)
+{
+	if (n < bm->start || n > bm->end)
+		return EXT4FS_E_INVALID_ARG;
+	return bit_get(bm->bits, (n - bm->start) >> bm->shift);
+}
+
+int ext4fs_bitmap_find(const struct ext4fs_bitmap *bm, uint64_t from, uint64_t to,
+		       int want_set, uint64_t *found)
+{
+	if (from < bm->start || to > bm->end || from > to)
+		return EXT4FS_E_INVALID_ARG;
+	uint64_t i = (from - bm->start) >> bm->shift, last = (to - bm->start) >> bm->shift;
+	unsigned char skip = want_set ? 0x00 : 0xFF;
+
+	while (i <= last) {
+		/* Whole bytes that cannot match are skipped eight bits at a time. */
+		if ((i & 7) == 0 && i + 7 <= last && bm->bits[i >> 3] == skip) {
+			i += 8;
+			continue;
+		}
+		if (bit_get(bm->bits, i) == want_set) {
+			uint64_t n = bm->start + (i << bm->shift);
+			*found = n < from ? from : n;
+			return 0;
+		}
+		i++;
+	}
+	return -ENOENT;
+}
+
+uint64_t ext4fs_bitmap_count_set(const struct ext4fs_bitmap *bm, uint64_t from, uint64_t to)
+{
+	uint64_t count = 0;
+
+	if (from < bm->start)
+		from = bm->start;
+	if (to > bm->end)
+		to = bm->end;
+	if (from > to)
+		return 0;
+	for (uint64_t i = (from - bm->start) >> bm->shift; i <= (to - bm->start) >> bm->shift; i++)
+		count += (uint64_t)bit_get(bm->bits, i);
+	return count;
+}
+
+/* An UNINIT flag is believed only when descriptors carry a checksum that verified. */
+static int group_flag(const struct ext4fs_fs *fs, uint32_t g, uint16_t flag)
+{
+	if (!fs->geom.has_metadata_csum && !fs->geom.has_gdt_csum)
+		return 0;
+	return (fs->groups[g].flags & flag) && fs->gd_csum_ok[g];
+}
+
+static void mark_block(struct ext4fs_bitmap *bm, uint64_t blk)
+{
+	if (blk >= bm->start && blk <= bm->end)
+		bit_set(bm->bits, (blk - bm->start) >> bm->shift);
+}
+
+static void mark_blocks(struct ext4fs_bitmap *bm, uint64_t blk, uint64_t count)
+{
+	for (uint64_t i = 0; i < count; i++)
+		mark_block(bm, blk + i);
+}
+
+static int bitmap_csum_ok(const struct ext4fs_fs *fs, uint32_t g, const unsigned char *data,
+			  size_t size, uint32_t stored)
+{
+	uint32_t crc = ext4fs_crc32c(fs->geom.csum_seed, data, size);
+
+	if (fs->geom.desc_size < 64)
+		return (crc & 0xFFFF) == (stored & 0xFFFF);
+	return crc == stored;
+}
+
+int ext4fs_block_bitmap_load(struct ext4fs_fs *fs, struct ext4fs_bitmap **out)
+{
+	const struct ext4fs_geom *geo = &fs->geom;
+	struct ext4fs_bitmap *bm = NULL;
+	unsigned char *block = NULL;
+	unsigned shift = 0;
+	int err;
+
+	*out = NULL;
+	while ((1U << shift) < geo->cluster_ratio)
+		shift++;
+	err = bitmap_new(geo->first_data_block, geo->blocks_count - 1, shift, &bm);
+	if (err)
+		return fs_fail(fs, err, "no memory for the block bitmap");
+	block = malloc(geo->block_size);
+	if (!block) {
+		err = fs_fail(fs, EXT4FS_E_NO_MEMORY, "no memory for the block bitmap");
+		goto out;
+	}
+	for (uint32_t g = 0; g < geo->group_count; g++) {
+		uint64_t first_bit = (uint64_t)g * geo->clusters_per_group;
+		uint64_t nbits = bm->nbits - first_bit;
+
+		if (nbits > geo->clusters_per_group)
+			nbits = geo->clusters_per_group;
+		if (group_flag(fs, g, EXT4FS_BG_BLOCK_UNINIT)) {
+			uint64_t sblk, odesc, ndesc;
+			uint32_t odesc_blocks;
+			ext4fs_group_meta_location(fs, g, &sblk, &odesc, &odesc_blocks, &ndesc, NULL);
+			if (ext4fs_group_has_super(fs, g))
+				mark_block(bm, g == 0 ? geo->first_data_block : sblk);
+			mark_blocks(bm, odesc, odesc ? odesc_blocks : 0);
+			if (ndesc)
+				mark_block(bm, ndesc);
+			continue;
+		}
+		err = ext4fs_blocks_read(fs, fs->groups[g].block_bitmap, 1, block);
+		if (err) {
+			fs_fail(fs, err, "group %u: reading block bitmap at %llu: %s", g,
+				(unsigned long long)fs->groups[g].block_bitmap, ext4fs_strerror(err));
+			goto out;
+		}
+		if (geo->has_metadata_csum && fs_csum_strict(fs) &&
+		    !bitmap_csum_ok(fs, g, block, geo->clusters_per_group / 8,
+				    fs->groups[g].block_bitmap_csum)) {
+			err = fs_fail(fs, EXT4FS_E_BITMAP_CSUM,
+				      "group %u: block bitmap checksum does not match", g);
+			goto out;
+		}
+		for (uint64_t i = 0; i < nbits; i++)
+			if (bit_get(block, i))
+				bit_set(bm->bits, first_bit + i);
+	}
+	/* flex_bg may place a group's bitmaps and inode table inside an uninitialised group. */
+	for (uint32_t g = 0; g < geo->group_count; g++) {
+		const struct ext4fs_group_desc *gd = &fs->groups[g];
+		uint64_t where[3] = { gd->block_bitmap, gd->inode_bitmap, gd->inode_table };
+		uint64_t count[3] = { 1, 1, geo->inode_blocks_per_group };
+		for (int k = 0; k < 3; k++) {
+			uint32_t host = ext4fs_group_of_block(fs, where[k]);
+			if (group_flag(fs, host, EXT4FS_BG_BLOCK_UNINIT))
+				mark_blocks(bm, where[k], count[k]);
+		}
+	}
+	*out = bm;
+	bm = NULL;
+out:
+	free(block);
+	ext4fs_bitmap_free(bm);
+	return err;
+}
+
+int ext4fs_inode_bitmap_load(struct ext4fs_fs *fs, struct ext4fs_bitmap **out)
+{
+	const struct ext4fs_geom *geo = &fs->geom;
+	struct ext4fs_bitmap *bm = NULL;
+	unsigned char *block = NULL;
+	int err;
+
+	*out = NULL;
+	err = bitmap_new(1, geo->inodes_count, 0, &bm);
+	if (err)
+		return fs_fail(fs, err, "no memory for the inode bitmap");
+	block = malloc(geo->block_size);
+	if (!block) {
+		err = fs_fail(fs, EXT4FS_E_NO_MEMORY, "no memory for the inode bitmap");
+		goto out;
+	}
+	for (uint32_t g = 0; g < geo->group_count; g++) {
+		uint64_t first_bit = (uint64_t)g * geo->inodes_per_group;
+		uint64_t nbits = bm->nbits - first_bit;
+
+		if (first_bit >= bm->nbits)
+			break;
+		if (nbits > geo->inodes_per_group)
+			nbits = geo->inodes_per_group;
+		if (group_flag(fs, g, EXT4FS_BG_INODE_UNINIT))
+			continue;
+		err = ext4fs_blocks_read(fs, fs->groups[g].inode_bitmap, 1, block);
+		if (err) {
+			fs_fail(fs, err, "group %u: reading inode bitmap at %llu: %s", g,
+				(unsigned long long)fs->groups[g].inode_bitmap, ext4fs_strerror(err));
+			goto out;
+		}
+		if (geo->has_metadata_csum && fs_csum_strict(fs) &&
+		    !bitmap_csum_ok(fs, g, block, geo->inodes_per_group / 8,
+				    fs->groups[g].inode_bitmap_csum)) {
+			err = fs_fail(fs, EXT4FS_E_BITMAP_CSUM,
+				      "group %u: inode bitmap checksum does not match", g);
+			goto out;
+		}
+		for (uint64_t i = 0; i < nbits; i++)
+			if (bit_get(block, i))
+				bit_set(bm->bits, first_bit + i);
+	}
+	*out = bm;
+	bm = NULL;
+out:
+	free(block);
+	ext4fs_bitmap_free(bm);
+	return err;
+}

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Set everything up, then run the whole test suite:
+#   1. a warnings-as-errors build: unit tests (CMocka) and integration tests
+#      (judged by e2fsprogs and, as root, the kernel),
+#   2. the same suite built with AddressSanitizer + UndefinedBehaviorSanitizer,
+#   3. a bounded libFuzzer run over image parsing (clang),
+#   4. make distcheck.
+# Set QUICK=1 to skip steps 2-4.
+set -euo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+jobs=$(nproc)
+"$top/scripts/setup.sh" "$top/build" --enable-werror
+
+status=0
+step() { echo; echo "=== $*"; }
+
+step "unit and integration tests (-Werror build)"
+export EXT4FS_IMAGE_CACHE=${EXT4FS_IMAGE_CACHE:-$top/build/tests/images}
+if ! make -C "$top/build" -s -j"$jobs" check; then
+	status=1
+	find "$top/build/tests" -name '*.log' -newer "$top/build/config.status" -exec grep -l -E '^(FAIL|ERROR)' {} + 2>/dev/null |
+		while read -r f; do echo "--- $f"; tail -n 60 "$f"; done
+fi
+
+if [ "${QUICK:-0}" != 1 ]; then
+	step "unit and integration tests (ASan + UBSan build)"
+	mkdir -p "$top/build-san"
+	(cd "$top/build-san" && "$top/configure" -q --enable-werror --enable-sanitizers CC=gcc)
+	export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
+	export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+	if ! make -C "$top/build-san" -s -j"$jobs" check; then
+		status=1
+		find "$top/build-san/tests" -name '*.log' -exec grep -l -E '^(FAIL|ERROR)' {} + 2>/dev/null |
+			while read -r f; do echo "--- $f"; tail -n 60 "$f"; done
+	fi
+
+	step "libFuzzer (bounded run)"
+	if command -v clang >/dev/null; then
+		mkdir -p "$top/build-fuzz"
+		(cd "$top/build-fuzz" && "$top/configure" -q --enable-fuzzing --disable-shared CC=clang)
+		make -C "$top/build-fuzz" -s -j"$jobs" >/dev/null
+		if ! "$top/tests/fuzz/run.sh" "$top/build-fuzz/tests/fuzz" "${FUZZ_SECONDS:-60}"; then
+			status=1
+		fi
+	else
+		echo "SKIP: clang is not installed"
+	fi
+
+	step "make distcheck"
+	if ! make -C "$top/build" -s distcheck >"$top/build/distcheck.log" 2>&1; then
+		tail -n 40 "$top/build/distcheck.log"
+		status=1
+	else
+		echo "distcheck: ok"
+	fi
+fi
+
+echo
+if [ $status = 0 ]; then echo "test.sh: all steps passed"; else echo "test.sh: FAILED"; fi
+exit $status
