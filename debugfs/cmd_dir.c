@@ -39,12 +39,25 @@
  *    1970..2106 and in the sub-second part.
  *  - rdump does not descend into a directory it is already dumping (a
  *    directory loop in a corrupt file system); it reports the loop instead
- *    of recursing until the path gets too long.
+ *    of recursing until the path gets too long.  It also refuses entries
+ *    whose name is empty or holds a '/' (only a corrupt directory has them;
+ *    debugfs would write outside the destination), and it opens the files
+ *    it writes with O_NOFOLLOW, so a symlink it has just made under the
+ *    same name (duplicate names, again corruption) is not written through.
  *  - htree_dump checks the index as it walks it (the library's checks: root
  *    records, limit, count, hash order, blocks inside the directory, no
  *    block reached twice).  A bad root fails the command; a bad child block
  *    is reported on stderr and the dump goes on with the next entry.
- *    debugfs prints whatever the blocks hold.
+ *    debugfs prints whatever the blocks hold.  Checksums are enforced unless
+ *    -n was given: an index block whose checksum is wrong ends (root) or
+ *    skips (interior node) that part of the dump, where debugfs prints it
+ *    with "Checksum: 0x... --- EXPECTED: 0x..." (debug4fs -n prints the same
+ *    line).  A leaf that fails is reported as "htree: <message> while
+ *    dumping block N (...)" instead of debugfs's "htree_dump_leaf_node: ...
+ *    while reading block N (P)" followed by an empty line.
+ *  - On a file system without metadata_csum, debugfs 1.47.0 complains for
+ *    every index block that it "does not have space for checksum while
+ *    calculating checksum"; debug4fs does not.
  *  - Corruption met by ls, htree_dump, cat, dump_inode or rdump is reported
  *    on stderr (with the library's description in parentheses) and makes the
  *    command fail; whatever was printed before stays printed.
@@ -509,8 +522,12 @@ static void ht_text_index(struct ht_state *s, const struct ext4fs_htree_event *e
 	}
 	fprintf(f, "Number of entries (count): %d\n", node->count);
 	fprintf(f, "Number of entries (limit): %d\n", node->limit);
-	if (node->has_tail)
-		fprintf(f, "Checksum: 0x%08x\n", node->csum);
+	if (node->has_tail) {
+		fprintf(f, "Checksum: 0x%08x", node->csum);
+		if (node->csum != node->csum_calc)
+			fprintf(f, " --- EXPECTED: 0x%08x", node->csum_calc);
+		fputc('\n', f);
+	}
 	for (unsigned i = 0; i < node->count; i++) {
 		uint32_t h = node->entries[i].hash;
 		fprintf(f, "Entry #%u: Hash 0x%08x%s, block %u\n", i, h, (h & 1) ? " (**)" : "",
@@ -594,7 +611,10 @@ static int ht_event(const struct ext4fs_htree_event *ev, void *arg)
 	case EXT4FS_HTREE_EV_DIRENT: {
 		const struct ext4fs_dirent *de = ev->dirent;
 		if (ev->hash_err) {
-			lib_error(s->d, "htree_dump_leaf_node", ev->hash_err, "while calculating hash");
+			/* Hashing records nothing on the handle: no detail to add. */
+			fflush(s->f);
+			fprintf(stderr, "htree_dump_leaf_node: %s while calculating hash\n",
+				ext4fs_strerror(ev->hash_err));
 			s->failed = 1;
 		}
 		if (s->json) {
@@ -1114,7 +1134,8 @@ static void rdump_file(struct rdump *r, uint32_t ino, const struct ext4fs_inode 
 {
 	struct dbg *d = r->d;
 	uint64_t bytes = 0;
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, S_IRWXU);
+	/* O_NOFOLLOW: never write through a symlink this dump made a moment ago. */
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, S_IRWXU);
 
 	if (fd == -1) {
 		r->failed = sys_error(d, "rdump", errno, "while opening %s", path);
@@ -1164,8 +1185,18 @@ static void rdump_dir(struct rdump *r, uint32_t ino, const struct ext4fs_inode *
 	}
 	r->active[r->nactive++] = ino;
 	err = ext4fs_dir_iterate(d->fs, ino, in, 0, rdump_collect, &list);
+	if (err)   /* reported now, while the handle still describes it */
+		r->failed = lib_error(d, "rdump", err, "while dumping %s", path);
 	for (size_t i = 0; i < list.n; i++) {
 		struct ext4fs_inode child;
+		if (!list.v[i].name[0] || strchr(list.v[i].name, '/')) {
+			/* Only a corrupt directory has these; never write outside path. */
+			fflush(d->out);
+			fprintf(stderr, "rdump: skipping an entry of %s with an empty name or a '/' in it (inode %u)\n",
+				path, list.v[i].ino);
+			r->failed = 1;
+			continue;
+		}
 		if (read_inode_as(d, list.v[i].name, list.v[i].ino, &child)) {
 			r->failed = 1;
 			continue;
@@ -1174,8 +1205,6 @@ static void rdump_dir(struct rdump *r, uint32_t ino, const struct ext4fs_inode *
 	}
 	r->nactive--;
 	free(list.v);
-	if (err)
-		r->failed = lib_error(d, "rdump", err, "while dumping %s", path);
 	if (set_owner_mode_times(d, "rdump", in, -1, path))
 		r->failed = 1;
 }

@@ -25,9 +25,9 @@
  *  - debugfs does not exit from freefrag's usage message; neither do we (the
  *    report follows), but the command's status is then nonzero.
  *  - A command that fails returns nonzero (debugfs has no per-command status);
- *    testb counts a block outside the file system as a failure, and a count
- *    running past the end of the file system stops at the first such block
- *    (debugfs goes on printing for as many as 2^64 blocks).
+ *    testb counts a block outside the file system as a failure, and refuses a
+ *    count larger than the file system's block count ("Bad count"; debugfs
+ *    goes on printing for as many as 2^64 blocks).
  *
  * Not a difference: superblock times are shown from their low 32 bits only,
  * because 1.47.0 ignores the s_*_time_hi bytes there (so "n/a" means the low
@@ -1052,6 +1052,13 @@ static int do_testb(struct dbg *d, int argc, char **argv)
 		fprintf(stderr, "%s: Bad count - %s\n", argv[0], argv[2]);
 		return 1;
 	}
+	if (count > ext4fs_geom(d->fs)->blocks_count) {
+		/* Bounded so a typo cannot print 2^64 lines. */
+		fflush(d->out);
+		fprintf(stderr, "%s: Bad count - %s (more than the %llu blocks of the file system)\n",
+			argv[0], argv[2], (unsigned long long)ext4fs_geom(d->fs)->blocks_count);
+		return 1;
+	}
 	if (load_block_bitmap(d, argv[0], &bm))
 		return 1;
 	if (d->json) {
@@ -1073,9 +1080,6 @@ static int do_testb(struct dbg *d, int argc, char **argv)
 			fprintf(d->out, used == 1 ? "Block %llu marked in use\n" : "Block %llu not in use\n",
 				blk);
 		}
-		/* Past the end every block is invalid: stop instead of looping for 2^64 blocks. */
-		if (used < 0 && blk >= ext4fs_geom(d->fs)->blocks_count)
-			break;
 	}
 	if (d->json) {
 		json_array_end(&j);

@@ -48,7 +48,7 @@ if [ "${QUICK:-0}" != 1 ]; then
 	fi
 
 	step "make distcheck"
-	if ! make -C "$top/build" -s distcheck >"$top/build/distcheck.log" 2>&1; then
+	if ! EXT4FS_SKIP_INTEGRATION=1 make -C "$top/build" -s distcheck >"$top/build/distcheck.log" 2>&1; then
 		tail -n 40 "$top/build/distcheck.log"
 		status=1
 	else

@@ -20,7 +20,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 out=${1:-$here/corpus}
 PATH=$PATH:/sbin:/usr/sbin
-for c in mke2fs e2fsck dumpe2fs python3; do
+for c in mke2fs e2fsck dumpe2fs debugfs tune2fs python3; do
 	command -v "$c" >/dev/null || { echo "make-corpus.sh: $c is required" >&2; exit 1; }
 done
 
@@ -103,13 +103,16 @@ else
 fi
 find "$src" -exec touch -h -d "$STAMP" {} +
 
-# make NAME SIZE_KIB MKE2FS-OPTIONS...
+# make_seed NAME SIZE_KIB MKE2FS-OPTIONS...  ($TUNE_E: tune2fs -E options to apply)
 make_seed() {
 	local name=$1 kib=$2 img=$work/$1.img
 	shift 2
 	rm -f "$img"
 	mke2fs -q -F -U "$UUID" -E "hash_seed=$HASH_SEED,root_owner=0:0,nodiscard" \
 		-d "$src" "$@" "$img" "${kib}k" >/dev/null
+	if [ -n "${TUNE_E:-}" ]; then
+		tune2fs -E "$TUNE_E" "$img" >/dev/null 2>&1 || { echo "make-corpus.sh: tune2fs failed on $name" >&2; exit 1; }
+	fi
 	# mke2fs -d copies atime and ctime from the source tree, which no one
 	# can pin: set every used inode's times to the fixed stamp.
 	local n i
@@ -155,6 +158,9 @@ make_seed ext4-4k        512 -t ext4 -b 4096 -N 32 -O ^resize_inode
 make_seed ext4-bigalloc  512 -t ext4 -b 1024 -N 32 -O bigalloc,^resize_inode -C 4096
 make_seed ext4-nocsum    160 -t ext4 -b 1024 -N 32 -O ^metadata_csum,^64bit,uninit_bg,^resize_inode
 make_seed ext4-casefold  160 -t ext4 -b 1024 -N 32 -O casefold,^resize_inode
+# The other directory hashes (e2fsck -D indexes with the default one).
+TUNE_E=hash_alg=tea    make_seed ext2-tea-hash    160 -t ext2 -b 1024 -N 32 -I 128 -O ^resize_inode
+TUNE_E=hash_alg=legacy make_seed ext2-legacy-hash 160 -t ext2 -b 1024 -N 32 -I 128 -O ^resize_inode
 
 # Regression inputs: seeds damaged the way fuzzing found bugs, so that
 # "make check" (replay) keeps exercising the fixes.

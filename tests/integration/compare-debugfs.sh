@@ -259,8 +259,13 @@ emit stats
 # freefrag first: debugfs 1.47.0 can fail in freefrag after "ffb N GOAL"
 # has loaded the bitmaps ("Block bitmap checksum does not match bitmap",
 # then a garbage program name in "... while closing the filesystem").
-emit "freefrag"
-emit "freefrag -c 16"
+# debugfs 1.47.0's freefrag on bigalloc converts blocks to clusters twice and
+# reports no free extents at all; debug4fs reports the real ones
+# (t0200 documents this), so there is nothing to compare on bigalloc.
+if ! dumpe2fs -h "$IMAGE" 2>/dev/null | grep -q '^Filesystem features:.*bigalloc'; then
+	emit "freefrag"
+	emit "freefrag -c 16"
+fi
 emit "ls -l /"
 
 for ino in "${INOS[@]}"; do
@@ -424,6 +429,19 @@ normalize "$W/tool.raw" "$W/tool.out"
 		/^Files .* differ$/ { n = split($2, p, "/"); print p[n], "contents differ" }
 		/^Only in / { dir = $3; sub(/:$/, "", dir); print $4, "only in " (dir ~ /\/ref\/dumps$/ ? "debugfs" : "tool") " output" }
 	' >"$W/dump.bad"
+# Known debugfs 1.47 bug: for a small inline-data file it dumps all 60 bytes
+# of i_block whatever i_size says; the kernel (and debug4fs) give i_size
+# bytes.  Accept a tool dump that is a proper prefix of a 60-byte debugfs dump.
+while read -r name why; do
+	[ "$why" = "contents differ" ] || { echo "$name $why"; continue; }
+	r=$W/ref/dumps/$name t=$W/tool/dumps/$name
+	rs=$(stat -c %s "$r") ts=$(stat -c %s "$t")
+	if [ "$rs" = 60 ] && [ "$ts" -lt 60 ] && cmp -s -n "$ts" "$r" "$t"; then
+		continue
+	fi
+	echo "$name $why"
+done <"$W/dump.bad" >"$W/dump.bad2"
+mv "$W/dump.bad2" "$W/dump.bad"
 awk 'NR == FNR { bad[$1] = substr($0, length($1) + 2); next }
      ($2 in bad) { print $1, "dumps/" $2 ": " bad[$2] }' "$W/dump.bad" "$W/dumps.list" >"$W/dump.diff"
 
@@ -460,7 +478,15 @@ awk -v cmds="$CMDS" -v dumpdiff="$W/dump.diff" -v hunks="$HUNKS" -v hd="$W/hunks
 	}
 ' "$W/ref.out" "$W/tool.out" >"$W/differ"
 DIFFER=$(cat "$W/differ")
-if [ "$ref_rc" != "$tool_rc" ]; then
+# debug4fs exits 1 when any command failed, where debugfs often exits 0
+# (a documented difference); anything else, and any failure debugfs has
+# that the tool does not, counts.
+rc_differs() {
+	[ "$ref_rc" = "$tool_rc" ] && return 1
+	[ "$ref_rc" = 0 ] && [ "$tool_rc" = 1 ] && return 1
+	return 0
+}
+if rc_differs; then
 	DIFFER=$((DIFFER + 1))
 fi
 
@@ -472,7 +498,7 @@ fi
 
 echo "$ME: $name: $ncmd commands, $DIFFER differ (reference $(basename -- "$REFERENCE"), tool $TOOL)"
 if [ -z "$QUIET" ]; then
-	if [ "$ref_rc" != "$tool_rc" ]; then
+	if rc_differs; then
 		echo "exit status: debugfs $ref_rc, tool $tool_rc"
 	fi
 	for ((i = 1; i <= HUNKS; i++)); do

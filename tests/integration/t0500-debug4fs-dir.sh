@@ -102,8 +102,12 @@ make_source() {
 	touch -d '2001-02-03 04:05:06' "$s/files/sixty"
 	touch -d '2040-06-01 12:00:00' "$s/files/threek"
 	if [ "$full" = 1 ]; then
-		mkdir "$s/big" "$s/long"
+		mkdir "$s/big" "$s/long" "$s/cf"
 		for i in $(seq 1 5000); do : >"$s/big/file_$i"; done
+		# High bytes hash differently with signed and unsigned hashes.
+		for i in $(seq 1 50); do : >"$s/big/$(printf 'h\xe9\xff')_$i"; done
+		# Mixed case for the casefolded directory (ASCII: see cmd_dir.c).
+		for i in $(seq 1 300); do : >"$s/cf/Mixed_Case_$i"; done
 		for i in $(seq 1 600); do : >"$s/long/$(printf '%0200d' "$i")"; done
 	fi
 }
@@ -189,7 +193,7 @@ if mkimg legacy "$SRC_FULL" 128M -t ext4 -b 1024 -N 16384; then
 	IMAGES+=(legacy)
 fi
 if mkimg casefold "$SRC_FULL" 128M -t ext4 -O casefold; then
-	"$REAL_DEBUGFS" -w -R "sif /big flags 0x40081000" "$T/casefold.img" >/dev/null 2>&1 || true
+	"$REAL_DEBUGFS" -w -R "sif /cf flags 0x40081000" "$T/casefold.img" >/dev/null 2>&1 || true
 	e2fsck -fyD "$T/casefold.img" >/dev/null 2>&1 || true
 	IMAGES+=(casefold)
 fi
@@ -211,7 +215,7 @@ fi
 
 # ------------------------------------------------------------ command files
 
-DIRS=(/ /sub /sub/deeper /big /long /odd /files /empty /lost+found /kdir)
+DIRS=(/ /sub /sub/deeper /big /long /cf /odd /files /empty /lost+found /kdir)
 HASH_NAMES=(foo "with space" "$(printf 'caf\xc3\xa9')" "$(printf 'hi\xff\xfe')" file_1 "" "$LONG")
 
 write_commands() {
@@ -239,7 +243,7 @@ write_commands() {
 		echo "ls"
 		echo "ls -l deeper"
 		echo "cd /"
-		for d in /big /long /kdir /sub /files/big /nonexistent; do
+		for d in /big /long /cf /kdir /sub /files/big /nonexistent; do
 			echo "htree $d"
 		done
 		echo "htree_dump /big"
@@ -392,7 +396,7 @@ for name in "${IMAGES[@]}"; do
 		head -10 "$T/$name.listdiff" | cat -v
 	fi
 
-	# cat of every regular file, one -R each outside the big directories
+	# cat of every regular file: one -R each for the files with data
 	# and one -f batch for all (debugfs writes each file's data raw).
 	mapfile -t files < <(regular_files "$img")
 	batch=$T/$name.cat
@@ -402,7 +406,8 @@ for name in "${IMAGES[@]}"; do
 		ino=${entry% *}
 		size=${entry#* }
 		echo "cat <$ino>" >>"$batch"
-		[ "$ino" -lt 200 ] || [ "$name" = inline ] || continue
+		# Empty files (the big directories) are left to the batch below.
+		[ "$size" != 0 ] || [ "$name" = inline ] || continue
 		"$REAL_DEBUGFS" -R "cat <$ino>" "$img" >"$T/cat.ref" 2>/dev/null
 		"$DEBUG4FS" -R "cat <$ino>" "$img" >"$T/cat.new" 2>/dev/null || true
 		if [ "$(stat -c %s "$T/cat.new")" != "$size" ] ||
