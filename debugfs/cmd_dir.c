@@ -144,7 +144,7 @@ static int lib_error(struct dbg *d, const char *who, int err, const char *fmt, .
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	if (detail[0])
-		fprintf(stderr, " (%s)", detail);
+		fprintf(stderr, " (detail: %s)", detail);
 	fputc('\n', stderr);
 	return 1;
 }
