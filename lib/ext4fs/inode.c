@@ -159,6 +159,17 @@ int ext4fs_inode_csum_ok(const struct ext4fs_fs *fs, uint32_t ino, const void *r
 	return 1;
 }
 
+int ext4fs_inode_read_raw_verified(struct ext4fs_fs *fs, uint32_t ino, void *raw)
+{
+	int err = ext4fs_inode_read_raw(fs, ino, raw);
+
+	if (err)
+		return err;
+	if (fs_csum_strict(fs) && !ext4fs_inode_csum_ok(fs, ino, raw))
+		return fs_fail(fs, EXT4FS_E_INODE_CSUM, "inode %u checksum does not match", ino);
+	return 0;
+}
+
 int ext4fs_inode_read(struct ext4fs_fs *fs, uint32_t ino, struct ext4fs_inode *inode)
 {
 	unsigned char *raw = malloc(fs->geom.inode_size);
@@ -166,13 +177,9 @@ int ext4fs_inode_read(struct ext4fs_fs *fs, uint32_t ino, struct ext4fs_inode *i
 
 	if (!raw)
 		return fs_fail(fs, EXT4FS_E_NO_MEMORY, "no memory to read inode %u", ino);
-	err = ext4fs_inode_read_raw(fs, ino, raw);
+	err = ext4fs_inode_read_raw_verified(fs, ino, raw);
 	if (err)
 		goto out;
-	if (fs_csum_strict(fs) && !ext4fs_inode_csum_ok(fs, ino, raw)) {
-		err = fs_fail(fs, EXT4FS_E_INODE_CSUM, "inode %u checksum does not match", ino);
-		goto out;
-	}
 	ext4fs_inode_decode(inode, raw, fs->geom.inode_size);
 out:
 	free(raw);

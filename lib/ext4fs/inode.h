@@ -119,6 +119,14 @@ int ext4fs_inode_read(struct ext4fs_fs *fs, uint32_t ino, struct ext4fs_inode *i
  */
 int ext4fs_inode_read_raw(struct ext4fs_fs *fs, uint32_t ino, void *buf);
 
+/*
+ * Read inode ino's raw record into raw (s_inode_size bytes, caller-owned) and
+ * verify its checksum as ext4fs_inode_read() does; for callers that need the
+ * bytes beyond the decoded fields (in-inode xattrs).  Same errors as
+ * ext4fs_inode_read().
+ */
+int ext4fs_inode_read_raw_verified(struct ext4fs_fs *fs, uint32_t ino, void *raw);
+
 /* Checksum the raw record of inode ino should carry (metadata_csum). */
 uint32_t ext4fs_inode_csum(const struct ext4fs_fs *fs, uint32_t ino, const void *raw);
 

@@ -237,13 +237,9 @@ static int iterate_inode_body(struct ext4fs_fs *fs, uint32_t ino, unsigned flags
 	raw = malloc(isize);
 	if (!raw)
 		return fs_fail(fs, EXT4FS_E_NO_MEMORY, "inode %u: no memory for attributes", ino);
-	err = ext4fs_inode_read_raw(fs, ino, raw);
+	err = ext4fs_inode_read_raw_verified(fs, ino, raw);
 	if (err)
 		goto out;
-	if (fs_csum_strict(fs) && !ext4fs_inode_csum_ok(fs, ino, raw)) {
-		err = fs_fail(fs, EXT4FS_E_INODE_CSUM, "inode %u checksum does not match", ino);
-		goto out;
-	}
 	uint32_t extra = le16_load(raw + INODE_EXTRA_ISIZE_OFF);
 	if ((extra & 3) || extra > isize - EXT4FS_INODE_BASE_SIZE) {
 		err = fs_fail(fs, EXT4FS_E_XATTR_CORRUPT,

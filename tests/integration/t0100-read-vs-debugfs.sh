@@ -19,19 +19,8 @@ set -eu
 need_cmd mke2fs e2fsck
 
 here=$(_ext4fs_abs_dir "$(dirname -- "$0")")
-CACHE=${EXT4FS_IMAGE_CACHE:-$top_builddir/tests/images}
-mk_args=()
-case ${EXT4FS_QUICK:-0} in 0 | '') ;; *) mk_args+=(--quick) ;; esac
 read -r -a cmp_args <<<"${EXT4FS_COMPARE_ARGS:-}"
-
-rc=0
-"$EXT4FS_TESTS_LIB/make-images.sh" "$CACHE" "${mk_args[@]}" || rc=$?
-case $rc in
-0) ;;
-77) skip "cannot build the image corpus" ;;
-*) fail "building the image corpus in $CACHE failed (exit $rc)" ;;
-esac
-mapfile -t images < <("$EXT4FS_TESTS_LIB/make-images.sh" --list "${mk_args[@]}" | cut -d' ' -f1)
+build_corpus
 
 passed=0
 failed=0

@@ -291,3 +291,20 @@ loop_umount() {
 	fi
 	return 0
 }
+
+# build_corpus: build (or reuse) the image corpus of make-images.sh in
+# $CACHE (EXT4FS_IMAGE_CACHE, default $top_builddir/tests/images; only the
+# --quick subset when EXT4FS_QUICK is set) and list its names in images[].
+# Skips the test when the corpus cannot be built here.
+build_corpus() {
+	local rc=0 args=()
+	CACHE=${EXT4FS_IMAGE_CACHE:-$top_builddir/tests/images}
+	case ${EXT4FS_QUICK:-0} in 0 | '') ;; *) args+=(--quick) ;; esac
+	"$EXT4FS_TESTS_LIB/make-images.sh" "$CACHE" "${args[@]}" || rc=$?
+	case $rc in
+	0) ;;
+	77) skip "cannot build the image corpus" ;;
+	*) fail "building the image corpus in $CACHE failed (exit $rc)" ;;
+	esac
+	mapfile -t images < <("$EXT4FS_TESTS_LIB/make-images.sh" --list "${args[@]}" | cut -d' ' -f1)
+}

@@ -1,6 +1,6 @@
 /*
  * test_dir.c - directory iteration, checksums, htree index, lookup and path
- * resolution over images built in memory by this file (no external tools).
+ * resolution over images built in memory with mem_image.c (no external tools).
  *
  * The image: 1 KiB blocks, 256 blocks, one group.  Block 1 holds the
  * superblock, 2 the group descriptor, 3 and 4 the bitmaps, 5-20 the inode
@@ -28,108 +28,53 @@
 #include "ext4fs/io.h"
 #include "ext4fs/namei.h"
 #include "ext4fs/super.h"
+#include "mem_image.h"
 
-#define BS          1024U
+#define BS          MEM_IMAGE_BS
 #define NBLOCKS     256U
 #define NINODES     64U
 #define INODE_SIZE  256U
-#define ITABLE      5U
 #define FIRST_FREE  21U
 #define ROOT        2U
 
-static unsigned char image[NBLOCKS * BS];
 static uint32_t next_block;
 static const uint32_t hash_seed[4] = { 0x11111111, 0x22222222, 0x33333333, 0x44444444 };
 static const unsigned char uuid[16] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16 };
 
 /* ---- image building ---- */
 
-static void put16(unsigned char *p, uint16_t v)
-{
-	p[0] = (unsigned char)v;
-	p[1] = (unsigned char)(v >> 8);
-}
-
-static void put32(unsigned char *p, uint32_t v)
-{
-	put16(p, (uint16_t)v);
-	put16(p + 2, (uint16_t)(v >> 16));
-}
-
-static uint32_t get32(const unsigned char *p)
-{
-	return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
-}
-
-static unsigned char *block(uint32_t b)
-{
-	return image + (size_t)b * BS;
-}
-
-static unsigned char *super(void)
-{
-	return image + 1024;
-}
-
-static int csum_image(void)
-{
-	return (get32(super() + 0x64) & EXT4FS_FEATURE_RO_COMPAT_METADATA_CSUM) != 0;
-}
-
 /* An empty file system; extra feature bits are or-ed in. */
 static void make_image(uint32_t compat, uint32_t incompat, uint32_t ro_compat)
 {
-	unsigned char *sb = super(), *gd = block(2);
+	const struct mem_image_layout l = {
+		.blocks = NBLOCKS,
+		.inodes = NINODES,
+		.inode_size = INODE_SIZE,
+		.compat = EXT4FS_FEATURE_COMPAT_EXT_ATTR | compat,
+		.incompat = EXT4FS_FEATURE_INCOMPAT_FILETYPE | incompat,
+		.ro_compat = ro_compat,
+		.uuid = uuid,
+		.extra_isize = 32,
+		.checksum_type = 1,                /* crc32c */
+	};
 
-	memset(image, 0, sizeof(image));
-	put32(sb + 0x00, NINODES);
-	put32(sb + 0x04, NBLOCKS);
-	put32(sb + 0x14, 1);                       /* s_first_data_block */
-	put32(sb + 0x20, 8192);                    /* s_blocks_per_group */
-	put32(sb + 0x24, 8192);                    /* s_clusters_per_group */
-	put32(sb + 0x28, NINODES);
-	put16(sb + 0x38, EXT4FS_SUPER_MAGIC);
-	put16(sb + 0x3A, 1);
-	put32(sb + 0x4C, 1);                       /* s_rev_level */
-	put32(sb + 0x54, 11);                      /* s_first_ino */
-	put16(sb + 0x58, INODE_SIZE);
-	put32(sb + 0x5C, EXT4FS_FEATURE_COMPAT_EXT_ATTR | compat);
-	put32(sb + 0x60, EXT4FS_FEATURE_INCOMPAT_FILETYPE | incompat);
-	put32(sb + 0x64, ro_compat);
-	memcpy(sb + 0x68, uuid, 16);
+	mem_image_init(&l);
 	for (int i = 0; i < 4; i++)
-		put32(sb + 0xEC + 4 * i, hash_seed[i]);
-	sb[0xFC] = EXT4FS_HASH_HALF_MD4;           /* s_def_hash_version */
-	put16(sb + 0x15C, 32);                     /* s_min_extra_isize */
-	put16(sb + 0x15E, 32);
-	sb[0x175] = 1;                             /* s_checksum_type: crc32c */
-	put32(gd + 0x00, 3);
-	put32(gd + 0x04, 4);
-	put32(gd + 0x08, ITABLE);
+		put32(super() + 0xEC + 4 * i, hash_seed[i]);
+	super()[0xFC] = EXT4FS_HASH_HALF_MD4;      /* s_def_hash_version */
 	next_block = FIRST_FREE;
-}
-
-static unsigned char *inode_rec(uint32_t ino)
-{
-	return block(ITABLE) + (size_t)(ino - 1) * INODE_SIZE;
 }
 
 /* An inode of the given mode and size whose first blocks are blks[0..n). */
 static void make_inode(uint32_t ino, uint16_t mode, uint32_t size, uint32_t flags,
 		       const uint32_t *blks, unsigned n)
 {
-	unsigned char *r = inode_rec(ino);
+	unsigned char *r = mem_image_inode(ino, mode, size, flags);
 
-	memset(r, 0, INODE_SIZE);
-	put16(r + 0x00, mode);
-	put32(r + 0x04, size);
-	put16(r + 0x1A, 1);
 	put32(r + 0x1C, n * (BS / 512));
-	put32(r + 0x20, flags);
 	for (unsigned i = 0; i < n; i++)
 		put32(r + 0x28 + 4 * i, blks[i]);
 	put32(r + 0x64, 0x1000 + ino);             /* i_generation */
-	put16(r + 0x80, 32);                       /* i_extra_isize */
 }
 
 /* A directory of n blocks starting at a fresh block; returns the first. */
@@ -200,7 +145,7 @@ static void fill_leaf(unsigned char *b, uint32_t dot_ino, uint32_t parent, const
 static uint32_t inode_seed(uint32_t ino)
 {
 	unsigned char le[4];
-	uint32_t crc = ext4fs_crc32c(~0U, uuid, 16);
+	uint32_t crc = mem_image_csum_seed();
 
 	put32(le, ino);
 	crc = ext4fs_crc32c(crc, le, 4);
@@ -224,50 +169,6 @@ static void set_dx_csum(uint32_t dir_ino, unsigned char *b, uint32_t count_off)
 
 	crc = ext4fs_crc32c(crc, b + tail, 4);
 	put32(b + tail + 4, ext4fs_crc32c(crc, zero, 4));
-}
-
-/* Fill in superblock, descriptor and inode checksums with the library's helpers. */
-static void finish_csums(void)
-{
-	struct ext4fs_open_opts opts = { .flags = EXT4FS_OPEN_IGNORE_CSUM };
-	struct ext4fs_io *io = NULL;
-	struct ext4fs_fs *fs = NULL;
-	char msg[256];
-
-	put32(super() + 0x3FC, ext4fs_super_csum(super()));
-	assert_int_equal(ext4fs_io_open_memory(image, sizeof(image), 0, &io), 0);
-	if (ext4fs_open_io(io, &opts, &fs, msg, sizeof(msg)))
-		fail_msg("open: %s", msg);
-	put16(block(2) + 0x1E, ext4fs_group_desc_csum(fs, 0));
-	for (uint32_t ino = 1; ino <= NINODES; ino++) {
-		unsigned char *r = inode_rec(ino);
-		if (get32(r) == 0 && get32(r + 4) == 0)
-			continue;
-		uint32_t c = ext4fs_inode_csum(fs, ino, r);
-		put16(r + 0x7C, (uint16_t)c);
-		put16(r + 0x82, (uint16_t)(c >> 16));
-	}
-	ext4fs_close(fs);
-}
-
-static struct ext4fs_fs *open_image(unsigned flags)
-{
-	struct ext4fs_open_opts opts = { .flags = flags };
-	struct ext4fs_io *io = NULL;
-	struct ext4fs_fs *fs = NULL;
-	char msg[256];
-
-	if (csum_image())
-		finish_csums();
-	assert_int_equal(ext4fs_io_open_memory(image, sizeof(image), 0, &io), 0);
-	if (ext4fs_open_io(io, &opts, &fs, msg, sizeof(msg)))
-		fail_msg("open: %s", msg);
-	return fs;
-}
-
-static void read_inode(struct ext4fs_fs *fs, uint32_t ino, struct ext4fs_inode *inode)
-{
-	assert_int_equal(ext4fs_inode_read(fs, ino, inode), 0);
 }
 
 /* ---- collecting entries ---- */

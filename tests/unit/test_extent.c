@@ -1,6 +1,6 @@
 /*
  * test_extent.c - extent trees and indirect block maps over an image built
- * in memory by this file (no external tools).
+ * in memory with mem_image.c (no external tools).
  *
  * The image: 1 KiB blocks, 64 blocks, one group.  Block 1 holds the
  * superblock, 2 the group descriptor, 3 and 4 the bitmaps, 5-6 the inode
@@ -22,72 +22,31 @@
 #include "ext4fs/inode.h"
 #include "ext4fs/io.h"
 #include "ext4fs/super.h"
+#include "mem_image.h"
 
-#define BS           1024U
+#define BS           MEM_IMAGE_BS
 #define NBLOCKS      64U
 #define NINODES      16U
 #define INODE_SIZE   128U
-#define ITABLE       5U
-
-static unsigned char image[NBLOCKS * BS];
-
-static void put16(unsigned char *p, uint16_t v)
-{
-	p[0] = (unsigned char)v;
-	p[1] = (unsigned char)(v >> 8);
-}
-
-static void put32(unsigned char *p, uint32_t v)
-{
-	put16(p, (uint16_t)v);
-	put16(p + 2, (uint16_t)(v >> 16));
-}
-
-static unsigned char *block(uint32_t b)
-{
-	return image + (size_t)b * BS;
-}
 
 /* A valid, empty file system with the extents feature. */
 static void make_image(void)
 {
-	unsigned char *sb = image + 1024, *gd = block(2);
+	const struct mem_image_layout l = {
+		.blocks = NBLOCKS,
+		.inodes = NINODES,
+		.inode_size = INODE_SIZE,
+		.incompat = EXT4FS_FEATURE_INCOMPAT_EXTENTS | EXT4FS_FEATURE_INCOMPAT_FILETYPE,
+	};
 
-	memset(image, 0, sizeof(image));
-	put32(sb + 0x00, NINODES);                 /* s_inodes_count */
-	put32(sb + 0x04, NBLOCKS);                 /* s_blocks_count_lo */
-	put32(sb + 0x14, 1);                       /* s_first_data_block */
-	put32(sb + 0x18, 0);                       /* s_log_block_size: 1 KiB */
-	put32(sb + 0x1C, 0);                       /* s_log_cluster_size */
-	put32(sb + 0x20, 8192);                    /* s_blocks_per_group */
-	put32(sb + 0x24, 8192);                    /* s_clusters_per_group */
-	put32(sb + 0x28, NINODES);                 /* s_inodes_per_group */
-	put16(sb + 0x38, EXT4FS_SUPER_MAGIC);
-	put16(sb + 0x3A, 1);                       /* s_state: clean */
-	put32(sb + 0x4C, 1);                       /* s_rev_level: dynamic */
-	put32(sb + 0x54, 11);                      /* s_first_ino */
-	put16(sb + 0x58, INODE_SIZE);              /* s_inode_size */
-	put32(sb + 0x60, EXT4FS_FEATURE_INCOMPAT_EXTENTS | EXT4FS_FEATURE_INCOMPAT_FILETYPE);
-	put32(gd + 0x00, 3);                       /* bg_block_bitmap */
-	put32(gd + 0x04, 4);                       /* bg_inode_bitmap */
-	put32(gd + 0x08, ITABLE);                  /* bg_inode_table */
-}
-
-static unsigned char *inode_rec(uint32_t ino)
-{
-	return block(ITABLE) + (size_t)(ino - 1) * INODE_SIZE;
+	mem_image_init(&l);
 }
 
 /* A regular file of size bytes; extents selects EXTENTS_FL. */
 static unsigned char *make_file(uint32_t ino, uint32_t size, int extents)
 {
-	unsigned char *r = inode_rec(ino);
+	unsigned char *r = mem_image_inode(ino, 0100644, size, extents ? EXT4FS_EXTENTS_FL : 0);
 
-	memset(r, 0, INODE_SIZE);
-	put16(r + 0x00, 0100644);                  /* i_mode */
-	put32(r + 0x04, size);                     /* i_size_lo */
-	put16(r + 0x1A, 1);                        /* i_links_count */
-	put32(r + 0x20, extents ? EXT4FS_EXTENTS_FL : 0);
 	return r + 0x28;                           /* i_block */
 }
 
@@ -120,25 +79,6 @@ static void ext_index(unsigned char *p, unsigned i, uint32_t lblk, uint32_t chil
 }
 
 #define LEAF_MAX ((BS - 12) / 12)
-
-/* Open the current image; checksums are not in play (no metadata_csum). */
-static struct ext4fs_fs *open_image(void)
-{
-	struct ext4fs_io *io = NULL;
-	struct ext4fs_fs *fs = NULL;
-	char msg[256];
-
-	assert_int_equal(ext4fs_io_open_memory(image, sizeof(image), 0, &io), 0);
-	int err = ext4fs_open_io(io, NULL, &fs, msg, sizeof(msg));
-	if (err)
-		fail_msg("open: %s", msg);
-	return fs;
-}
-
-static void read_inode(struct ext4fs_fs *fs, uint32_t ino, struct ext4fs_inode *inode)
-{
-	assert_int_equal(ext4fs_inode_read(fs, ino, inode), 0);
-}
 
 struct mapping {
 	uint64_t pblk, run;
@@ -222,7 +162,7 @@ static void extent_lookup__maps_blocks_of_a_depth_0_tree_with_their_contiguous_r
 {
 	make_image();
 	layout_depth0();
-	struct ext4fs_fs *fs = open_image();
+	struct ext4fs_fs *fs = open_image(0);
 
 	assert_maps(fs, 12, 0, 20, 4, 0);
 	assert_maps(fs, 12, 3, 23, 1, 0);
@@ -233,7 +173,7 @@ static void extent_lookup__reports_a_hole_as_block_0_up_to_the_next_extent(void 
 {
 	make_image();
 	layout_depth0();
-	struct ext4fs_fs *fs = open_image();
+	struct ext4fs_fs *fs = open_image(0);
 
 	assert_maps(fs, 12, 4, 0, 6, 0);
 	assert_maps(fs, 12, 9, 0, 1, 0);
@@ -249,7 +189,7 @@ static void extent_lookup__flags_blocks_of_an_unwritten_extent(void **state)
 {
 	make_image();
 	layout_depth0();
-	struct ext4fs_fs *fs = open_image();
+	struct ext4fs_fs *fs = open_image(0);
 
 	assert_maps(fs, 12, 10, 30, 2, 1);
 	assert_maps(fs, 12, 11, 31, 1, 1);
@@ -260,7 +200,7 @@ static void block_iterate__visits_the_extents_of_a_depth_0_tree_in_logical_order
 {
 	make_image();
 	layout_depth0();
-	struct ext4fs_fs *fs = open_image();
+	struct ext4fs_fs *fs = open_image(0);
 	struct seen s;
 
 	assert_int_equal(iterate(fs, 12, 0, &s), 0);
@@ -297,7 +237,7 @@ static void extent_lookup__descends_through_an_index_node_of_a_depth_1_tree(void
 {
 	make_image();
 	layout_depth1();
-	struct ext4fs_fs *fs = open_image();
+	struct ext4fs_fs *fs = open_image(0);
 
 	assert_maps(fs, 13, 0, 50, 5, 0);
 	assert_maps(fs, 13, 2, 52, 3, 0);
@@ -310,7 +250,7 @@ static void extent_lookup__ends_a_hole_inside_a_leaf_where_the_next_index_starts
 {
 	make_image();
 	layout_depth1();
-	struct ext4fs_fs *fs = open_image();
+	struct ext4fs_fs *fs = open_image(0);
 
 	assert_maps(fs, 13, 5, 0, 95, 0);
 	assert_maps(fs, 13, 99, 0, 1, 0);
@@ -321,7 +261,7 @@ static void block_iterate__visits_each_index_node_before_the_extents_it_maps(voi
 {
 	make_image();
 	layout_depth1();
-	struct ext4fs_fs *fs = open_image();
+	struct ext4fs_fs *fs = open_image(0);
 	struct seen s;
 
 	assert_int_equal(iterate(fs, 13, 0, &s), 0);
@@ -353,7 +293,7 @@ static void extent_walk__stops_at_an_index_node_that_points_to_itself_by_its_dep
 	ext_index(root, 0, 0, 42);
 	ext_header(block(42), 1, LEAF_MAX, 1);
 	ext_index(block(42), 0, 0, 42);
-	struct ext4fs_fs *fs = open_image();
+	struct ext4fs_fs *fs = open_image(0);
 	unsigned visits;
 	struct mapping m;
 
@@ -381,7 +321,7 @@ static void extent_walk__rejects_a_node_reached_twice_as_a_corrupt_tree(void **s
 	ext_index(root, 1, 100, 43);
 	ext_header(block(43), 1, LEAF_MAX, 0);
 	ext_leaf(block(43), 0, 0, 3, 50, 0);
-	struct ext4fs_fs *fs = open_image();
+	struct ext4fs_fs *fs = open_image(0);
 	unsigned visits;
 	struct mapping m;
 
@@ -397,7 +337,7 @@ static void extent_walk__rejects_an_extent_beyond_the_end_of_the_file_system(voi
 	unsigned char *root = make_file(15, 4 * BS, 1);
 	ext_header(root, 1, 4, 0);
 	ext_leaf(root, 0, 0, 2, NBLOCKS - 1, 0);   /* blocks 63 and 64: the second is outside */
-	struct ext4fs_fs *fs = open_image();
+	struct ext4fs_fs *fs = open_image(0);
 	unsigned visits;
 	struct mapping m;
 
@@ -413,7 +353,7 @@ static void extent_walk__rejects_an_index_pointing_beyond_the_file_system(void *
 	unsigned char *root = make_file(15, 4 * BS, 1);
 	ext_header(root, 1, 4, 1);
 	ext_index(root, 0, 0, 5000);
-	struct ext4fs_fs *fs = open_image();
+	struct ext4fs_fs *fs = open_image(0);
 	unsigned visits;
 	struct mapping m;
 
@@ -434,18 +374,18 @@ static void extent_walk__rejects_bad_headers_magic_entries_above_max_and_depth_6
 	ext_header(root, 1, 4, 0);
 	ext_leaf(root, 0, 0, 1, 20, 0);
 	put16(root, 0xF30B);
-	fs = open_image();
+	fs = open_image(0);
 	assert_int_equal(walk(fs, 15, &visits), EXT4FS_E_EXTENT_HEADER);
 	assert_non_null(strstr(ext4fs_errmsg(fs), "magic"));
 	ext4fs_close(fs);
 
 	ext_header(root, 5, 4, 0);
-	fs = open_image();
+	fs = open_image(0);
 	assert_int_equal(walk(fs, 15, &visits), EXT4FS_E_EXTENT_HEADER);
 	ext4fs_close(fs);
 
 	ext_header(root, 1, 4, 6);
-	fs = open_image();
+	fs = open_image(0);
 	assert_int_equal(walk(fs, 15, &visits), EXT4FS_E_EXTENT_HEADER);
 	struct mapping m;
 	assert_int_equal(bmap(fs, 15, 0, &m), EXT4FS_E_EXTENT_HEADER);
@@ -470,7 +410,7 @@ static void indirect_map__maps_direct_and_single_indirect_blocks_and_holes(void 
 {
 	make_image();
 	layout_indirect();
-	struct ext4fs_fs *fs = open_image();
+	struct ext4fs_fs *fs = open_image(0);
 	struct mapping m;
 
 	assert_int_equal(bmap(fs, 16, 0, &m), 0);
@@ -496,7 +436,7 @@ static void indirect_map__iterates_the_indirect_block_before_the_blocks_it_maps(
 {
 	make_image();
 	layout_indirect();
-	struct ext4fs_fs *fs = open_image();
+	struct ext4fs_fs *fs = open_image(0);
 	struct seen s;
 
 	assert_int_equal(iterate(fs, 16, 0, &s), 0);
@@ -519,7 +459,7 @@ static void indirect_map__rejects_a_block_number_beyond_the_file_system(void **s
 	make_image();
 	layout_indirect();
 	put32(block(45) + 4, 1000);                /* logical 13 -> block 1000 */
-	struct ext4fs_fs *fs = open_image();
+	struct ext4fs_fs *fs = open_image(0);
 	struct mapping m;
 	struct seen s;
 
@@ -541,7 +481,7 @@ static void indirect_map__ends_a_walk_over_an_indirect_block_that_maps_itself(vo
 	put32(ib + 4 * 13, 48);
 	for (unsigned i = 0; i < BS / 4; i++)
 		put32(block(48) + 4 * i, 48);
-	struct ext4fs_fs *fs = open_image();
+	struct ext4fs_fs *fs = open_image(0);
 	struct seen s;
 
 	/* Bounded: at most as many blocks as the file system has are visited. */
@@ -560,7 +500,7 @@ static void indirect_map__rejects_an_indirect_block_used_twice_instead_of_rescan
 	for (unsigned i = 0; i < BS / 4; i++)
 		put32(block(48) + 4 * i, 49);
 	put32(block(49) + 4 * 7, 50);
-	struct ext4fs_fs *fs = open_image();
+	struct ext4fs_fs *fs = open_image(0);
 	struct seen s;
 
 	assert_int_equal(iterate(fs, 16, 0, &s), EXT4FS_E_IND_CORRUPT);

@@ -1,7 +1,7 @@
 /*
  * test_xattr.c - extended attributes (in-inode, block, EA inode), inline
- * data, file reads and symlink targets over images built in memory by this
- * file (no external tools).
+ * data, file reads and symlink targets over images built in memory with
+ * mem_image.c (no external tools).
  *
  * The image: 1 KiB blocks, 256 blocks, one group.  Block 1 holds the
  * superblock, 2 the group descriptor, 3 and 4 the bitmaps, 5-20 the inode
@@ -28,99 +28,46 @@
 #include "ext4fs/io.h"
 #include "ext4fs/super.h"
 #include "ext4fs/xattr.h"
+#include "mem_image.h"
 
-#define BS          1024U
+#define BS          MEM_IMAGE_BS
 #define NBLOCKS     256U
 #define NINODES     64U
 #define INODE_SIZE  256U
-#define ITABLE      5U
 #define FIRST_FREE  21U
 #define IBODY       160U     /* 128 + i_extra_isize */
 #define FILE_INO    12U
 
-static unsigned char image[NBLOCKS * BS];
 static uint32_t next_block;
 static const unsigned char uuid[16] = { 9, 8, 7, 6, 5, 4, 3, 2, 1, 0, 1, 2, 3, 4, 5, 6 };
 
 /* ---- image building ---- */
 
-static void put16(unsigned char *p, uint16_t v)
-{
-	p[0] = (unsigned char)v;
-	p[1] = (unsigned char)(v >> 8);
-}
-
-static void put32(unsigned char *p, uint32_t v)
-{
-	put16(p, (uint16_t)v);
-	put16(p + 2, (uint16_t)(v >> 16));
-}
-
-static uint32_t get32(const unsigned char *p)
-{
-	return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
-}
-
-static unsigned char *block(uint32_t b)
-{
-	return image + (size_t)b * BS;
-}
-
-static unsigned char *super(void)
-{
-	return image + 1024;
-}
-
-static int csum_image(void)
-{
-	return (get32(super() + 0x64) & EXT4FS_FEATURE_RO_COMPAT_METADATA_CSUM) != 0;
-}
-
+/* An empty file system; extra feature bits are or-ed in. */
 static void make_image(uint32_t incompat, uint32_t ro_compat)
 {
-	unsigned char *sb = super(), *gd = block(2);
+	const struct mem_image_layout l = {
+		.blocks = NBLOCKS,
+		.inodes = NINODES,
+		.inode_size = INODE_SIZE,
+		.compat = EXT4FS_FEATURE_COMPAT_EXT_ATTR,
+		.incompat = EXT4FS_FEATURE_INCOMPAT_FILETYPE | incompat,
+		.ro_compat = ro_compat,
+		.uuid = uuid,
+		.extra_isize = 32,
+		.checksum_type = 1,                /* crc32c */
+	};
 
-	memset(image, 0, sizeof(image));
-	put32(sb + 0x00, NINODES);
-	put32(sb + 0x04, NBLOCKS);
-	put32(sb + 0x14, 1);
-	put32(sb + 0x20, 8192);
-	put32(sb + 0x24, 8192);
-	put32(sb + 0x28, NINODES);
-	put16(sb + 0x38, EXT4FS_SUPER_MAGIC);
-	put16(sb + 0x3A, 1);
-	put32(sb + 0x4C, 1);
-	put32(sb + 0x54, 11);
-	put16(sb + 0x58, INODE_SIZE);
-	put32(sb + 0x5C, EXT4FS_FEATURE_COMPAT_EXT_ATTR);
-	put32(sb + 0x60, EXT4FS_FEATURE_INCOMPAT_FILETYPE | incompat);
-	put32(sb + 0x64, ro_compat);
-	memcpy(sb + 0x68, uuid, 16);
-	put16(sb + 0x15C, 32);
-	put16(sb + 0x15E, 32);
-	sb[0x175] = 1;
-	put32(gd + 0x00, 3);
-	put32(gd + 0x04, 4);
-	put32(gd + 0x08, ITABLE);
+	mem_image_init(&l);
 	next_block = FIRST_FREE;
 }
 
-static unsigned char *inode_rec(uint32_t ino)
-{
-	return block(ITABLE) + (size_t)(ino - 1) * INODE_SIZE;
-}
-
+/* A fresh inode record with i_generation set; returns it. */
 static unsigned char *make_inode(uint32_t ino, uint16_t mode, uint32_t size, uint32_t flags)
 {
-	unsigned char *r = inode_rec(ino);
+	unsigned char *r = mem_image_inode(ino, mode, size, flags);
 
-	memset(r, 0, INODE_SIZE);
-	put16(r + 0x00, mode);
-	put32(r + 0x04, size);
-	put16(r + 0x1A, 1);
-	put32(r + 0x20, flags);
-	put32(r + 0x64, 0x777 + ino);
-	put16(r + 0x80, 32);
+	put32(r + 0x64, 0x777 + ino);              /* i_generation */
 	return r;
 }
 
@@ -177,7 +124,7 @@ static void make_ibody_attrs(void)
 static void set_xattr_block_csum(uint32_t blk)
 {
 	unsigned char le[8] = { 0 }, *b = block(blk);
-	uint32_t crc = ext4fs_crc32c(~0U, uuid, 16);
+	uint32_t crc = mem_image_csum_seed();
 
 	put32(le, blk);
 	crc = ext4fs_crc32c(crc, le, 8);
@@ -206,49 +153,6 @@ static uint32_t make_block_attrs(void)
 	if (csum_image())
 		set_xattr_block_csum(blk);
 	return blk;
-}
-
-static void finish_csums(void)
-{
-	struct ext4fs_open_opts opts = { .flags = EXT4FS_OPEN_IGNORE_CSUM };
-	struct ext4fs_io *io = NULL;
-	struct ext4fs_fs *fs = NULL;
-	char msg[256];
-
-	put32(super() + 0x3FC, ext4fs_super_csum(super()));
-	assert_int_equal(ext4fs_io_open_memory(image, sizeof(image), 0, &io), 0);
-	if (ext4fs_open_io(io, &opts, &fs, msg, sizeof(msg)))
-		fail_msg("open: %s", msg);
-	put16(block(2) + 0x1E, ext4fs_group_desc_csum(fs, 0));
-	for (uint32_t ino = 1; ino <= NINODES; ino++) {
-		unsigned char *r = inode_rec(ino);
-		if (get32(r) == 0 && get32(r + 4) == 0)
-			continue;
-		uint32_t c = ext4fs_inode_csum(fs, ino, r);
-		put16(r + 0x7C, (uint16_t)c);
-		put16(r + 0x82, (uint16_t)(c >> 16));
-	}
-	ext4fs_close(fs);
-}
-
-static struct ext4fs_fs *open_image(unsigned flags)
-{
-	struct ext4fs_open_opts opts = { .flags = flags };
-	struct ext4fs_io *io = NULL;
-	struct ext4fs_fs *fs = NULL;
-	char msg[256];
-
-	if (csum_image())
-		finish_csums();
-	assert_int_equal(ext4fs_io_open_memory(image, sizeof(image), 0, &io), 0);
-	if (ext4fs_open_io(io, &opts, &fs, msg, sizeof(msg)))
-		fail_msg("open: %s", msg);
-	return fs;
-}
-
-static void read_inode(struct ext4fs_fs *fs, uint32_t ino, struct ext4fs_inode *inode)
-{
-	assert_int_equal(ext4fs_inode_read(fs, ino, inode), 0);
 }
 
 /* ---- collecting attributes ---- */
