@@ -13,7 +13,7 @@ build=${1:-$top/build}
 # Build tools, libraries, test oracles (e2fsprogs, attr for xattrs), and clang for libFuzzer.
 packages=(autoconf automake libtool pkg-config make gcc clang
           uuid-dev libblkid-dev zlib1g-dev libcmocka-dev
-          e2fsprogs attr util-linux python3)
+          e2fsprogs attr util-linux mount python3)
 
 missing=()
 for p in "${packages[@]}"; do

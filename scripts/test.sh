@@ -57,6 +57,21 @@ if [ "${QUICK:-0}" != 1 ]; then
 	fi
 fi
 
+# One closing line over every automake test run above (each build's suites).
+totals() {
+	local pass=0 fail=0 skip=0 f n
+	for f in "$top"/build/*/test-suite.log "$top"/build/tests/*/test-suite.log \
+		 "$top"/build-san/*/test-suite.log "$top"/build-san/tests/*/test-suite.log; do
+		[ -f "$f" ] || continue
+		n=$(sed -n 's/^# PASS: *//p' "$f" | head -n1); pass=$((pass + ${n:-0}))
+		n=$(sed -n 's/^# FAIL: *//p' "$f" | head -n1); fail=$((fail + ${n:-0}))
+		n=$(sed -n 's/^# ERROR: *//p' "$f" | head -n1); fail=$((fail + ${n:-0}))
+		n=$(sed -n 's/^# SKIP: *//p' "$f" | head -n1); skip=$((skip + ${n:-0}))
+	done
+	echo "tests: $pass passed, $fail failed, $skip skipped"
+}
+
 echo
+totals
 if [ $status = 0 ]; then echo "test.sh: all steps passed"; else echo "test.sh: FAILED"; fi
 exit $status
