@@ -22,20 +22,8 @@
 set -u
 
 here=$(cd -- "$(dirname -- "$0")" && pwd -P)
-if [ -r "$here/../lib/common.sh" ]; then
-	# shellcheck source-path=SCRIPTDIR source=../lib/common.sh
-	. "$here/../lib/common.sh"
-else
-	skip() { printf 'SKIP: %s\n' "$*"; exit 77; }
-	fail() { printf 'FAIL: %s\n' "$*" >&2; exit 1; }
-	PATH=$PATH:/sbin:/usr/sbin
-	: "${DEBUG4FS:=$here/../../debugfs/debug4fs}"
-	REAL_DEBUGFS=${REAL_DEBUGFS:-$(command -v debugfs 2>/dev/null || true)}
-	T=$(mktemp -d "${TMPDIR:-/tmp}/t0300.XXXXXX") || exit 1
-	trap 'rm -rf -- "$T"' EXIT
-	make_tmpdir() { :; }
-	have_root_loop() { return 1; }
-fi
+# shellcheck source-path=SCRIPTDIR source=../lib/common.sh
+. "$here/../lib/common.sh"
 
 [ -n "${REAL_DEBUGFS:-}" ] || skip "debugfs (e2fsprogs) not found"
 [ -x "$DEBUG4FS" ] || skip "debug4fs is not built ($DEBUG4FS)"
@@ -194,7 +182,7 @@ EOF
 fi
 
 # A kernel-written image: extent trees of depth 1 and 2, unwritten extents.
-if declare -F have_root_loop >/dev/null && have_root_loop; then
+if have_root_loop; then
 	K=$W/kernel.img
 	truncate -s 64M "$K"
 	mkdir -p "$W/mnt"

@@ -32,18 +32,8 @@
 set -u
 
 here=$(cd -- "$(dirname -- "$0")" && pwd -P)
-if [ -r "$here/../lib/common.sh" ]; then
-	# shellcheck source-path=SCRIPTDIR source=../lib/common.sh
-	. "$here/../lib/common.sh"
-else
-	skip() { printf 'SKIP: %s\n' "$*"; exit 77; }
-	fail() { printf 'FAIL: %s\n' "$*" >&2; exit 1; }
-	PATH=$PATH:/sbin:/usr/sbin
-	: "${DEBUG4FS:=$here/../../debugfs/debug4fs}"
-	T=$(mktemp -d "${TMPDIR:-/tmp}/t0400.XXXXXX") || exit 1
-	trap 'rm -rf -- "$T"' EXIT
-	make_tmpdir() { :; }
-fi
+# shellcheck source-path=SCRIPTDIR source=../lib/common.sh
+. "$here/../lib/common.sh"
 
 for c in mke2fs debugfs e2fsck python3 timeout; do
 	command -v "$c" >/dev/null 2>&1 || skip "$c not found"
