@@ -52,7 +52,10 @@ extern "C" {
 	X(NO_MEMORY,        "Memory allocation failed") \
 	X(INVALID_ARG,      "Invalid argument passed to ext2 library") \
 	X(READ_ONLY,        "Attempt to write to filesystem opened read-only") \
-	X(UNKNOWN_HASH,     "Unknown directory hash version")
+	X(UNKNOWN_HASH,     "Unknown directory hash version") \
+	X(TOO_SMALL,        "Not enough space to build proposed filesystem") \
+	X(TOO_MANY_INODES,  "Cannot create filesystem with requested number of inodes") \
+	X(NO_SPACE,         "Could not allocate block in ext2 filesystem")
 
 /* Library error codes: -(EXT4FS_ERR_BASE + index in the table + 1). */
 enum ext4fs_error_index {
@@ -97,6 +100,9 @@ enum ext4fs_error_index {
 #define EXT4FS_E_INVALID_ARG        EXT4FS_ERRCODE_(INVALID_ARG)
 #define EXT4FS_E_READ_ONLY          EXT4FS_ERRCODE_(READ_ONLY)
 #define EXT4FS_E_UNKNOWN_HASH       EXT4FS_ERRCODE_(UNKNOWN_HASH)
+#define EXT4FS_E_TOO_SMALL          EXT4FS_ERRCODE_(TOO_SMALL)
+#define EXT4FS_E_TOO_MANY_INODES    EXT4FS_ERRCODE_(TOO_MANY_INODES)
+#define EXT4FS_E_NO_SPACE           EXT4FS_ERRCODE_(NO_SPACE)
 
 /*
  * Message for a code returned by the library (negative library code or

@@ -615,3 +615,83 @@ int ext4fs_open(const char *path, const struct ext4fs_open_opts *opts,
 	}
 	return ext4fs_open_io(io, opts, out, errmsg, errmsg_len);
 }
+
+static void group_desc_encode(const struct ext4fs_group_desc *gd, unsigned char *d, uint32_t size)
+{
+	le32_store(d + 0x00, (uint32_t)gd->block_bitmap);
+	le32_store(d + 0x04, (uint32_t)gd->inode_bitmap);
+	le32_store(d + 0x08, (uint32_t)gd->inode_table);
+	le16_store(d + 0x0C, (uint16_t)gd->free_blocks_count);
+	le16_store(d + 0x0E, (uint16_t)gd->free_inodes_count);
+	le16_store(d + 0x10, (uint16_t)gd->used_dirs_count);
+	le16_store(d + 0x12, gd->flags);
+	le32_store(d + 0x14, (uint32_t)gd->exclude_bitmap);
+	le16_store(d + 0x18, (uint16_t)gd->block_bitmap_csum);
+	le16_store(d + 0x1A, (uint16_t)gd->inode_bitmap_csum);
+	le16_store(d + 0x1C, (uint16_t)gd->itable_unused);
+	le16_store(d + 0x1E, gd->checksum);
+	if (size < GD_MIN_64BIT_SIZE)
+		return;
+	le32_store(d + 0x20, (uint32_t)(gd->block_bitmap >> 32));
+	le32_store(d + 0x24, (uint32_t)(gd->inode_bitmap >> 32));
+	le32_store(d + 0x28, (uint32_t)(gd->inode_table >> 32));
+	le16_store(d + 0x2C, (uint16_t)(gd->free_blocks_count >> 16));
+	le16_store(d + 0x2E, (uint16_t)(gd->free_inodes_count >> 16));
+	le16_store(d + 0x30, (uint16_t)(gd->used_dirs_count >> 16));
+	le16_store(d + 0x32, (uint16_t)(gd->itable_unused >> 16));
+	le32_store(d + 0x34, (uint32_t)(gd->exclude_bitmap >> 32));
+	le16_store(d + 0x38, (uint16_t)(gd->block_bitmap_csum >> 16));
+	le16_store(d + 0x3A, (uint16_t)(gd->inode_bitmap_csum >> 16));
+}
+
+void fs_group_desc_store(struct ext4fs_fs *fs, uint32_t g, const struct ext4fs_group_desc *gd)
+{
+	unsigned char *raw = fs->gd_raw + (size_t)g * fs->geom.desc_size;
+
+	fs->groups[g] = *gd;
+	group_desc_encode(gd, raw, fs->geom.desc_size);
+	fs->groups[g].checksum = ext4fs_group_desc_csum(fs, g);
+	le16_store(raw + GD_CSUM_OFFSET, fs->groups[g].checksum);
+	fs->gd_csum_ok[g] = 1;
+}
+
+void fs_super_store(struct ext4fs_fs *fs)
+{
+	ext4fs_super_encode(&fs->sb, fs->sb_raw);
+	if (fs->geom.has_metadata_csum) {
+		fs->sb.s_checksum = ext4fs_super_csum(fs->sb_raw);
+		le32_store(fs->sb_raw + 0x3FC, fs->sb.s_checksum);
+	}
+}
+
+int fs_new_in_memory(const struct ext4fs_super *sb, struct ext4fs_fs **out, char *errmsg,
+		     size_t errmsg_len)
+{
+	struct ext4fs_fs *fs = calloc(1, sizeof(*fs));
+	int err;
+
+	*out = NULL;
+	if (!fs)
+		return EXT4FS_E_NO_MEMORY;
+	fs->sb = *sb;
+	fs->flags = EXT4FS_OPEN_RW;
+	err = validate_super(fs);
+	if (err)
+		goto fail;
+	fs->groups = calloc(fs->geom.group_count, sizeof(*fs->groups));
+	fs->gd_raw = calloc(fs->geom.group_count, fs->geom.desc_size);
+	fs->gd_csum_ok = calloc(fs->geom.group_count, 1);
+	if (!fs->groups || !fs->gd_raw || !fs->gd_csum_ok) {
+		err = fs_fail(fs, EXT4FS_E_NO_MEMORY, "no memory for %u group descriptors",
+			      fs->geom.group_count);
+		goto fail;
+	}
+	fs_super_store(fs);
+	*out = fs;
+	return 0;
+fail:
+	if (errmsg && errmsg_len)
+		snprintf(errmsg, errmsg_len, "%s", fs->errmsg[0] ? fs->errmsg : ext4fs_strerror(err));
+	ext4fs_close(fs);
+	return err;
+}

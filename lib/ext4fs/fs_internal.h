@@ -38,4 +38,19 @@ static inline int fs_csum_strict(const struct ext4fs_fs *fs)
 	return !(fs->flags & EXT4FS_OPEN_IGNORE_CSUM);
 }
 
+/*
+ * A handle for a file system that exists only in memory so far (mkfs): the
+ * superblock is validated and the geometry derived as ext4fs_open() does;
+ * the descriptors start zeroed and there is no I/O channel.  Errors as
+ * validation reports them, EXT4FS_E_NO_MEMORY; errmsg says which field.
+ */
+int fs_new_in_memory(const struct ext4fs_super *sb, struct ext4fs_fs **out, char *errmsg,
+		     size_t errmsg_len);
+
+/* Set group g's descriptor: encode it and its checksum into the raw table. */
+void fs_group_desc_store(struct ext4fs_fs *fs, uint32_t g, const struct ext4fs_group_desc *gd);
+
+/* Encode fs->sb into fs->sb_raw with its checksum (metadata_csum). */
+void fs_super_store(struct ext4fs_fs *fs);
+
 #endif

@@ -266,3 +266,63 @@ int ext4fs_inode_is_fast_symlink(const struct ext4fs_fs *fs, const struct ext4fs
 	return EXT4FS_ISLNK(in->i_mode) && !(in->i_flags & EXT4FS_INLINE_DATA_FL) &&
 	       size > 0 && size < sizeof(in->i_block);
 }
+
+void ext4fs_inode_encode(const struct ext4fs_inode *in, void *disk, uint32_t size)
+{
+	unsigned char *d = disk;
+
+	le16_store(d + 0x00, in->i_mode);
+	le16_store(d + 0x02, in->i_uid);
+	le32_store(d + 0x04, in->i_size_lo);
+	le32_store(d + 0x08, in->i_atime);
+	le32_store(d + 0x0C, in->i_ctime);
+	le32_store(d + 0x10, in->i_mtime);
+	le32_store(d + 0x14, in->i_dtime);
+	le16_store(d + 0x18, in->i_gid);
+	le16_store(d + 0x1A, in->i_links_count);
+	le32_store(d + 0x1C, in->i_blocks_lo);
+	le32_store(d + 0x20, in->i_flags);
+	le32_store(d + 0x24, in->i_version_lo);
+	memcpy(d + 0x28, in->i_block, sizeof(in->i_block));
+	le32_store(d + 0x64, in->i_generation);
+	le32_store(d + 0x68, in->i_file_acl_lo);
+	le32_store(d + 0x6C, in->i_size_high);
+	le32_store(d + 0x70, in->i_faddr);
+	le16_store(d + 0x74, in->i_blocks_high);
+	le16_store(d + 0x76, in->i_file_acl_high);
+	le16_store(d + 0x78, in->i_uid_high);
+	le16_store(d + 0x7A, in->i_gid_high);
+	le16_store(d + 0x7C, in->i_checksum_lo);
+	le16_store(d + 0x7E, in->i_reserved);
+	if (size <= EXT4FS_INODE_BASE_SIZE)
+		return;
+	le16_store(d + INODE_EXTRA_ISIZE_OFF, in->i_extra_isize);
+	uint32_t limit = EXT4FS_INODE_BASE_SIZE + in->i_extra_isize;
+	if (limit > size)
+		limit = size;
+#define STORE_EXTRA(field, off, bits) \
+	if ((off) + (bits) / 8 <= limit) le##bits##_store(d + (off), in->field)
+	STORE_EXTRA(i_checksum_hi, 0x82, 16);
+	STORE_EXTRA(i_ctime_extra, 0x84, 32);
+	STORE_EXTRA(i_mtime_extra, 0x88, 32);
+	STORE_EXTRA(i_atime_extra, 0x8C, 32);
+	STORE_EXTRA(i_crtime, 0x90, 32);
+	STORE_EXTRA(i_crtime_extra, 0x94, 32);
+	STORE_EXTRA(i_version_hi, 0x98, 32);
+	STORE_EXTRA(i_projid, 0x9C, 32);
+#undef STORE_EXTRA
+}
+
+void ext4fs_inode_csum_set(const struct ext4fs_fs *fs, uint32_t ino, void *raw)
+{
+	unsigned char *d = raw;
+	uint32_t crc;
+
+	if (!fs->geom.has_metadata_csum)
+		return;
+	crc = ext4fs_inode_csum(fs, ino, raw);
+	le16_store(d + INODE_CSUM_LO_OFF, (uint16_t)(crc & 0xFFFF));
+	if (fs->geom.inode_size > EXT4FS_INODE_BASE_SIZE &&
+	    EXT4FS_INODE_BASE_SIZE + le16_load(d + INODE_EXTRA_ISIZE_OFF) >= INODE_CSUM_HI_OFF + 2)
+		le16_store(d + INODE_CSUM_HI_OFF, (uint16_t)(crc >> 16));
+}

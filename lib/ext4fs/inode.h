@@ -106,6 +106,18 @@ struct ext4fs_inode {
 void ext4fs_inode_decode(struct ext4fs_inode *inode, const void *disk, uint32_t size);
 
 /*
+ * Encode *inode into an on-disk record of size bytes (>= 128).  Large-inode
+ * fields are stored only where 128 + i_extra_isize covers them; other bytes
+ * of disk are left as they were.  The checksum fields are stored as given
+ * (see ext4fs_inode_csum_set()).  Cannot fail.
+ */
+void ext4fs_inode_encode(const struct ext4fs_inode *inode, void *disk, uint32_t size);
+
+/* Store the metadata_csum checksum of raw record raw of inode ino into it
+ * (nothing without metadata_csum).  Cannot fail. */
+void ext4fs_inode_csum_set(const struct ext4fs_fs *fs, uint32_t ino, void *raw);
+
+/*
  * Read inode ino (1 <= ino <= s_inodes_count) into *inode.  With
  * metadata_csum the checksum is verified (EXT4FS_E_INODE_CSUM unless the file
  * system was opened with EXT4FS_OPEN_IGNORE_CSUM).  Errors:

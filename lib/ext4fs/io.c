@@ -93,8 +93,51 @@ static void unix_close(struct ext4fs_io *io)
 	free(uc);
 }
 
+static int unix_discard(struct ext4fs_io *io, uint64_t offset, uint64_t len)
+{
+	struct unix_channel *uc = io->priv;
+
+	if (!uc->writable)
+		return EXT4FS_E_READ_ONLY;
+	if (io->is_regular_file) {
+#if defined(FALLOC_FL_PUNCH_HOLE) && defined(FALLOC_FL_KEEP_SIZE)
+		if (fallocate(uc->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+			      (off_t)(uc->base + offset), (off_t)len) < 0)
+			return -errno;
+		return 0;
+#else
+		return -EOPNOTSUPP;
+#endif
+	}
+#ifdef BLKDISCARD
+	uint64_t range[2] = { uc->base + offset, len };
+	if (ioctl(uc->fd, BLKDISCARD, range) < 0)
+		return -errno;
+	return 0;
+#else
+	return -EOPNOTSUPP;
+#endif
+}
+
+static int unix_zeroout(struct ext4fs_io *io, uint64_t offset, uint64_t len)
+{
+	struct unix_channel *uc = io->priv;
+
+	if (io->is_regular_file)
+		return unix_discard(io, offset, len);
+#ifdef BLKZEROOUT
+	uint64_t range[2] = { uc->base + offset, len };
+	if (ioctl(uc->fd, BLKZEROOUT, range) < 0)
+		return -errno;
+	return 0;
+#else
+	(void)uc;
+	return -EOPNOTSUPP;
+#endif
+}
+
 static const struct ext4fs_io_ops unix_ops = {
-	unix_read, unix_write, unix_flush, unix_readahead, unix_close,
+	unix_read, unix_write, unix_flush, unix_readahead, unix_close, unix_discard, unix_zeroout,
 };
 
 static int device_size(int fd, const struct stat *st, uint64_t *size)
@@ -181,6 +224,8 @@ int ext4fs_io_open_file(const char *path, unsigned flags, uint64_t offset,
 		err = EXT4FS_E_NO_MEMORY;
 		goto out_close;
 	}
+	(*out)->is_regular_file = S_ISREG(st.st_mode);
+	(*out)->discard_zeroes = S_ISREG(st.st_mode);
 	return 0;
 
 out_close:
@@ -220,8 +265,19 @@ static void memory_close(struct ext4fs_io *io)
 	free(io->priv);
 }
 
+static int memory_discard(struct ext4fs_io *io, uint64_t offset, uint64_t len)
+{
+	struct memory_channel *mc = io->priv;
+
+	if (!mc->writable)
+		return EXT4FS_E_READ_ONLY;
+	memset(mc->buf + offset, 0, len);
+	return 0;
+}
+
 static const struct ext4fs_io_ops memory_ops = {
 	memory_read, memory_write, memory_flush, memory_readahead, memory_close,
+	memory_discard, memory_discard,
 };
 
 int ext4fs_io_open_memory(void *buf, size_t size, int writable, struct ext4fs_io **out)
@@ -238,6 +294,7 @@ int ext4fs_io_open_memory(void *buf, size_t size, int writable, struct ext4fs_io
 		free(mc);
 		return EXT4FS_E_NO_MEMORY;
 	}
+	(*out)->discard_zeroes = 1;
 	return 0;
 }
 
@@ -295,4 +352,32 @@ void ext4fs_io_close(struct ext4fs_io *io)
 	io->ops->close(io);
 	free(io->name);
 	free(io);
+}
+
+int ext4fs_io_discard(struct ext4fs_io *io, uint64_t offset, uint64_t len)
+{
+	if (!in_range(io, offset, len))
+		return EXT4FS_E_OUT_OF_IMAGE;
+	if (!io->ops->discard)
+		return -EOPNOTSUPP;
+	return io->ops->discard(io, offset, len);
+}
+
+int ext4fs_io_zeroout(struct ext4fs_io *io, uint64_t offset, uint64_t len)
+{
+	static const unsigned char zeros[65536];
+	int err;
+
+	if (!in_range(io, offset, len))
+		return EXT4FS_E_OUT_OF_IMAGE;
+	if (io->ops->zeroout && io->ops->zeroout(io, offset, len) == 0)
+		return 0;
+	while (len) {
+		size_t n = len < sizeof(zeros) ? (size_t)len : sizeof(zeros);
+		if ((err = ext4fs_io_write(io, offset, zeros, n)))
+			return err;
+		offset += n;
+		len -= n;
+	}
+	return 0;
 }

@@ -43,6 +43,10 @@ struct ext4fs_io_ops {
 	void (*readahead)(struct ext4fs_io *io, uint64_t offset, uint64_t len);
 	/* Release the channel's private state (not the struct ext4fs_io). */
 	void (*close)(struct ext4fs_io *io);
+	/* Tell the device [offset, offset+len) is unused (TRIM; a hole in a file).  May be NULL. */
+	int (*discard)(struct ext4fs_io *io, uint64_t offset, uint64_t len);
+	/* Make [offset, offset+len) read as zeros without sending the zeros when the device can.  May be NULL. */
+	int (*zeroout)(struct ext4fs_io *io, uint64_t offset, uint64_t len);
 };
 
 struct ext4fs_io {
@@ -51,6 +55,8 @@ struct ext4fs_io {
 	uint64_t size;             /* bytes addressable through this channel */
 	struct ext4fs_io_stats stats;
 	char *name;                /* path, for messages; owned by the channel */
+	int discard_zeroes;        /* a successful discard leaves zeros (files, memory) */
+	int is_regular_file;
 };
 
 #define EXT4FS_IO_RDWR 0x1     /* open for writing as well */
@@ -77,6 +83,20 @@ int ext4fs_io_read(struct ext4fs_io *io, uint64_t offset, void *buf, size_t len)
 
 /* Write len bytes at offset.  EXT4FS_E_OUT_OF_IMAGE beyond the end, EXT4FS_E_READ_ONLY on a read-only channel. */
 int ext4fs_io_write(struct ext4fs_io *io, uint64_t offset, const void *buf, size_t len);
+
+/*
+ * Discard [offset, offset+len): punch a hole in a regular file, BLKDISCARD on
+ * a block device.  -EOPNOTSUPP when the channel cannot; other -errno on
+ * failure; EXT4FS_E_OUT_OF_IMAGE beyond the end; EXT4FS_E_READ_ONLY.
+ */
+int ext4fs_io_discard(struct ext4fs_io *io, uint64_t offset, uint64_t len);
+
+/*
+ * Make [offset, offset+len) read as zeros: a hole in a regular file,
+ * BLKZEROOUT on a block device, and plain writes of zeros where neither
+ * works.  Errors as ext4fs_io_write().
+ */
+int ext4fs_io_zeroout(struct ext4fs_io *io, uint64_t offset, uint64_t len);
 
 /* Flush; -errno on failure. */
 int ext4fs_io_flush(struct ext4fs_io *io);

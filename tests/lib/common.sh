@@ -23,6 +23,7 @@
 #   top_builddir          walk up from $PWD to the dir with config.status,
 #                         else $top_srcdir
 #   DEBUG4FS              $top_builddir/debugfs/debug4fs
+#   MKE4FS                $top_builddir/misc/mkfs/mke4fs
 #   REAL_DEBUGFS          debugfs found on PATH, /sbin or /usr/sbin (may be "")
 #
 # Everything is safe under "set -eu".
@@ -103,6 +104,8 @@ export top_srcdir top_builddir
 
 : "${DEBUG4FS:=$top_builddir/debugfs/debug4fs}"
 export DEBUG4FS
+: "${MKE4FS:=$top_builddir/misc/mkfs/mke4fs}"
+export MKE4FS
 
 EXT4FS_TESTS_LIB=$_ext4fs_lib_dir
 export EXT4FS_TESTS_LIB
