@@ -126,11 +126,14 @@ enum ext4fs_mkfs_stage {
 	EXT4FS_MKFS_STAGE_ITABLES,   /* "Writing inode tables" (total: groups) */
 	EXT4FS_MKFS_STAGE_JOURNAL,   /* "Creating journal (N blocks)" (total: blocks) */
 	EXT4FS_MKFS_STAGE_SUPER,     /* "Writing superblocks and filesystem accounting information" (total: groups) */
+	EXT4FS_MKFS_STAGE_DISCARD_FAILED, /* the discard failed (not fatal): done is -error */
 };
 
 /*
  * Progress: called with done == 0 when a stage starts, then as it advances,
- * and with done == total when it ends.  A stage that has nothing to do (no
+ * and with done == total when it ends.  A failed discard is reported as
+ * EXT4FS_MKFS_STAGE_DISCARD_FAILED with done = -error (total 0), and the
+ * write goes on.  A stage that has nothing to do (no
  * discard, no journal) is not reported at all.
  */
 typedef void (*ext4fs_mkfs_progress_fn)(void *arg, enum ext4fs_mkfs_stage stage,
@@ -139,6 +142,7 @@ typedef void (*ext4fs_mkfs_progress_fn)(void *arg, enum ext4fs_mkfs_stage stage,
 /* What a write did, for tools and benchmarks. */
 struct ext4fs_mkfs_result {
 	int discarded;               /* the discard stage ran and succeeded */
+	int discard_error;           /* why the discard failed (-errno), 0 when it did not */
 	int zeroed;                  /* the target was treated as reading zeros */
 	uint64_t bytes_written;
 	uint64_t writes;

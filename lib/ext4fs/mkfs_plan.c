@@ -124,7 +124,7 @@ static uint32_t default_orphan_file_blocks(uint64_t n)
 	if (n < 128 * 1024)
 		return 32;
 	if (n < 2 * 1024 * 1024)
-		return 64;
+		return (uint32_t)(n / 4096);
 	return 512;
 }
 
@@ -189,7 +189,7 @@ static int check_params(const struct ext4fs_mkfs_params *p, char *errmsg, size_t
 	if (bad) {
 		ext4fs_features_format(f, names, sizeof(names));
 		return plan_fail(errmsg, len, EXT4FS_E_UNSUPP_FEATURE,
-				 "mke4fs cannot make file systems with the feature(s) %s yet", names);
+				 "file systems with the feature(s) %s cannot be made yet", names);
 	}
 	if ((p->feature_incompat & EXT4FS_FEATURE_INCOMPAT_64BIT) &&
 	    !(p->feature_incompat & EXT4FS_FEATURE_INCOMPAT_EXTENTS))
@@ -290,6 +290,11 @@ static int plan_geometry(const struct ext4fs_mkfs_params *p, struct ext4fs_super
 	uint64_t blocks = p->blocks_count;
 	uint64_t groups, inodes, ipg, itb;
 	uint32_t desc_blocks, rsv_gdt;
+	/* Reserved blocks as mke2fs computes them: from the requested size, and
+	 * rescaled whenever a short last group is dropped (a later retry with
+	 * smaller groups keeps the rescaled value). */
+	const uint64_t r_param = (uint64_t)(p->reserved_percent * (double)p->blocks_count / 100.0);
+	uint64_t r_blocks = r_param;
 
 	if (bpg > 8 * bs)
 		bpg = 8 * bs;
@@ -370,6 +375,16 @@ ipg_retry:
 	if (!(p->feature_compat & EXT4FS_FEATURE_COMPAT_RESIZE_INODE))
 		rsv_gdt = 0;
 
+	if ((uint64_t)sb->s_inodes_per_group * groups < 12)
+		return plan_fail(errmsg, len, EXT4FS_E_TOO_SMALL,
+				 "%llu blocks give only %llu inodes; a file system needs at least 12",
+				 (unsigned long long)blocks,
+				 (unsigned long long)sb->s_inodes_per_group * groups);
+	if (rsv_gdt + desc_blocks > (uint64_t)bpg * 3 / 4)
+		return plan_fail(errmsg, len, EXT4FS_E_UNSUPP_FEATURE,
+				 "the descriptor table (%u blocks, %u reserved) would take more than 3/4 of a %u-block group; "
+				 "that layout needs meta_bg, which cannot be made yet",
+				 desc_blocks, rsv_gdt, bpg);
 	if (3 + itb + desc_blocks + rsv_gdt > bpg)
 		return plan_fail(errmsg, len, EXT4FS_E_TOO_MANY_INODES,
 				 "the inode table (%llu blocks per group) and group metadata do not fit in a group of %u blocks",
@@ -384,13 +399,17 @@ ipg_retry:
 					 "%llu blocks cannot hold a group's metadata (%llu blocks)",
 					 (unsigned long long)blocks, (unsigned long long)overhead);
 		if (rem && rem < overhead + 50) {
+			double ratio = 100.0 * (double)r_param / (double)p->blocks_count;
 			blocks -= rem;
+			r_blocks = (uint64_t)(ratio * (double)blocks / 100.0);
 			goto retry;
 		}
 	}
 
 	sb->s_blocks_count_lo = (uint32_t)blocks;
 	sb->s_blocks_count_hi = (uint32_t)(blocks >> 32);
+	sb->s_r_blocks_count_lo = (uint32_t)r_blocks;
+	sb->s_r_blocks_count_hi = (uint32_t)(r_blocks >> 32);
 	sb->s_first_data_block = first_data_block;
 	sb->s_log_block_size = log2_u32(bs) - 10;
 	sb->s_log_cluster_size = sb->s_log_block_size;
@@ -404,13 +423,9 @@ ipg_retry:
 
 static void plan_super(const struct ext4fs_mkfs_params *p, struct ext4fs_super *sb)
 {
-	uint64_t blocks = ((uint64_t)sb->s_blocks_count_hi << 32) | sb->s_blocks_count_lo;
-	uint64_t reserved = (uint64_t)((long double)p->reserved_percent * blocks / 100.0L);
 	uint32_t now_lo = (uint32_t)p->now;
 	uint8_t now_hi = (uint8_t)((uint64_t)p->now >> 32);
 
-	sb->s_r_blocks_count_lo = (uint32_t)reserved;
-	sb->s_r_blocks_count_hi = (uint32_t)(reserved >> 32);
 	sb->s_magic = EXT4FS_SUPER_MAGIC;
 	sb->s_state = EXT4FS_STATE_VALID;
 	sb->s_errors = p->errors ? p->errors : 1;
@@ -869,7 +884,12 @@ static int plan_files(struct ext4fs_mkfs_plan *pl)
 	if ((err = plan_file(pl, &pl->root, MKFS_ROOT_INO, 1, goal)))
 		return err;
 	pl->lpf_ino = geo->first_ino;
-	if ((err = plan_file(pl, &pl->lpf, pl->lpf_ino, lpf_blocks(geo->block_size), goal)))
+	/* With inline_data mke2fs's lost+found starts inline, and its first
+	 * expansion only moves it into one block: it ends a block shorter. */
+	uint32_t nlpf = lpf_blocks(geo->block_size);
+	if (sb->s_feature_incompat & EXT4FS_FEATURE_INCOMPAT_INLINE_DATA)
+		nlpf--;
+	if ((err = plan_file(pl, &pl->lpf, pl->lpf_ino, nlpf, goal)))
 		return err;
 	if (sb->s_feature_compat & EXT4FS_FEATURE_COMPAT_RESIZE_INODE) {
 		uint64_t dgoal = geo->first_data_block + geo->desc_blocks + sb->s_reserved_gdt_blocks + 2 +
@@ -949,7 +969,9 @@ static void plan_counts(struct ext4fs_mkfs_plan *pl)
 			gd.itable_unused = (uint32_t)(geo->inodes_per_group - used_inodes);
 			if (!used_inodes)
 				gd.flags |= EXT4FS_BG_INODE_UNINIT;
-			if (g != geo->group_count - 1 && own_tables_only(pl, g, used))
+			/* lost+found's group is opened for inodes the way libext2fs opens
+			 * one, which initialises its block bitmap too. */
+			if (g != geo->group_count - 1 && g != lpf_group && own_tables_only(pl, g, used))
 				gd.flags |= EXT4FS_BG_BLOCK_UNINIT;
 		}
 		free_blocks += gd.free_blocks_count;
@@ -959,6 +981,7 @@ static void plan_counts(struct ext4fs_mkfs_plan *pl)
 	sb->s_free_blocks_count_lo = (uint32_t)free_blocks;
 	sb->s_free_blocks_count_hi = (uint32_t)(free_blocks >> 32);
 	sb->s_free_inodes_count = (uint32_t)free_inodes;
+	fs->geom.free_blocks_count = free_blocks;
 	/* Overhead is what users can never have, counted as mke2fs counts it:
 	 * group metadata and the journal's data blocks, not the journal's
 	 * mapping blocks, the root directory, lost+found, the resize inode's

@@ -632,28 +632,31 @@ static int write_orphan_file(struct writer *w, unsigned char *buf)
 
 /* -- descriptors and superblocks ------------------------------------------------ */
 
-static int write_desc_tables(struct writer *w, unsigned char *buf)
+static int write_desc_tables(struct writer *w)
 {
 	const struct ext4fs_mkfs_plan *pl = w->pl;
 	struct ext4fs_fs *fs = pl->fs;
 	const struct ext4fs_geom *geo = &fs->geom;
-	int err;
+	size_t bytes = (size_t)geo->desc_blocks * geo->block_size;
+	unsigned char *table;
+	int err = 0;
 
+	/* The table is built once and written whole to the primary place and to each backup. */
 	w->what = "the group descriptors";
-	for (uint32_t copy = 0; copy <= pl->nbackups; copy++) {
-		uint64_t sb_blk = copy ? pl->backups[copy - 1] : geo->first_data_block;
-		for (uint32_t d = 0; d < geo->desc_blocks; d++) {
-			uint32_t first = d * geo->desc_per_block;
-			uint32_t n = geo->group_count - first;
-			if (n > geo->desc_per_block)
-				n = geo->desc_per_block;
-			memset(buf, 0, geo->block_size);
-			memcpy(buf, ext4fs_group_desc_raw(fs, first), (size_t)n * geo->desc_size);
-			if ((err = put_block(w, sb_blk + 1 + d, buf)))
-				return err;
-		}
+	if ((err = batch_flush(w)))
+		return err;
+	table = calloc(1, bytes);
+	if (!table)
+		return wfail(w, EXT4FS_E_NO_MEMORY, "building %s", w->what);
+	memcpy(table, ext4fs_group_desc_raw(fs, 0), (size_t)geo->group_count * geo->desc_size);
+	for (uint32_t copy = 0; copy <= pl->nbackups && !err; copy++) {
+		uint64_t blk = (copy ? pl->backups[copy - 1] : geo->first_data_block) + 1;
+		err = ext4fs_io_write(w->io, blk * geo->block_size, table, bytes);
+		if (err)
+			wfail(w, err, "writing %s at block %llu", w->what, (unsigned long long)blk);
 	}
-	return batch_flush(w);
+	free(table);
+	return err;
 }
 
 static int write_super_copy(struct writer *w, uint64_t byte, uint16_t group)
@@ -716,16 +719,22 @@ static int prepare_target(struct writer *w, struct ext4fs_mkfs_result *res)
 		return wfail(w, err, "flushing %s", w->io->name);
 	w->zeroed = (pl->p.flags & EXT4FS_MKFS_ASSUME_ZEROED) != 0;
 	if (pl->p.flags & EXT4FS_MKFS_DISCARD) {
-		const uint64_t chunk = UINT64_C(2) << 30;
+		/* A hole is punched in one call; devices get progress every 2 GiB. */
+		const uint64_t chunk = w->io->is_regular_file ? bytes : UINT64_C(2) << 30;
 		uint64_t blocks = pl->fs->geom.blocks_count;
 		report(w, EXT4FS_MKFS_STAGE_DISCARD, 0, blocks);
 		err = 0;
 		for (uint64_t off = 0; off < bytes && !err; off += chunk) {
 			uint64_t n = bytes - off < chunk ? bytes - off : chunk;
 			err = ext4fs_io_discard(w->io, off, n);
-			report(w, EXT4FS_MKFS_STAGE_DISCARD, (off + n) / w->bs, blocks);
+			if (!err)
+				report(w, EXT4FS_MKFS_STAGE_DISCARD, (off + n) / w->bs, blocks);
 		}
-		if (!err) {
+		if (err) {
+			/* Not fatal: the target is simply not known to read as zeros. */
+			res->discard_error = err;
+			report(w, EXT4FS_MKFS_STAGE_DISCARD_FAILED, (uint64_t)(-(int64_t)err), 0);
+		} else {
 			res->discarded = 1;
 			if (w->io->discard_zeroes)
 				w->zeroed = 1;
@@ -752,7 +761,7 @@ static int write_inode_tables(struct writer *w)
 			     geo->block_size - 1) / geo->block_size;
 		if ((err = zero_range(w, gd->inode_table, n)))
 			return err;
-		if ((g & 1023) == 1023)
+		if ((g & 1023) == 1023 && g + 1 < geo->group_count)
 			report(w, EXT4FS_MKFS_STAGE_ITABLES, g + 1, geo->group_count);
 	}
 	report(w, EXT4FS_MKFS_STAGE_ITABLES, geo->group_count, geo->group_count);
@@ -796,7 +805,7 @@ int ext4fs_mkfs_write(const struct ext4fs_mkfs_plan *pl, struct ext4fs_io *io,
 	if ((err = write_inode_tables(&w)) || (err = write_bitmaps(&w, buf)) ||
 	    (err = write_inodes(&w, buf)) || (err = write_dirs(&w, buf)) ||
 	    (err = write_resize_inode(&w, buf)) || (err = write_journal(&w, buf)) ||
-	    (err = write_orphan_file(&w, buf)) || (err = write_desc_tables(&w, buf)) ||
+	    (err = write_orphan_file(&w, buf)) || (err = write_desc_tables(&w)) ||
 	    (err = write_supers(&w)))
 		goto out;
 out:
