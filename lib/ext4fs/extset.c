@@ -30,8 +30,6 @@ int extset_add(struct extset *s, uint64_t start, uint64_t len)
 		return 0;
 	/* Ranges from i to j-1 overlap or touch [start, end) and are absorbed. */
 	i = extset_first_after(s, start > 0 ? start - 1 : 0);
-	if (i < s->n && s->r[i].start + s->r[i].len < start)
-		i++;
 	j = i;
 	while (j < s->n && s->r[j].start <= end)
 		j++;

@@ -19,7 +19,9 @@
  *
  * The parameters are the numbers a tool has already decided (block size,
  * inode ratio, features...); policy such as mke2fs.conf usage types lives in
- * the tool.  A plan is immutable once made.  The library prints nothing:
+ * the tool.  A plan does not change once made, except that writing it fills
+ * in what only the write knows (bitmap checksums, ITABLE_ZEROED), which
+ * ext4fs_mkfs_plan_group() then reports.  The library prints nothing:
  * progress is reported through a callback.
  */
 #ifndef EXT4FS_MKFS_H

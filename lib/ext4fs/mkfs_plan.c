@@ -226,7 +226,7 @@ static int check_params(const struct ext4fs_mkfs_params *p, char *errmsg, size_t
 	if (p->raid_stride > 0xFFFF)
 		return plan_fail(errmsg, len, EXT4FS_E_INVALID_ARG,
 				 "invalid RAID stride %u: at most 65535 blocks", p->raid_stride);
-	if (p->volume_name[16] != '\0' && strlen(p->volume_name) > 16)
+	if (!memchr(p->volume_name, '\0', sizeof(p->volume_name)))
 		return plan_fail(errmsg, len, EXT4FS_E_INVALID_ARG, "the volume label is longer than 16 bytes");
 	return 0;
 }
@@ -333,8 +333,6 @@ retry:
 				 "%llu inodes do not fit in %llu groups of at most %u inodes",
 				 (unsigned long long)inodes, (unsigned long long)groups, 8 * bs);
 	}
-	if (ipg > 8ULL * bs)
-		ipg = 8ULL * bs;
 ipg_retry:
 	itb = div_ceil(ipg * p->inode_size, bs);
 	{

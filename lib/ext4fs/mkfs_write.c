@@ -133,8 +133,15 @@ static void set_bit(unsigned char *map, uint64_t i)
 
 static void set_bits(unsigned char *map, uint64_t from, uint64_t to)
 {
-	for (uint64_t i = from; i < to; i++)
-		set_bit(map, i);
+	/* Ragged ends bit by bit, whole bytes in between. */
+	while (from < to && (from & 7))
+		set_bit(map, from++);
+	if (to - from >= 8) {
+		memset(map + (from >> 3), 0xFF, (size_t)((to - from) >> 3));
+		from += (to - from) & ~(uint64_t)7;
+	}
+	while (from < to)
+		set_bit(map, from++);
 }
 
 static int write_bitmaps(struct writer *w, unsigned char *buf)
