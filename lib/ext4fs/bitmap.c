@@ -55,6 +55,55 @@ static inline void bit_set(unsigned char *bits, uint64_t i)
 	bits[i >> 3] |= (unsigned char)(1U << (i & 7));
 }
 
+void bitmap_set_range(struct ext4fs_bitmap *bm, uint64_t n, uint64_t count)
+{
+	uint64_t i = (n - bm->start) >> bm->shift, last = (n + count - 1 - bm->start) >> bm->shift;
+
+	for (; i <= last && (i & 7); i++)
+		bit_set(bm->bits, i);
+	for (; i + 7 <= last; i += 8)
+		bm->bits[i >> 3] = 0xFF;
+	for (; i <= last; i++)
+		bit_set(bm->bits, i);
+}
+
+void bitmap_clear_range(struct ext4fs_bitmap *bm, uint64_t n, uint64_t count)
+{
+	uint64_t i = (n - bm->start) >> bm->shift, last = (n + count - 1 - bm->start) >> bm->shift;
+
+	for (; i <= last && (i & 7); i++)
+		bm->bits[i >> 3] &= (unsigned char)~(1U << (i & 7));
+	for (; i + 7 <= last; i += 8)
+		bm->bits[i >> 3] = 0;
+	for (; i <= last; i++)
+		bm->bits[i >> 3] &= (unsigned char)~(1U << (i & 7));
+}
+
+void bitmap_copy_out(const struct ext4fs_bitmap *bm, uint64_t first_bit, uint64_t nbits,
+		     unsigned char *dst, size_t pad_bytes)
+{
+	memset(dst, 0, pad_bytes);
+	if (first_bit + nbits > bm->nbits)
+		nbits = first_bit < bm->nbits ? bm->nbits - first_bit : 0;
+	if ((first_bit & 7) == 0) {
+		memcpy(dst, bm->bits + (first_bit >> 3), (size_t)(nbits >> 3));
+		for (uint64_t i = nbits & ~(uint64_t)7; i < nbits; i++)
+			if (bit_get(bm->bits, first_bit + i))
+				bit_set(dst, i);
+	} else {
+		for (uint64_t i = 0; i < nbits; i++)
+			if (bit_get(bm->bits, first_bit + i))
+				bit_set(dst, i);
+	}
+	for (uint64_t i = nbits; i < (uint64_t)pad_bytes * 8; i++)
+		bit_set(dst, i);
+}
+
+const unsigned char *bitmap_bits(const struct ext4fs_bitmap *bm)
+{
+	return bm->bits;
+}
+
 int ext4fs_bitmap_test(const struct ext4fs_bitmap *bm, uint64_t n)
 {
 	if (n < bm->start || n > bm->end)

@@ -55,7 +55,18 @@ extern "C" {
 	X(UNKNOWN_HASH,     "Unknown directory hash version") \
 	X(TOO_SMALL,        "Not enough space to build proposed filesystem") \
 	X(TOO_MANY_INODES,  "Cannot create filesystem with requested number of inodes") \
-	X(NO_SPACE,         "Could not allocate block in ext2 filesystem")
+	X(NO_SPACE,         "Could not allocate block in ext2 filesystem") \
+	X(NO_FREE_INODES,   "Could not allocate inode in ext2 filesystem") \
+	X(NEEDS_RECOVERY,   "Filesystem needs journal recovery") \
+	X(BLOCK_STATE,      "Block is already in the requested allocation state") \
+	X(INODE_STATE,      "Inode is already in the requested allocation state") \
+	X(EXISTS,           "Ext2 directory already exists") \
+	X(DIR_NOT_EMPTY,    "Directory not empty") \
+	X(IS_DIR,           "Is a directory") \
+	X(TOO_MANY_LINKS,   "Too many links") \
+	X(NAME_TOO_LONG,    "File name too long") \
+	X(DIR_FULL,         "Directory index full") \
+	X(XATTR_NO_SPACE,   "No space left for extended attribute")
 
 /* Library error codes: -(EXT4FS_ERR_BASE + index in the table + 1). */
 enum ext4fs_error_index {
@@ -103,6 +114,17 @@ enum ext4fs_error_index {
 #define EXT4FS_E_TOO_SMALL          EXT4FS_ERRCODE_(TOO_SMALL)
 #define EXT4FS_E_TOO_MANY_INODES    EXT4FS_ERRCODE_(TOO_MANY_INODES)
 #define EXT4FS_E_NO_SPACE           EXT4FS_ERRCODE_(NO_SPACE)
+#define EXT4FS_E_NO_FREE_INODES     EXT4FS_ERRCODE_(NO_FREE_INODES)
+#define EXT4FS_E_NEEDS_RECOVERY     EXT4FS_ERRCODE_(NEEDS_RECOVERY)
+#define EXT4FS_E_BLOCK_STATE        EXT4FS_ERRCODE_(BLOCK_STATE)
+#define EXT4FS_E_INODE_STATE        EXT4FS_ERRCODE_(INODE_STATE)
+#define EXT4FS_E_EXISTS             EXT4FS_ERRCODE_(EXISTS)
+#define EXT4FS_E_DIR_NOT_EMPTY      EXT4FS_ERRCODE_(DIR_NOT_EMPTY)
+#define EXT4FS_E_IS_DIR             EXT4FS_ERRCODE_(IS_DIR)
+#define EXT4FS_E_TOO_MANY_LINKS     EXT4FS_ERRCODE_(TOO_MANY_LINKS)
+#define EXT4FS_E_NAME_TOO_LONG      EXT4FS_ERRCODE_(NAME_TOO_LONG)
+#define EXT4FS_E_DIR_FULL           EXT4FS_ERRCODE_(DIR_FULL)
+#define EXT4FS_E_XATTR_NO_SPACE     EXT4FS_ERRCODE_(XATTR_NO_SPACE)
 
 /*
  * Message for a code returned by the library (negative library code or

@@ -494,6 +494,7 @@ void ext4fs_close(struct ext4fs_fs *fs)
 {
 	if (!fs)
 		return;
+	fs_write_release(fs);
 	ext4fs_io_close(fs->io);
 	free(fs->groups);
 	free(fs->gd_raw);
@@ -533,10 +534,6 @@ int ext4fs_open_io(struct ext4fs_io *io, const struct ext4fs_open_opts *opts,
 	}
 	fs->io = io;
 	fs->flags = opts->flags;
-	if (fs->flags & EXT4FS_OPEN_RW) {
-		err = fs_fail(fs, EXT4FS_E_READ_ONLY, "writing is not supported yet");
-		goto fail;
-	}
 
 	if (opts->superblock) {
 		/* A backup: try the given block size, else each one until the magic matches. */
@@ -588,6 +585,11 @@ int ext4fs_open_io(struct ext4fs_io *io, const struct ext4fs_open_opts *opts,
 	err = load_group_descs(fs, sb_block);
 	if (err)
 		goto fail;
+	if (fs->flags & EXT4FS_OPEN_RW) {
+		err = fs_write_open_check(fs);
+		if (err)
+			goto fail;
+	}
 	fs->errmsg[0] = '\0';
 	*out = fs;
 	return 0;

@@ -39,7 +39,7 @@ extern "C" {
 struct ext4fs_fs;
 
 /* Open flags. */
-#define EXT4FS_OPEN_RW            0x1  /* writable (not yet supported: EXT4FS_E_READ_ONLY) */
+#define EXT4FS_OPEN_RW            0x1  /* writable: see "Writing" below */
 #define EXT4FS_OPEN_IGNORE_CSUM   0x2  /* do not fail on checksum mismatches */
 #define EXT4FS_OPEN_FORCE         0x4  /* open despite unknown incompatible features */
 
@@ -214,6 +214,100 @@ const unsigned char *ext4fs_group_desc_raw(const struct ext4fs_fs *fs, uint32_t 
 
 /* Superblock checksum the superblock should have. */
 uint32_t ext4fs_super_csum(const unsigned char *raw_super);
+
+/* -- Writing ---------------------------------------------------------------
+ *
+ * A handle opened with EXT4FS_OPEN_RW keeps the block and inode bitmaps, the
+ * group descriptors and the superblock in memory and writes them back in
+ * ext4fs_flush().  Every public call that changes the file system leaves
+ * that in-memory state consistent (bitmaps, group counters and flags,
+ * superblock counters, checksums) before it returns; file data, inodes,
+ * directory and tree blocks are written through at once.  So after a flush
+ * the image is exactly what e2fsck expects, and a crash between flushes
+ * leaves an image e2fsck can repair (counts and bitmaps only).
+ *
+ * A writable open is refused (EXT4FS_E_RO_UNSUPP_FEATURE or
+ * EXT4FS_E_UNSUPP_FEATURE naming the feature) for features whose metadata
+ * this library does not keep up to date yet (bigalloc, meta_bg, quota,
+ * mmp, a journal device, unknown ro_compat bits), and with
+ * EXT4FS_E_NEEDS_RECOVERY when the journal holds transactions to replay.
+ */
+
+/*
+ * Write everything held in memory (dirty bitmaps with their checksums,
+ * descriptors, superblock, and their backup copies) and flush the channel.
+ * Errors: EXT4FS_E_READ_ONLY on a read-only handle, I/O errors (the message
+ * names the block).  Safe to call at any time; cheap when nothing changed.
+ */
+int ext4fs_flush(struct ext4fs_fs *fs);
+
+/*
+ * Flush (as ext4fs_flush) and close.  Returns the flush's error, 0 for a
+ * read-only handle; the handle is freed in every case.  ext4fs_close() on a
+ * writable handle also flushes but cannot report a failure.
+ */
+int ext4fs_close_flush(struct ext4fs_fs *fs);
+
+/*
+ * Write one block (block_size bytes from buf), keeping the block cache in
+ * step.  Errors: EXT4FS_E_READ_ONLY, EXT4FS_E_BAD_BLOCK_NUM, I/O errors.
+ */
+int ext4fs_block_write(struct ext4fs_fs *fs, uint64_t blk, const void *buf);
+
+/* Write count consecutive blocks from buf in one request.  Same errors. */
+int ext4fs_blocks_write(struct ext4fs_fs *fs, uint64_t blk, uint64_t count, const void *buf);
+
+/* Make count blocks from blk read as zeros.  Same errors. */
+int ext4fs_blocks_zero(struct ext4fs_fs *fs, uint64_t blk, uint64_t count);
+
+/*
+ * The time stamped on inodes and the superblock: the clock, unless
+ * ext4fs_set_time() fixed it (reproducible images, tests).  Cannot fail.
+ */
+void ext4fs_now(const struct ext4fs_fs *fs, int64_t *sec, uint32_t *nsec);
+void ext4fs_set_time(struct ext4fs_fs *fs, int64_t sec, uint32_t nsec);
+
+/*
+ * Mark count blocks from blk in use (or free): block bitmap, the group's
+ * free count and BLOCK_UNINIT flag, the superblock's free count, and the
+ * block allocator's summaries.  Errors: EXT4FS_E_BAD_BLOCK_NUM for a range
+ * outside the file system, EXT4FS_E_BLOCK_STATE when a block in the range
+ * is already in the requested state (nothing is changed then), bitmap load
+ * errors.  Used by the allocator and by tools (debug4fs setb/freeb).
+ */
+int ext4fs_blocks_mark_used(struct ext4fs_fs *fs, uint64_t blk, uint64_t count);
+int ext4fs_blocks_mark_free(struct ext4fs_fs *fs, uint64_t blk, uint64_t count);
+
+/*
+ * Mark inode ino in use (or free): inode bitmap, the group's free inode and
+ * directory counts, INODE_UNINIT and bg_itable_unused, the superblock's free
+ * count.  Marking in use past bg_itable_unused zeroes the inode records the
+ * mark passes over when the table is not known to be zeroed.  Errors:
+ * EXT4FS_E_BAD_INODE_NUM, EXT4FS_E_INODE_STATE when already in that state.
+ */
+int ext4fs_inode_mark_used(struct ext4fs_fs *fs, uint32_t ino, int is_dir);
+int ext4fs_inode_mark_free(struct ext4fs_fs *fs, uint32_t ino, int is_dir);
+
+/*
+ * The handle's live bitmaps (loaded on first use), owned by the handle and
+ * valid until it is closed.  Errors: as the bitmap loaders.
+ */
+struct ext4fs_bitmap;
+int ext4fs_fs_block_bitmap(struct ext4fs_fs *fs, const struct ext4fs_bitmap **out);
+int ext4fs_fs_inode_bitmap(struct ext4fs_fs *fs, const struct ext4fs_bitmap **out);
+
+/*
+ * Replace group g's descriptor (debug4fs set_bg, fsck repairs); the
+ * checksum is recomputed.  Errors: EXT4FS_E_READ_ONLY, EXT4FS_E_INVALID_ARG.
+ */
+int ext4fs_group_desc_set(struct ext4fs_fs *fs, uint32_t g, const struct ext4fs_group_desc *gd);
+
+/*
+ * Replace the superblock (debug4fs set_super_value, tune4fs).  Geometry
+ * fields must not change (EXT4FS_E_INVALID_ARG); the checksum is
+ * recomputed at flush.  Errors: EXT4FS_E_READ_ONLY, EXT4FS_E_INVALID_ARG.
+ */
+int ext4fs_super_set(struct ext4fs_fs *fs, const struct ext4fs_super *sb);
 
 #ifdef __cplusplus
 }

@@ -23,7 +23,21 @@ struct ext4fs_fs {
 	unsigned char cache_valid[EXT4FS_CACHE_SLOTS];
 	unsigned char *cache_data;              /* EXT4FS_CACHE_SLOTS * block_size */
 	char errmsg[256];
+
+	/* Writable handles only (fs_write.c). */
+	struct ext4fs_bitmap *block_map;        /* live block bitmap, loaded on first use */
+	struct ext4fs_bitmap *inode_map;        /* live inode bitmap, loaded on first use */
+	unsigned char *group_dirty;             /* group_count entries of FS_DIRTY_* bits */
+	int super_dirty;
+	int time_fixed;
+	int64_t fixed_sec;
+	uint32_t fixed_nsec;
+	struct balloc *balloc;                  /* block allocator state (alloc.c), or NULL */
 };
+
+#define FS_DIRTY_BLOCK_BITMAP 0x1
+#define FS_DIRTY_INODE_BITMAP 0x2
+#define FS_DIRTY_DESC         0x4
 
 /*
  * Record a description of a failure and return err, so a failing path reads
@@ -52,5 +66,40 @@ void fs_group_desc_store(struct ext4fs_fs *fs, uint32_t g, const struct ext4fs_g
 
 /* Encode fs->sb into fs->sb_raw with its checksum (metadata_csum). */
 void fs_super_store(struct ext4fs_fs *fs);
+
+/* Nonzero for a handle that may write. */
+static inline int fs_writable(const struct ext4fs_fs *fs)
+{
+	return (fs->flags & EXT4FS_OPEN_RW) && fs->io != NULL;
+}
+
+/* Refuse with EXT4FS_E_READ_ONLY (and a message naming what) unless writable. */
+int fs_require_rw(struct ext4fs_fs *fs, const char *what);
+
+/* Check a writable open: features we keep up to date, no journal to replay (fs_write.c). */
+int fs_write_open_check(struct ext4fs_fs *fs);
+
+/* Release what a writable handle holds (bitmaps, allocator state) at close. */
+void fs_write_release(struct ext4fs_fs *fs);
+
+/* Update group g's descriptor in memory (counts, flags) and mark it dirty. */
+void fs_group_desc_update(struct ext4fs_fs *fs, uint32_t g, const struct ext4fs_group_desc *gd);
+
+/* -- Bitmap internals (bitmap.c) -- */
+void bitmap_set_range(struct ext4fs_bitmap *bm, uint64_t n, uint64_t count);
+void bitmap_clear_range(struct ext4fs_bitmap *bm, uint64_t n, uint64_t count);
+/* Copy nbits bits from bit first_bit into dst (bit 0 of dst = first_bit), padding
+   the rest of pad_bytes with ones, as on-disk bitmaps are padded. */
+void bitmap_copy_out(const struct ext4fs_bitmap *bm, uint64_t first_bit, uint64_t nbits,
+		     unsigned char *dst, size_t pad_bytes);
+/* The raw bit array (bit i = item start + (i << shift)) for the allocator. */
+const unsigned char *bitmap_bits(const struct ext4fs_bitmap *bm);
+
+/* -- Block allocator hooks (alloc.c) -- */
+struct balloc;
+/* Told about every change ext4fs_blocks_mark_used/free made, to keep buddies in step. */
+void balloc_note(struct ext4fs_fs *fs, uint64_t blk, uint64_t count, int used);
+/* Free the allocator's state. */
+void balloc_destroy(struct ext4fs_fs *fs);
 
 #endif

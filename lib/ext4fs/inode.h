@@ -181,6 +181,43 @@ int ext4fs_inode_has_extents(const struct ext4fs_inode *inode);
 int ext4fs_inode_has_inline_data(const struct ext4fs_inode *inode);
 
 /* Mode tests. */
+/*
+ * Write inode ino: encode *inode into its on-disk record (the bytes past
+ * the fields struct ext4fs_inode knows, in-inode xattrs, are kept), set the
+ * checksum, write the inode table block.  Errors: EXT4FS_E_READ_ONLY,
+ * EXT4FS_E_BAD_INODE_NUM, I/O errors.
+ */
+int ext4fs_inode_write(struct ext4fs_fs *fs, uint32_t ino, const struct ext4fs_inode *inode);
+
+/* Write a whole raw record (inode_size bytes), checksum set here.  Same errors. */
+int ext4fs_inode_write_raw(struct ext4fs_fs *fs, uint32_t ino, const void *raw);
+
+/*
+ * Fill *inode for a newly allocated inode: mode, owner, all four times now,
+ * one link, i_extra_isize as the superblock wants (s_want_extra_isize, else
+ * 32), the extents flag for regular files and directories on
+ * extent file systems (with an empty extent root), and a generation number.
+ * Nothing is written.  Cannot fail.
+ */
+void ext4fs_inode_init_new(struct ext4fs_fs *fs, uint32_t ino, uint16_t mode, uint32_t uid,
+			   uint32_t gid, struct ext4fs_inode *inode);
+
+/* Set one of the times ('a', 'c', 'm', 'r' for crtime) with nanoseconds, past-2038 safe. */
+void ext4fs_inode_set_time(struct ext4fs_inode *inode, char which, int64_t sec, uint32_t nsec);
+
+/* Set i_size (both halves). */
+void ext4fs_inode_set_size(struct ext4fs_inode *inode, uint64_t size);
+
+/* Set the owner (both halves of uid and gid). */
+void ext4fs_inode_set_owner(struct ext4fs_inode *inode, uint32_t uid, uint32_t gid);
+
+/*
+ * Add delta (may be negative) file-system blocks to i_blocks, in 512-byte
+ * units (huge_file scaling is not used for new files).  Errors:
+ * EXT4FS_E_FILE_TOO_BIG when the count does not fit.
+ */
+int ext4fs_inode_add_blocks(const struct ext4fs_fs *fs, struct ext4fs_inode *inode, int64_t delta);
+
 #define EXT4FS_S_IFMT   0170000
 #define EXT4FS_S_IFSOCK 0140000
 #define EXT4FS_S_IFLNK  0120000

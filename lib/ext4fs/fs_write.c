@@ -1,0 +1,621 @@
+/*
+ * fs_write.c - the writable side of a handle: live bitmaps, group and
+ * superblock accounting, block writes, and flushing it all back.
+ */
+#include "config.h"
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "ext4fs/bitmap.h"
+#include "ext4fs/crc.h"
+#include "ext4fs/fs.h"
+#include "ext4fs/inode.h"
+#include "fs_internal.h"
+#include "ondisk_le.h"
+
+/*
+ * Features whose metadata the write path keeps correct.  Anything else in
+ * ro_compat or incompat makes a writable open fail rather than leave an
+ * image the kernel or e2fsck would find inconsistent.
+ */
+#define WRITE_RO_COMPAT_SUPPORTED \
+	(EXT4FS_FEATURE_RO_COMPAT_SPARSE_SUPER | EXT4FS_FEATURE_RO_COMPAT_LARGE_FILE | \
+	 EXT4FS_FEATURE_RO_COMPAT_HUGE_FILE | EXT4FS_FEATURE_RO_COMPAT_GDT_CSUM | \
+	 EXT4FS_FEATURE_RO_COMPAT_DIR_NLINK | EXT4FS_FEATURE_RO_COMPAT_EXTRA_ISIZE | \
+	 EXT4FS_FEATURE_RO_COMPAT_METADATA_CSUM | EXT4FS_FEATURE_RO_COMPAT_ORPHAN_PRESENT | \
+	 EXT4FS_FEATURE_RO_COMPAT_PROJECT)
+#define WRITE_INCOMPAT_SUPPORTED \
+	(EXT4FS_FEATURE_INCOMPAT_FILETYPE | EXT4FS_FEATURE_INCOMPAT_EXTENTS | \
+	 EXT4FS_FEATURE_INCOMPAT_64BIT | EXT4FS_FEATURE_INCOMPAT_FLEX_BG | \
+	 EXT4FS_FEATURE_INCOMPAT_CSUM_SEED | EXT4FS_FEATURE_INCOMPAT_LARGEDIR | \
+	 EXT4FS_FEATURE_INCOMPAT_INLINE_DATA | EXT4FS_FEATURE_INCOMPAT_EA_INODE | \
+	 EXT4FS_FEATURE_INCOMPAT_ENCRYPT | EXT4FS_FEATURE_INCOMPAT_CASEFOLD | \
+	 EXT4FS_FEATURE_INCOMPAT_RECOVER)
+
+int fs_require_rw(struct ext4fs_fs *fs, const char *what)
+{
+	if (fs_writable(fs))
+		return 0;
+	return fs_fail(fs, EXT4FS_E_READ_ONLY, "%s: the file system is open read-only", what);
+}
+
+int fs_write_open_check(struct ext4fs_fs *fs)
+{
+	const struct ext4fs_super *sb = &fs->sb;
+	uint32_t ro = sb->s_feature_ro_compat & ~WRITE_RO_COMPAT_SUPPORTED;
+	uint32_t inc = sb->s_feature_incompat & ~WRITE_INCOMPAT_SUPPORTED;
+
+	if (ro)
+		return fs_fail(fs, EXT4FS_E_RO_UNSUPP_FEATURE,
+			       "cannot write: read-only-compatible features 0x%x are not supported for writing",
+			       ro);
+	if (inc)
+		return fs_fail(fs, EXT4FS_E_UNSUPP_FEATURE,
+			       "cannot write: incompatible features 0x%x are not supported for writing", inc);
+	if (sb->s_feature_incompat & EXT4FS_FEATURE_INCOMPAT_RECOVER)
+		return fs_fail(fs, EXT4FS_E_NEEDS_RECOVERY,
+			       "cannot write: the journal needs recovery (run e2fsck first)");
+	if (fs->geom.cluster_ratio != 1)
+		return fs_fail(fs, EXT4FS_E_RO_UNSUPP_FEATURE, "cannot write: bigalloc is not supported");
+	fs->group_dirty = calloc(fs->geom.group_count, 1);
+	if (!fs->group_dirty)
+		return fs_fail(fs, EXT4FS_E_NO_MEMORY, "no memory for %u group flags",
+			       fs->geom.group_count);
+	return 0;
+}
+
+void fs_write_release(struct ext4fs_fs *fs)
+{
+	if (fs_writable(fs) && fs->group_dirty)
+		(void)ext4fs_flush(fs);
+	balloc_destroy(fs);
+	ext4fs_bitmap_free(fs->block_map);
+	ext4fs_bitmap_free(fs->inode_map);
+	free(fs->group_dirty);
+	fs->block_map = fs->inode_map = NULL;
+	fs->group_dirty = NULL;
+}
+
+/* -- time -- */
+
+void ext4fs_set_time(struct ext4fs_fs *fs, int64_t sec, uint32_t nsec)
+{
+	fs->time_fixed = 1;
+	fs->fixed_sec = sec;
+	fs->fixed_nsec = nsec % 1000000000U;
+}
+
+void ext4fs_now(const struct ext4fs_fs *fs, int64_t *sec, uint32_t *nsec)
+{
+	struct timespec ts;
+
+	if (fs->time_fixed) {
+		*sec = fs->fixed_sec;
+		*nsec = fs->fixed_nsec;
+		return;
+	}
+	clock_gettime(CLOCK_REALTIME, &ts);
+	*sec = ts.tv_sec;
+	*nsec = (uint32_t)ts.tv_nsec;
+}
+
+/* -- block writes -- */
+
+static void cache_forget(struct ext4fs_fs *fs, uint64_t blk, uint64_t count)
+{
+	if (count >= EXT4FS_CACHE_SLOTS) {
+		for (unsigned s = 0; s < EXT4FS_CACHE_SLOTS; s++)
+			if (fs->cache_valid[s] && fs->cache_blk[s] >= blk && fs->cache_blk[s] - blk < count)
+				fs->cache_valid[s] = 0;
+		return;
+	}
+	for (uint64_t b = blk; b < blk + count; b++) {
+		unsigned s = (unsigned)(b % EXT4FS_CACHE_SLOTS);
+		if (fs->cache_blk[s] == b)
+			fs->cache_valid[s] = 0;
+	}
+}
+
+static int check_range(struct ext4fs_fs *fs, uint64_t blk, uint64_t count, const char *what)
+{
+	if (blk >= fs->geom.blocks_count || count > fs->geom.blocks_count - blk)
+		return fs_fail(fs, EXT4FS_E_BAD_BLOCK_NUM,
+			       "%s block %llu (+%llu) is beyond the end of the file system (%llu blocks)",
+			       what, (unsigned long long)blk, (unsigned long long)count,
+			       (unsigned long long)fs->geom.blocks_count);
+	return 0;
+}
+
+int ext4fs_blocks_write(struct ext4fs_fs *fs, uint64_t blk, uint64_t count, const void *buf)
+{
+	uint32_t bs = fs->geom.block_size;
+	int err = fs_require_rw(fs, "writing blocks");
+
+	if (err || count == 0)
+		return err;
+	err = check_range(fs, blk, count, "writing");
+	if (err)
+		return err;
+	if (count > SIZE_MAX / bs)
+		return fs_fail(fs, EXT4FS_E_INVALID_ARG, "write of %llu blocks is too large",
+			       (unsigned long long)count);
+	cache_forget(fs, blk, count);
+	err = ext4fs_io_write(fs->io, blk * bs, buf, (size_t)(count * bs));
+	if (err)
+		return fs_fail(fs, err, "writing block %llu%s: %s", (unsigned long long)blk,
+			       count > 1 ? " and following" : "", ext4fs_strerror(err));
+	return 0;
+}
+
+int ext4fs_block_write(struct ext4fs_fs *fs, uint64_t blk, const void *buf)
+{
+	uint32_t bs = fs->geom.block_size;
+	unsigned slot = (unsigned)(blk % EXT4FS_CACHE_SLOTS);
+	int err = ext4fs_blocks_write(fs, blk, 1, buf);
+
+	if (err)
+		return err;
+	/* Keep the written block cached: metadata is usually read again soon. */
+	memcpy(fs->cache_data + (size_t)slot * bs, buf, bs);
+	fs->cache_blk[slot] = blk;
+	fs->cache_valid[slot] = 1;
+	return 0;
+}
+
+int ext4fs_blocks_zero(struct ext4fs_fs *fs, uint64_t blk, uint64_t count)
+{
+	uint32_t bs = fs->geom.block_size;
+	int err = fs_require_rw(fs, "zeroing blocks");
+
+	if (err || count == 0)
+		return err;
+	err = check_range(fs, blk, count, "zeroing");
+	if (err)
+		return err;
+	cache_forget(fs, blk, count);
+	err = ext4fs_io_zeroout(fs->io, blk * bs, count * bs);
+	if (err)
+		return fs_fail(fs, err, "zeroing blocks %llu-%llu: %s", (unsigned long long)blk,
+			       (unsigned long long)(blk + count - 1), ext4fs_strerror(err));
+	return 0;
+}
+
+/* -- live bitmaps -- */
+
+static int load_block_map(struct ext4fs_fs *fs)
+{
+	if (fs->block_map)
+		return 0;
+	return ext4fs_block_bitmap_load(fs, &fs->block_map);
+}
+
+static int load_inode_map(struct ext4fs_fs *fs)
+{
+	if (fs->inode_map)
+		return 0;
+	return ext4fs_inode_bitmap_load(fs, &fs->inode_map);
+}
+
+int ext4fs_fs_block_bitmap(struct ext4fs_fs *fs, const struct ext4fs_bitmap **out)
+{
+	int err = load_block_map(fs);
+
+	*out = err ? NULL : fs->block_map;
+	return err;
+}
+
+int ext4fs_fs_inode_bitmap(struct ext4fs_fs *fs, const struct ext4fs_bitmap **out)
+{
+	int err = load_inode_map(fs);
+
+	*out = err ? NULL : fs->inode_map;
+	return err;
+}
+
+/* -- accounting -- */
+
+void fs_group_desc_update(struct ext4fs_fs *fs, uint32_t g, const struct ext4fs_group_desc *gd)
+{
+	fs_group_desc_store(fs, g, gd);
+	fs->group_dirty[g] |= FS_DIRTY_DESC;
+}
+
+static uint64_t super_free_blocks(const struct ext4fs_super *sb)
+{
+	return (uint64_t)sb->s_free_blocks_count_lo | ((uint64_t)sb->s_free_blocks_count_hi << 32);
+}
+
+static void super_add_free_blocks(struct ext4fs_fs *fs, int64_t delta)
+{
+	uint64_t n = super_free_blocks(&fs->sb) + (uint64_t)delta;
+
+	fs->sb.s_free_blocks_count_lo = (uint32_t)n;
+	fs->sb.s_free_blocks_count_hi = (uint32_t)(n >> 32);
+	fs->geom.free_blocks_count = n;
+	fs->super_dirty = 1;
+}
+
+static int mark_blocks(struct ext4fs_fs *fs, uint64_t blk, uint64_t count, int used)
+{
+	const struct ext4fs_geom *geo = &fs->geom;
+	uint64_t found;
+	int err = fs_require_rw(fs, used ? "allocating blocks" : "freeing blocks");
+
+	if (err || count == 0)
+		return err;
+	if (blk < geo->first_data_block || blk >= geo->blocks_count ||
+	    count > geo->blocks_count - blk)
+		return fs_fail(fs, EXT4FS_E_BAD_BLOCK_NUM,
+			       "blocks %llu-%llu are not all in the file system",
+			       (unsigned long long)blk, (unsigned long long)(blk + count - 1));
+	err = load_block_map(fs);
+	if (err)
+		return err;
+	/* All or nothing: a block already in the wanted state means the caller's view is wrong. */
+	if (ext4fs_bitmap_find(fs->block_map, blk, blk + count - 1, used, &found) == 0)
+		return fs_fail(fs, EXT4FS_E_BLOCK_STATE, "block %llu is already %s",
+			       (unsigned long long)found, used ? "in use" : "free");
+	if (used)
+		bitmap_set_range(fs->block_map, blk, count);
+	else
+		bitmap_clear_range(fs->block_map, blk, count);
+
+	for (uint64_t b = blk; b < blk + count;) {
+		uint32_t g = ext4fs_group_of_block(fs, b);
+		uint64_t last = ext4fs_group_last_block(fs, g);
+		uint64_t n = (last - b + 1 < blk + count - b) ? last - b + 1 : blk + count - b;
+		struct ext4fs_group_desc gd = fs->groups[g];
+
+		if (used)
+			gd.free_blocks_count -= (uint32_t)n;
+		else
+			gd.free_blocks_count += (uint32_t)n;
+		gd.flags &= (uint16_t)~EXT4FS_BG_BLOCK_UNINIT;
+		fs_group_desc_update(fs, g, &gd);
+		fs->group_dirty[g] |= FS_DIRTY_BLOCK_BITMAP;
+		b += n;
+	}
+	super_add_free_blocks(fs, used ? -(int64_t)count : (int64_t)count);
+	balloc_note(fs, blk, count, used);
+	return 0;
+}
+
+int ext4fs_blocks_mark_used(struct ext4fs_fs *fs, uint64_t blk, uint64_t count)
+{
+	return mark_blocks(fs, blk, count, 1);
+}
+
+int ext4fs_blocks_mark_free(struct ext4fs_fs *fs, uint64_t blk, uint64_t count)
+{
+	return mark_blocks(fs, blk, count, 0);
+}
+
+static int group_has_csum(const struct ext4fs_fs *fs)
+{
+	return fs->geom.has_metadata_csum || fs->geom.has_gdt_csum;
+}
+
+/* Zero inode records [first, last] (indexes within group g) of a table not known to be zeroed. */
+static int zero_inode_records(struct ext4fs_fs *fs, uint32_t g, uint32_t first, uint32_t last)
+{
+	const struct ext4fs_geom *geo = &fs->geom;
+	uint32_t per_block = geo->block_size / geo->inode_size;
+	uint64_t table = fs->groups[g].inode_table;
+	unsigned char *block = malloc(geo->block_size);
+	int err = 0;
+
+	if (!block)
+		return fs_fail(fs, EXT4FS_E_NO_MEMORY, "no memory to clear inode table of group %u", g);
+	for (uint32_t i = first; i <= last && !err;) {
+		uint64_t blk = table + i / per_block;
+		uint32_t from = i % per_block, to = per_block - 1;
+
+		if (last / per_block == i / per_block)
+			to = last % per_block;
+		if (from == 0 && to == per_block - 1) {
+			err = ext4fs_blocks_zero(fs, blk, 1);
+		} else {
+			err = ext4fs_block_read(fs, blk, block);
+			if (!err) {
+				memset(block + (size_t)from * geo->inode_size, 0,
+				       (size_t)(to - from + 1) * geo->inode_size);
+				err = ext4fs_block_write(fs, blk, block);
+			}
+		}
+		i += to - from + 1;
+	}
+	free(block);
+	return err;
+}
+
+static int mark_inode(struct ext4fs_fs *fs, uint32_t ino, int is_dir, int used)
+{
+	const struct ext4fs_geom *geo = &fs->geom;
+	int err = fs_require_rw(fs, used ? "allocating an inode" : "freeing an inode");
+
+	if (err)
+		return err;
+	if (ino == 0 || ino > geo->inodes_count)
+		return fs_fail(fs, EXT4FS_E_BAD_INODE_NUM, "inode %u is not in the file system", ino);
+	err = load_inode_map(fs);
+	if (err)
+		return err;
+	if (ext4fs_bitmap_test(fs->inode_map, ino) == used)
+		return fs_fail(fs, EXT4FS_E_INODE_STATE, "inode %u is already %s", ino,
+			       used ? "in use" : "free");
+
+	uint32_t g = (ino - 1) / geo->inodes_per_group, idx = (ino - 1) % geo->inodes_per_group;
+	struct ext4fs_group_desc gd = fs->groups[g];
+
+	if (used && group_has_csum(fs)) {
+		uint32_t in_use_limit = geo->inodes_per_group - gd.itable_unused;
+		if (gd.flags & EXT4FS_BG_INODE_UNINIT)
+			in_use_limit = 0;
+		if (idx >= in_use_limit) {
+			if (!(gd.flags & EXT4FS_BG_INODE_ZEROED)) {
+				err = zero_inode_records(fs, g, in_use_limit, idx);
+				if (err)
+					return err;
+			}
+			gd.itable_unused = geo->inodes_per_group - idx - 1;
+		}
+		gd.flags &= (uint16_t)~EXT4FS_BG_INODE_UNINIT;
+	}
+	if (used) {
+		bitmap_set_range(fs->inode_map, ino, 1);
+		gd.free_inodes_count--;
+		if (is_dir)
+			gd.used_dirs_count++;
+		fs->sb.s_free_inodes_count--;
+	} else {
+		bitmap_clear_range(fs->inode_map, ino, 1);
+		gd.free_inodes_count++;
+		if (is_dir && gd.used_dirs_count)
+			gd.used_dirs_count--;
+		fs->sb.s_free_inodes_count++;
+	}
+	fs_group_desc_update(fs, g, &gd);
+	fs->group_dirty[g] |= FS_DIRTY_INODE_BITMAP;
+	fs->super_dirty = 1;
+	return 0;
+}
+
+int ext4fs_inode_mark_used(struct ext4fs_fs *fs, uint32_t ino, int is_dir)
+{
+	return mark_inode(fs, ino, is_dir, 1);
+}
+
+int ext4fs_inode_mark_free(struct ext4fs_fs *fs, uint32_t ino, int is_dir)
+{
+	return mark_inode(fs, ino, is_dir, 0);
+}
+
+int ext4fs_group_desc_set(struct ext4fs_fs *fs, uint32_t g, const struct ext4fs_group_desc *gd)
+{
+	int err = fs_require_rw(fs, "setting a group descriptor");
+
+	if (err)
+		return err;
+	if (g >= fs->geom.group_count)
+		return fs_fail(fs, EXT4FS_E_INVALID_ARG, "group %u does not exist", g);
+	fs_group_desc_update(fs, g, gd);
+	/* The allocator's summaries were built from the old counts. */
+	balloc_destroy(fs);
+	return 0;
+}
+
+int ext4fs_super_set(struct ext4fs_fs *fs, const struct ext4fs_super *sb)
+{
+	const struct ext4fs_super *old = &fs->sb;
+	int err = fs_require_rw(fs, "setting the superblock");
+
+	if (err)
+		return err;
+	if (sb->s_blocks_count_lo != old->s_blocks_count_lo ||
+	    sb->s_blocks_count_hi != old->s_blocks_count_hi ||
+	    sb->s_inodes_count != old->s_inodes_count ||
+	    sb->s_log_block_size != old->s_log_block_size ||
+	    sb->s_blocks_per_group != old->s_blocks_per_group ||
+	    sb->s_inodes_per_group != old->s_inodes_per_group ||
+	    sb->s_first_data_block != old->s_first_data_block ||
+	    sb->s_inode_size != old->s_inode_size ||
+	    sb->s_desc_size != old->s_desc_size ||
+	    sb->s_log_groups_per_flex != old->s_log_groups_per_flex ||
+	    sb->s_feature_incompat != old->s_feature_incompat ||
+	    sb->s_feature_ro_compat != old->s_feature_ro_compat)
+		return fs_fail(fs, EXT4FS_E_INVALID_ARG,
+			       "changing the geometry or features through the superblock is not supported");
+	fs->sb = *sb;
+	fs->geom.free_blocks_count = super_free_blocks(sb);
+	fs->geom.r_blocks_count = (uint64_t)sb->s_r_blocks_count_lo |
+				  ((uint64_t)sb->s_r_blocks_count_hi << 32);
+	fs->super_dirty = 1;
+	return 0;
+}
+
+/* -- flush -- */
+
+static uint32_t bitmap_csum(const struct ext4fs_fs *fs, const unsigned char *data, size_t len)
+{
+	return ext4fs_crc32c(fs->geom.csum_seed, data, len);
+}
+
+static int flush_bitmaps(struct ext4fs_fs *fs, unsigned char *block)
+{
+	const struct ext4fs_geom *geo = &fs->geom;
+	int err;
+
+	for (uint32_t g = 0; g < geo->group_count; g++) {
+		struct ext4fs_group_desc gd = fs->groups[g];
+		int changed = 0;
+
+		if ((fs->group_dirty[g] & FS_DIRTY_BLOCK_BITMAP) && fs->block_map &&
+		    !(gd.flags & EXT4FS_BG_BLOCK_UNINIT)) {
+			uint64_t first = (uint64_t)g * geo->clusters_per_group;
+			uint64_t last_blk = ext4fs_group_last_block(fs, g);
+			uint64_t nbits = last_blk - ext4fs_group_first_block(fs, g) + 1;
+			bitmap_copy_out(fs->block_map, first, nbits, block, geo->block_size);
+			err = ext4fs_block_write(fs, gd.block_bitmap, block);
+			if (err)
+				return err;
+			if (geo->has_metadata_csum) {
+				gd.block_bitmap_csum = bitmap_csum(fs, block, geo->clusters_per_group / 8);
+				changed = 1;
+			}
+		}
+		if ((fs->group_dirty[g] & FS_DIRTY_INODE_BITMAP) && fs->inode_map &&
+		    !(gd.flags & EXT4FS_BG_INODE_UNINIT)) {
+			uint64_t first = (uint64_t)g * geo->inodes_per_group;
+			bitmap_copy_out(fs->inode_map, first, geo->inodes_per_group, block,
+					geo->block_size);
+			err = ext4fs_block_write(fs, gd.inode_bitmap, block);
+			if (err)
+				return err;
+			if (geo->has_metadata_csum) {
+				gd.inode_bitmap_csum = bitmap_csum(fs, block, geo->inodes_per_group / 8);
+				changed = 1;
+			}
+		}
+		if (changed)
+			fs_group_desc_update(fs, g, &gd);
+		fs->group_dirty[g] &= (unsigned char)~(FS_DIRTY_BLOCK_BITMAP | FS_DIRTY_INODE_BITMAP);
+	}
+	return 0;
+}
+
+/* Write descriptor block i (of the table) wherever a copy of the table lives. */
+static int flush_desc_block(struct ext4fs_fs *fs, uint32_t i, unsigned char *block)
+{
+	const struct ext4fs_geom *geo = &fs->geom;
+	uint32_t first = i * geo->desc_per_block;
+	uint32_t n = geo->group_count - first < geo->desc_per_block ?
+		     geo->group_count - first : geo->desc_per_block;
+	int err;
+
+	memset(block, 0, geo->block_size);
+	memcpy(block, fs->gd_raw + (size_t)first * geo->desc_size, (size_t)n * geo->desc_size);
+	for (uint32_t g = 0; g < geo->group_count; g++) {
+		uint64_t odesc;
+		uint32_t odesc_blocks;
+
+		if (!ext4fs_group_has_super(fs, g))
+			continue;
+		ext4fs_group_meta_location(fs, g, NULL, &odesc, &odesc_blocks, NULL, NULL);
+		if (!odesc || i >= odesc_blocks)
+			continue;
+		err = ext4fs_block_write(fs, odesc + i, block);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static int flush_descs(struct ext4fs_fs *fs, unsigned char *block)
+{
+	const struct ext4fs_geom *geo = &fs->geom;
+	int err;
+
+	for (uint32_t i = 0; i < geo->desc_blocks; i++) {
+		uint32_t first = i * geo->desc_per_block, dirty = 0;
+		for (uint32_t g = first; g < geo->group_count && g < first + geo->desc_per_block; g++)
+			dirty |= fs->group_dirty[g] & FS_DIRTY_DESC;
+		if (!dirty)
+			continue;
+		err = flush_desc_block(fs, i, block);
+		if (err)
+			return err;
+		for (uint32_t g = first; g < geo->group_count && g < first + geo->desc_per_block; g++)
+			fs->group_dirty[g] &= (unsigned char)~FS_DIRTY_DESC;
+	}
+	return 0;
+}
+
+static int write_super_at(struct ext4fs_fs *fs, uint64_t byte, uint16_t group)
+{
+	uint16_t saved = fs->sb.s_block_group_nr;
+	int err;
+
+	fs->sb.s_block_group_nr = group;
+	fs_super_store(fs);
+	cache_forget(fs, byte / fs->geom.block_size, 1);
+	err = ext4fs_io_write(fs->io, byte, fs->sb_raw, EXT4FS_SUPER_SIZE);
+	fs->sb.s_block_group_nr = saved;
+	fs_super_store(fs);
+	if (err)
+		return fs_fail(fs, err, "writing the superblock at byte %llu: %s",
+			       (unsigned long long)byte, ext4fs_strerror(err));
+	return 0;
+}
+
+static int flush_supers(struct ext4fs_fs *fs)
+{
+	const struct ext4fs_geom *geo = &fs->geom;
+	int64_t now;
+	uint32_t nsec;
+	int err;
+
+	ext4fs_now(fs, &now, &nsec);
+	fs->sb.s_wtime = (uint32_t)now;
+	fs->sb.s_wtime_hi = (uint8_t)((uint64_t)now >> 32);
+	for (uint32_t g = 1; g < geo->group_count; g++) {
+		uint64_t sblk;
+
+		if (!ext4fs_group_has_super(fs, g))
+			continue;
+		ext4fs_group_meta_location(fs, g, &sblk, NULL, NULL, NULL, NULL);
+		err = write_super_at(fs, sblk * geo->block_size, (uint16_t)g);
+		if (err)
+			return err;
+	}
+	/* The primary last, once everything it describes is on disk. */
+	err = ext4fs_io_flush(fs->io);
+	if (err)
+		return fs_fail(fs, err, "flushing %s: %s", fs->io->name, ext4fs_strerror(err));
+	err = write_super_at(fs, EXT4FS_SUPER_OFFSET, 0);
+	if (err)
+		return err;
+	fs->super_dirty = 0;
+	return 0;
+}
+
+int ext4fs_flush(struct ext4fs_fs *fs)
+{
+	unsigned char *block;
+	int dirty = 0, err;
+
+	err = fs_require_rw(fs, "flushing");
+	if (err)
+		return err;
+	for (uint32_t g = 0; g < fs->geom.group_count && !dirty; g++)
+		dirty = fs->group_dirty[g] != 0;
+	if (!dirty && !fs->super_dirty)
+		return 0;
+	block = malloc(fs->geom.block_size);
+	if (!block)
+		return fs_fail(fs, EXT4FS_E_NO_MEMORY, "no memory to flush");
+	err = flush_bitmaps(fs, block);
+	if (!err)
+		err = flush_descs(fs, block);
+	if (!err)
+		err = flush_supers(fs);
+	if (!err) {
+		err = ext4fs_io_flush(fs->io);
+		if (err)
+			fs_fail(fs, err, "flushing %s: %s", fs->io->name, ext4fs_strerror(err));
+	}
+	free(block);
+	return err;
+}
+
+int ext4fs_close_flush(struct ext4fs_fs *fs)
+{
+	int err = 0;
+
+	if (!fs)
+		return 0;
+	if (fs_writable(fs) && fs->group_dirty)
+		err = ext4fs_flush(fs);
+	ext4fs_close(fs);
+	return err;
+}

@@ -1,0 +1,43 @@
+/*
+ * rw_image.h - writable in-memory images for the write-path unit tests,
+ * made by the library's own mkfs engine, and e2fsck as the judge.
+ *
+ * rw_image_open() plans a file system (mke2fs's ext4 defaults, adjusted by
+ * a tweak function), writes it into a fresh memory buffer and opens it
+ * with EXT4FS_OPEN_RW and strict checksums.  rw_image_fsck() flushes the
+ * handle, writes the buffer to a temporary file and runs the real
+ * `e2fsck -fn` on it: it returns e2fsck's exit status (0 = clean), or -1
+ * when e2fsck is not installed (the caller then skips that check).
+ */
+#ifndef RW_IMAGE_H
+#define RW_IMAGE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "ext4fs/fs.h"
+#include "ext4fs/mkfs.h"
+
+struct rw_image {
+	unsigned char *buf;
+	size_t size;
+	struct ext4fs_fs *fs;
+};
+
+/*
+ * Make and open an image of `blocks` blocks of `bs` bytes; tweak (may be
+ * NULL) edits the parameters first (features, inode ratio...).  The time
+ * is fixed so runs are reproducible.  Fails the test on any error.
+ */
+void rw_image_open(struct rw_image *img, uint64_t blocks, uint32_t bs,
+		   void (*tweak)(struct ext4fs_mkfs_params *));
+
+/* Close the handle (flushing) and reopen the same bytes, as a later session would. */
+void rw_image_reopen(struct rw_image *img);
+
+/* Flush and run e2fsck -fn; its exit status, or -1 without e2fsck.  Prints its output on failure. */
+int rw_image_fsck(struct rw_image *img);
+
+/* Close the handle and free the buffer. */
+void rw_image_close(struct rw_image *img);
+
+#endif
