@@ -46,24 +46,30 @@ struct ext4fs_alloc_request {
 	uint32_t min_len;      /* fewer are acceptable down to this (0 means 1) */
 	uint64_t goal;         /* physical goal; 0 = derive from the owner's inode group */
 	uint64_t file_blocks;  /* the whole file's size in blocks when known (0 = unknown): the
-				  size class that picks group or inode preallocation */
+				  size class that picks group or inode preallocation; blocks
+				  lblk + len .. file_blocks - 1 are taken to be unmapped, so
+				  the rest of the file is preallocated in one go */
 	unsigned flags;        /* EXT4FS_ALLOC_* */
 };
 
 /*
  * Allocate between max(min_len,1) and len contiguous blocks; on success
- * *start and *got describe them, already marked in use.  Errors:
+ * *start and *got describe them, already marked in use.  Fewer than len
+ * come back when no longer free extent was found, when the rest of a
+ * preallocation is shorter, or when len exceeds a block group (an
+ * allocation never spans groups): callers loop for the rest.  Errors:
  * EXT4FS_E_NO_SPACE (nothing left outside the reserved blocks, or nothing
- * of min_len), EXT4FS_E_READ_ONLY, EXT4FS_E_INVALID_ARG, bitmap load errors.
- * On error nothing has changed.
+ * of min_len), EXT4FS_E_READ_ONLY, EXT4FS_E_INVALID_ARG, EXT4FS_E_NO_MEMORY,
+ * bitmap load errors.  On error the file system has not changed (unused
+ * preallocations may have been dropped).
  */
 int ext4fs_alloc_blocks(struct ext4fs_fs *fs, const struct ext4fs_alloc_request *req,
 			uint64_t *start, uint32_t *got);
 
 /*
- * Free count blocks from blk (they must be in use).  Errors as
- * ext4fs_blocks_mark_free().  Any preallocation overlapping the range is
- * trimmed.
+ * Free count blocks from blk (they must be in use, so no preallocation
+ * holds them).  Errors as ext4fs_blocks_mark_free(); on error nothing has
+ * changed.
  */
 int ext4fs_free_blocks(struct ext4fs_fs *fs, uint64_t blk, uint64_t count);
 
@@ -73,7 +79,13 @@ void ext4fs_alloc_release_inode(struct ext4fs_fs *fs, uint32_t ino);
 /* Forget all preallocations (before a flush that must leave nothing reserved). */
 void ext4fs_alloc_release_all(struct ext4fs_fs *fs);
 
-/* Tunables, the kernel's mb_* sysfs knobs; ext4fs_alloc_tune() takes effect at once. */
+/*
+ * Tunables, the kernel's mb_* sysfs knobs.  ext4fs_alloc_tune() takes
+ * effect at once; stream_req or group_prealloc 0 turns the locality group
+ * off.  Errors: EXT4FS_E_INVALID_ARG (max_to_scan 0, or min_to_scan above
+ * it), EXT4FS_E_READ_ONLY, EXT4FS_E_NO_MEMORY.  Tunables and statistics
+ * belong to the allocator's state, which ext4fs_group_desc_set() discards.
+ */
 struct ext4fs_alloc_params {
 	uint32_t stream_req;        /* files below this many blocks use the group preallocation (16) */
 	uint32_t group_prealloc;    /* size of the locality-group preallocation in blocks (512) */
@@ -95,9 +107,21 @@ struct ext4fs_alloc_stats {
 	uint64_t groups_scanned;    /* groups whose buddy data was examined */
 	uint64_t buddies_built;     /* groups whose buddy bitmap was built from the block bitmap */
 	uint64_t stripe_aligned;    /* allocations placed on a stripe boundary */
-	uint64_t extents_examined;  /* free extents considered in best-fit passes */
+	uint64_t extents_examined;  /* free extents considered in passes 2 and 3 */
+	uint64_t preallocs;         /* preallocations made (group and inode) */
+	uint64_t prealloc_dropped;  /* preallocated blocks given back unused */
 };
 void ext4fs_alloc_get_stats(const struct ext4fs_fs *fs, struct ext4fs_alloc_stats *st);
+
+/*
+ * Verify the allocator's state against the block bitmap: every built
+ * buddy and its summaries, the per-group and per-flex-group counts, and
+ * that each preallocation lies in free blocks of its group and is counted
+ * once.  For tests and debugging tools; costs a rebuild of every buddy.
+ * Errors: EXT4FS_E_ALLOC_STATE (the message names the group and what
+ * differs), EXT4FS_E_NO_MEMORY, bitmap load errors.  Changes nothing.
+ */
+int ext4fs_alloc_check(struct ext4fs_fs *fs);
 
 /*
  * Choose and mark in use a new inode for a child of parent (0 for none, the

@@ -58,6 +58,70 @@ int ext4fs_block_iterate(struct ext4fs_fs *fs, uint32_t ino, const struct ext4fs
 int ext4fs_bmap(struct ext4fs_fs *fs, uint32_t ino, const struct ext4fs_inode *inode,
 		uint64_t lblk, uint64_t *pblk, uint64_t *run, int *unwritten);
 
+/* -- Changing the map (extent trees and indirect maps alike) ------------
+ *
+ * These work on a writable handle.  They update *inode (i_block, i_blocks,
+ * flags) and write it before returning, also on failure when it changed;
+ * i_size is the caller's business.  Mapping blocks (extent tree nodes,
+ * indirect blocks) are allocated near the data and freed as needed,
+ * checksummed with metadata_csum, and counted in i_blocks like the data.
+ * Extents merge with their neighbours up to 32768 blocks (32767
+ * unwritten; written and unwritten never merge); a tree grows a level when
+ * its root is full and shrinks back when its entries fit in the inode
+ * again.  Indirect blocks go right before the data they map, as ext2/3 lay
+ * files out, and are freed when left all zero.  Inline-data inodes, fast
+ * symlinks and special files have no map: EXT4FS_E_INVALID_ARG.
+ */
+
+/*
+ * Allocate up to len new blocks for logical blocks lblk.. (which must be
+ * unmapped) and map them, in one allocator request: *pblk and *got describe
+ * the contiguous run obtained (got may be less than len; call again for the
+ * rest).  With an indirect map a request also stops at the end of the
+ * indirect block mapping lblk, and includes the indirect blocks it needs.
+ * The goal is the block after the data mapped just before lblk, else the
+ * allocator's choice for the inode.  alloc_flags are EXT4FS_ALLOC_*
+ * (alloc.h); file_blocks is the file's expected final size in blocks (0 =
+ * unknown), passed to the allocator's size classes.  unwritten maps them as
+ * unwritten extents (fallocate; extent files only, else
+ * EXT4FS_E_INVALID_ARG).  Errors: EXT4FS_E_NO_SPACE (also when a tree block
+ * is needed and none is left), EXT4FS_E_FILE_TOO_BIG (beyond what the map
+ * can address, or i_blocks would overflow), EXT4FS_E_INVALID_ARG (already
+ * mapped, len 0), I/O and corruption errors.  On error nothing has changed
+ * (a tree may have been split, which maps the same blocks).
+ */
+int ext4fs_bmap_alloc(struct ext4fs_fs *fs, uint32_t ino, struct ext4fs_inode *inode,
+		      uint64_t lblk, uint32_t len, uint64_t file_blocks, unsigned alloc_flags,
+		      int unwritten, uint64_t *pblk, uint32_t *got);
+
+/*
+ * Map logical blocks lblk..lblk+len-1 to physical pblk.. that the caller
+ * already owns (marked in use); they are counted in i_blocks.  Same errors,
+ * and EXT4FS_E_INVALID_ARG for blocks outside the file system (or above
+ * 2^32 for an indirect map).
+ */
+int ext4fs_bmap_set(struct ext4fs_fs *fs, uint32_t ino, struct ext4fs_inode *inode,
+		    uint64_t lblk, uint64_t pblk, uint32_t len, int unwritten);
+
+/*
+ * Unmap logical blocks [lblk, lblk+len) (len may reach past the end of the
+ * map: UINT64_MAX - lblk truncates), freeing the data blocks and any
+ * mapping blocks left empty, splitting extents as needed.  Errors: I/O and
+ * corruption errors, EXT4FS_E_NO_SPACE when a split needs a tree block and
+ * none is left (the reserved blocks may be used).  On failure part of the
+ * range may already be a hole; the map stays consistent.
+ */
+int ext4fs_bmap_unmap(struct ext4fs_fs *fs, uint32_t ino, struct ext4fs_inode *inode,
+		      uint64_t lblk, uint64_t len);
+
+/*
+ * Mark [lblk, lblk+len) written: unwritten extents there are split into up
+ * to three pieces and the written ones merged with written neighbours.
+ * Nothing to do for an indirect map.  Errors as ext4fs_bmap_unmap().
+ */
+int ext4fs_bmap_mark_written(struct ext4fs_fs *fs, uint32_t ino, struct ext4fs_inode *inode,
+			     uint64_t lblk, uint64_t len);
+
 #ifdef __cplusplus
 }
 #endif

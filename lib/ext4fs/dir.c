@@ -504,3 +504,17 @@ check:
 	*ino = found;
 	return 0;
 }
+
+uint8_t ext4fs_file_type_of_mode(uint16_t mode)
+{
+	switch (mode & EXT4FS_S_IFMT) {
+	case EXT4FS_S_IFREG:  return EXT4FS_FT_REG_FILE;
+	case EXT4FS_S_IFDIR:  return EXT4FS_FT_DIR;
+	case EXT4FS_S_IFCHR:  return EXT4FS_FT_CHRDEV;
+	case EXT4FS_S_IFBLK:  return EXT4FS_FT_BLKDEV;
+	case EXT4FS_S_IFIFO:  return EXT4FS_FT_FIFO;
+	case EXT4FS_S_IFSOCK: return EXT4FS_FT_SOCK;
+	case EXT4FS_S_IFLNK:  return EXT4FS_FT_SYMLINK;
+	default:              return EXT4FS_FT_UNKNOWN;
+	}
+}

@@ -1,5 +1,6 @@
 /*
- * dir.h - reading directories: entry iteration, block checksums, lookup.
+ * dir.h - directories: entry iteration, block checksums, lookup, and
+ * changing them (dir_write.c, htree_write.c).
  *
  * Layer 5.  A directory is read block by block in logical order (holes and
  * unwritten extents are skipped; nothing at or past i_size is read).  In an
@@ -169,8 +170,76 @@ int ext4fs_dir_block_csum_verify(struct ext4fs_fs *fs, uint32_t ino, const struc
 int ext4fs_dir_lookup(struct ext4fs_fs *fs, uint32_t dir_ino, const char *name, size_t len,
 		      uint32_t *ino);
 
+/* The directory-entry file type (EXT4FS_FT_*) for an inode mode; EXT4FS_FT_UNKNOWN for none.  Cannot fail. */
+uint8_t ext4fs_file_type_of_mode(uint16_t mode);
+
 /* Decode an on-disk rec_len for a block of block_size bytes. */
 uint32_t ext4fs_dirent_rec_len(uint16_t raw, uint32_t block_size);
+
+/* -- Changing directories ----------------------------------------------------
+ *
+ * These work on a writable handle and a directory whose entries live in
+ * blocks; inline-data, encrypted and casefolded directories are refused
+ * (EXT4FS_E_INVALID_ARG), as is a directory whose size is not a whole
+ * number of blocks (EXT4FS_E_DIR_CORRUPT).  dir_inode is the caller's copy
+ * of the directory's inode: it is updated (size, block map, flags, mtime
+ * and ctime) and written.  Link counts of the inodes entries name are the
+ * caller's business.  Names are 1-255 bytes without '/' or NUL
+ * (EXT4FS_E_NAME_TOO_LONG, EXT4FS_E_INVALID_ARG); "." and ".." can only be
+ * retargeted.  Blocks are validated and, unless checksums are ignored,
+ * verified before they are changed.  A linear directory that outgrows its
+ * first block on a dir_index file system becomes an htree; htrees grow to
+ * two index levels, three with largedir.  New blocks come from
+ * ext4fs_bmap_alloc().  On failure the directory is left valid (an add that
+ * fails part-way may have split a leaf or an index block, or indexed the
+ * directory, without adding the name).
+ */
+
+/*
+ * Give new directory inode ino (mode set, no blocks yet, links set by the
+ * caller) its first block holding "." and ".." (pointing at parent), set
+ * i_size to one block and write the inode.  Errors: EXT4FS_E_NOT_DIR,
+ * EXT4FS_E_INVALID_ARG (the inode has a size or inline data, or a bad
+ * parent), EXT4FS_E_READ_ONLY, allocation and I/O errors.
+ */
+int ext4fs_dir_init(struct ext4fs_fs *fs, uint32_t ino, struct ext4fs_inode *inode, uint32_t parent);
+
+/*
+ * Add name -> ino with file_type (EXT4FS_FT_*, stored only with the
+ * filetype feature) to directory dir.  Errors: EXT4FS_E_EXISTS,
+ * EXT4FS_E_INVALID_ARG (also ino 0 or beyond the inode count),
+ * EXT4FS_E_DIR_FULL (largest index or size reached), EXT4FS_E_NO_SPACE,
+ * EXT4FS_E_UNKNOWN_HASH, the corruption, checksum and I/O errors.
+ */
+int ext4fs_dir_add(struct ext4fs_fs *fs, uint32_t dir, struct ext4fs_inode *dir_inode,
+		   const char *name, size_t len, uint32_t ino, uint8_t file_type);
+
+/*
+ * Remove name from directory dir; *ino (may be NULL) receives the inode it
+ * named.  Its record joins the previous one of its block (or keeps inode 0
+ * when first); blocks are never freed.  Errors: EXT4FS_E_NOT_FOUND, as
+ * ext4fs_dir_add().
+ */
+int ext4fs_dir_remove(struct ext4fs_fs *fs, uint32_t dir, struct ext4fs_inode *dir_inode,
+		      const char *name, size_t len, uint32_t *ino);
+
+/*
+ * Point the existing entry name of dir at ino with file_type (rename over
+ * an existing name; ".." of a moved directory, also in an htree root);
+ * *old_ino (may be NULL) receives the inode it named.  Errors as
+ * ext4fs_dir_remove().
+ */
+int ext4fs_dir_set_entry(struct ext4fs_fs *fs, uint32_t dir, struct ext4fs_inode *dir_inode,
+			 const char *name, size_t len, uint32_t ino, uint8_t file_type,
+			 uint32_t *old_ino);
+
+/*
+ * *empty = 1 when directory dir has no live entries besides "." and ".."
+ * (any directory, inline ones included; works read-only).  Errors: as
+ * ext4fs_dir_iterate().
+ */
+int ext4fs_dir_is_empty(struct ext4fs_fs *fs, uint32_t dir, const struct ext4fs_inode *dir_inode,
+			int *empty);
 
 #ifdef __cplusplus
 }

@@ -66,7 +66,8 @@ extern "C" {
 	X(TOO_MANY_LINKS,   "Too many links") \
 	X(NAME_TOO_LONG,    "File name too long") \
 	X(DIR_FULL,         "Directory index full") \
-	X(XATTR_NO_SPACE,   "No space left for extended attribute")
+	X(XATTR_NO_SPACE,   "No space left for extended attribute") \
+	X(ALLOC_STATE,      "Block allocator state does not match the block bitmap")
 
 /* Library error codes: -(EXT4FS_ERR_BASE + index in the table + 1). */
 enum ext4fs_error_index {
@@ -125,6 +126,7 @@ enum ext4fs_error_index {
 #define EXT4FS_E_NAME_TOO_LONG      EXT4FS_ERRCODE_(NAME_TOO_LONG)
 #define EXT4FS_E_DIR_FULL           EXT4FS_ERRCODE_(DIR_FULL)
 #define EXT4FS_E_XATTR_NO_SPACE     EXT4FS_ERRCODE_(XATTR_NO_SPACE)
+#define EXT4FS_E_ALLOC_STATE        EXT4FS_ERRCODE_(ALLOC_STATE)
 
 /*
  * Message for a code returned by the library (negative library code or

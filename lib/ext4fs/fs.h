@@ -242,6 +242,14 @@ uint32_t ext4fs_super_csum(const unsigned char *raw_super);
 int ext4fs_flush(struct ext4fs_fs *fs);
 
 /*
+ * Whether ext4fs_flush() writes only the primary superblock and descriptor
+ * table (on != 0) or also their backup copies (the default).  debug4fs
+ * writes the primaries only, as debugfs does, so damage made on purpose
+ * leaves the backups e2fsck falls back on intact.  Cannot fail.
+ */
+void ext4fs_set_primary_only(struct ext4fs_fs *fs, int on);
+
+/*
  * Flush (as ext4fs_flush) and close.  Returns the flush's error, 0 for a
  * read-only handle; the handle is freed in every case.  ext4fs_close() on a
  * writable handle also flushes but cannot report a failure.
@@ -301,6 +309,15 @@ int ext4fs_fs_inode_bitmap(struct ext4fs_fs *fs, const struct ext4fs_bitmap **ou
  * checksum is recomputed.  Errors: EXT4FS_E_READ_ONLY, EXT4FS_E_INVALID_ARG.
  */
 int ext4fs_group_desc_set(struct ext4fs_fs *fs, uint32_t g, const struct ext4fs_group_desc *gd);
+
+/*
+ * As ext4fs_group_desc_set(), but gd->checksum is stored as given instead
+ * of computed: for tools that damage a descriptor on purpose (debug4fs
+ * set_bg leaves a stale checksum, as debugfs does).  The next change the
+ * library makes to the group recomputes it.  Same errors.
+ */
+int ext4fs_group_desc_set_exact(struct ext4fs_fs *fs, uint32_t g,
+				const struct ext4fs_group_desc *gd);
 
 /*
  * Replace the superblock (debug4fs set_super_value, tune4fs).  Geometry

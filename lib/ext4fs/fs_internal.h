@@ -29,6 +29,7 @@ struct ext4fs_fs {
 	struct ext4fs_bitmap *inode_map;        /* live inode bitmap, loaded on first use */
 	unsigned char *group_dirty;             /* group_count entries of FS_DIRTY_* bits */
 	int super_dirty;
+	int primary_only;                       /* flush leaves the backup copies alone */
 	int time_fixed;
 	int64_t fixed_sec;
 	uint32_t fixed_nsec;

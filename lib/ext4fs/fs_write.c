@@ -405,6 +405,19 @@ int ext4fs_group_desc_set(struct ext4fs_fs *fs, uint32_t g, const struct ext4fs_
 	return 0;
 }
 
+int ext4fs_group_desc_set_exact(struct ext4fs_fs *fs, uint32_t g,
+				const struct ext4fs_group_desc *gd)
+{
+	int err = ext4fs_group_desc_set(fs, g, gd);
+
+	if (err)
+		return err;
+	fs->gd_csum_ok[g] = gd->checksum == fs->groups[g].checksum;
+	fs->groups[g].checksum = gd->checksum;
+	le16_store(fs->gd_raw + (size_t)g * fs->geom.desc_size + 0x1E, gd->checksum);  /* bg_checksum */
+	return 0;
+}
+
 int ext4fs_super_set(struct ext4fs_fs *fs, const struct ext4fs_super *sb)
 {
 	const struct ext4fs_super *old = &fs->sb;
@@ -495,7 +508,7 @@ static int flush_desc_block(struct ext4fs_fs *fs, uint32_t i, unsigned char *blo
 
 	memset(block, 0, geo->block_size);
 	memcpy(block, fs->gd_raw + (size_t)first * geo->desc_size, (size_t)n * geo->desc_size);
-	for (uint32_t g = 0; g < geo->group_count; g++) {
+	for (uint32_t g = 0; g < (fs->primary_only ? 1 : geo->group_count); g++) {
 		uint64_t odesc;
 		uint32_t odesc_blocks;
 
@@ -558,7 +571,7 @@ static int flush_supers(struct ext4fs_fs *fs)
 	ext4fs_now(fs, &now, &nsec);
 	fs->sb.s_wtime = (uint32_t)now;
 	fs->sb.s_wtime_hi = (uint8_t)((uint64_t)now >> 32);
-	for (uint32_t g = 1; g < geo->group_count; g++) {
+	for (uint32_t g = 1; g < (fs->primary_only ? 1 : geo->group_count); g++) {
 		uint64_t sblk;
 
 		if (!ext4fs_group_has_super(fs, g))
@@ -606,6 +619,11 @@ int ext4fs_flush(struct ext4fs_fs *fs)
 	}
 	free(block);
 	return err;
+}
+
+void ext4fs_set_primary_only(struct ext4fs_fs *fs, int on)
+{
+	fs->primary_only = on != 0;
 }
 
 int ext4fs_close_flush(struct ext4fs_fs *fs)

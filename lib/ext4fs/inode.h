@@ -193,6 +193,13 @@ int ext4fs_inode_write(struct ext4fs_fs *fs, uint32_t ino, const struct ext4fs_i
 int ext4fs_inode_write_raw(struct ext4fs_fs *fs, uint32_t ino, const void *raw);
 
 /*
+ * Write a whole raw record exactly as given, its checksum field included
+ * (none is computed): for tools that damage an inode on purpose (debug4fs
+ * "sif <ino> checksum <value>").  Same errors.
+ */
+int ext4fs_inode_write_raw_exact(struct ext4fs_fs *fs, uint32_t ino, const void *raw);
+
+/*
  * Fill *inode for a newly allocated inode: mode, owner, all four times now,
  * one link, i_extra_isize as the superblock wants (s_want_extra_isize, else
  * 32), the extents flag for regular files and directories on

@@ -25,9 +25,12 @@ static int inode_location(struct ext4fs_fs *fs, uint32_t ino, uint64_t *blk, uin
 	return 0;
 }
 
-/* Read-modify-write of ino's record from *inode, or from raw when it is not NULL. */
+/*
+ * Read-modify-write of ino's record from *inode, or from raw when it is not
+ * NULL; the checksum is computed unless exact.
+ */
 static int inode_update(struct ext4fs_fs *fs, uint32_t ino, const struct ext4fs_inode *inode,
-			const void *raw)
+			const void *raw, int exact)
 {
 	const struct ext4fs_geom *geo = &fs->geom;
 	uint64_t blk = 0;
@@ -50,7 +53,8 @@ static int inode_update(struct ext4fs_fs *fs, uint32_t ino, const struct ext4fs_
 		memcpy(block + off, raw, geo->inode_size);
 	else
 		ext4fs_inode_encode(inode, block + off, geo->inode_size);
-	ext4fs_inode_csum_set(fs, ino, block + off);
+	if (!exact)
+		ext4fs_inode_csum_set(fs, ino, block + off);
 	err = ext4fs_block_write(fs, blk, block);
 	if (err)
 		fs_fail(fs, err, "writing inode %u (inode table block %llu): %s", ino,
@@ -62,12 +66,17 @@ out:
 
 int ext4fs_inode_write(struct ext4fs_fs *fs, uint32_t ino, const struct ext4fs_inode *inode)
 {
-	return inode_update(fs, ino, inode, NULL);
+	return inode_update(fs, ino, inode, NULL, 0);
 }
 
 int ext4fs_inode_write_raw(struct ext4fs_fs *fs, uint32_t ino, const void *raw)
 {
-	return inode_update(fs, ino, NULL, raw);
+	return inode_update(fs, ino, NULL, raw, 0);
+}
+
+int ext4fs_inode_write_raw_exact(struct ext4fs_fs *fs, uint32_t ino, const void *raw)
+{
+	return inode_update(fs, ino, NULL, raw, 1);
 }
 
 void ext4fs_inode_set_time(struct ext4fs_inode *in, char which, int64_t sec, uint32_t nsec)

@@ -148,6 +148,16 @@ static uint64_t div_ceil(uint64_t a, uint64_t b)
 	return (a + b - 1) / b;
 }
 
+/*
+ * A group's free-block count is 16 bits in a 32-byte descriptor, so
+ * groups stop at 65528 blocks (64 KiB blocks would otherwise give 524288),
+ * which is what mke2fs and e2fsck hold to.
+ */
+static uint32_t max_blocks_per_group(uint32_t block_size)
+{
+	return 8 * block_size < 65528 ? 8 * block_size : 65528;
+}
+
 static int check_params(const struct ext4fs_mkfs_params *p, char *errmsg, size_t len)
 {
 	uint32_t bad;
@@ -176,11 +186,11 @@ static int check_params(const struct ext4fs_mkfs_params *p, char *errmsg, size_t
 		return plan_fail(errmsg, len, EXT4FS_E_INVALID_ARG,
 				 "invalid inode ratio %u: must be at least 1024", p->inode_ratio);
 	if (p->blocks_per_group &&
-	    (p->blocks_per_group < 256 || p->blocks_per_group > 8 * p->block_size ||
+	    (p->blocks_per_group < 256 || p->blocks_per_group > max_blocks_per_group(p->block_size) ||
 	     p->blocks_per_group % 8))
 		return plan_fail(errmsg, len, EXT4FS_E_INVALID_ARG,
 				 "invalid blocks per group %u: must be a multiple of 8 from 256 to %u",
-				 p->blocks_per_group, 8 * p->block_size);
+				 p->blocks_per_group, max_blocks_per_group(p->block_size));
 
 	f[0] = p->feature_compat & ~MKFS_COMPAT_OK;
 	f[1] = p->feature_incompat & ~MKFS_INCOMPAT_OK;
@@ -285,7 +295,7 @@ static int plan_geometry(const struct ext4fs_mkfs_params *p, struct ext4fs_super
 	uint32_t bs = p->block_size;
 	uint32_t desc_size = (p->feature_incompat & EXT4FS_FEATURE_INCOMPAT_64BIT) ? 64 : 32;
 	uint32_t desc_per_block = bs / desc_size;
-	uint32_t bpg = p->blocks_per_group ? p->blocks_per_group : 8 * bs;
+	uint32_t bpg = p->blocks_per_group ? p->blocks_per_group : max_blocks_per_group(bs);
 	uint32_t first_data_block = bs == 1024 ? 1 : 0;
 	uint64_t blocks = p->blocks_count;
 	uint64_t groups, inodes, ipg, itb;

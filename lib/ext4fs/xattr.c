@@ -8,34 +8,9 @@
 #include "ext4fs/xattr.h"
 #include "fs_internal.h"
 #include "ondisk_le.h"
-
-/* Block header fields. */
-#define XH_MAGIC     0x00
-#define XH_REFCOUNT  0x04
-#define XH_BLOCKS    0x08
-#define XH_CHECKSUM  0x10
-
-/* Entry fields. */
-#define XE_NAME_LEN    0x00
-#define XE_NAME_INDEX  0x01
-#define XE_VALUE_OFFS  0x02
-#define XE_VALUE_INUM  0x04
-#define XE_VALUE_SIZE  0x08
-#define XE_HASH        0x0C
-#define XE_NAME        0x10
+#include "xattr_internal.h"
 
 #define INODE_EXTRA_ISIZE_OFF 0x80
-
-/* An entry takes its 16 bytes plus the name, padded to 4 bytes. */
-static uint32_t entry_len(uint8_t name_len)
-{
-	return ((uint32_t)EXT4FS_XATTR_ENTRY_SIZE + name_len + 3U) & ~3U;
-}
-
-static uint32_t value_padded(uint32_t size)
-{
-	return (size + 3U) & ~3U;
-}
 
 static const char *const prefix_table[] = {
 	[EXT4FS_XATTR_INDEX_USER] = "user.",
@@ -107,7 +82,7 @@ static int check_region(struct ext4fs_fs *fs, uint32_t ino, struct region *r)
 		if (r->end - off < EXT4FS_XATTR_ENTRY_SIZE)
 			return corrupt(fs, ino, r, off, "entry runs past the end");
 		uint8_t name_len = b[off + XE_NAME_LEN];
-		uint32_t len = entry_len(name_len);
+		uint32_t len = xattr_entry_len(name_len);
 		if (len > r->end - off || r->end - off - len < 4)
 			return corrupt(fs, ino, r, off, "entry name runs past the end");
 		if (memchr(b + off + XE_NAME, 0, name_len))
@@ -117,7 +92,7 @@ static int check_region(struct ext4fs_fs *fs, uint32_t ino, struct region *r)
 	r->last = off;
 
 	/* Values: inside the region, after the entry table, padding included. */
-	for (off = r->first; off < r->last; off += entry_len(b[off + XE_NAME_LEN])) {
+	for (off = r->first; off < r->last; off += xattr_entry_len(b[off + XE_NAME_LEN])) {
 		uint32_t size = le32_load(b + off + XE_VALUE_SIZE);
 		uint32_t inum = le32_load(b + off + XE_VALUE_INUM);
 		uint32_t offs = le16_load(b + off + XE_VALUE_OFFS);
@@ -138,7 +113,7 @@ static int check_region(struct ext4fs_fs *fs, uint32_t ino, struct region *r)
 		uint32_t v = r->value_base + offs;
 		if (v < r->last + 4)
 			return corrupt(fs, ino, r, off, "value overlaps the entry table");
-		if (size > r->end - v || value_padded(size) > r->end - v)
+		if (size > r->end - v || xattr_value_padded(size) > r->end - v)
 			return corrupt(fs, ino, r, off, "value runs past the end");
 	}
 	return 0;
@@ -184,7 +159,7 @@ static int emit_region(struct ext4fs_fs *fs, uint32_t ino, const struct region *
 	char name[EXT4FS_XATTR_NAME_MAX + 1];
 	int err = 0;
 
-	for (uint32_t off = r->first; off < r->last; off += entry_len(b[off + XE_NAME_LEN])) {
+	for (uint32_t off = r->first; off < r->last; off += xattr_entry_len(b[off + XE_NAME_LEN])) {
 		struct ext4fs_xattr x = { 0 };
 		unsigned char *ea_value = NULL;
 		const char *prefix;

@@ -1,5 +1,5 @@
 /*
- * xattr.h - reading extended attributes.
+ * xattr.h - reading and changing extended attributes.
  *
  * Layer 5.  An inode's attributes live in two places: the space after the
  * large-inode fields (128 + i_extra_isize up to s_inode_size, behind a
@@ -122,6 +122,83 @@ const char *ext4fs_xattr_prefix(unsigned name_index);
  * h_checksum taken as zero.  block is block_size bytes.  Cannot fail.
  */
 uint32_t ext4fs_xattr_block_csum(const struct ext4fs_fs *fs, uint64_t blk, const void *block);
+
+/* -- Changing attributes ---------------------------------------------------
+ *
+ * Attributes are placed the way the kernel places them: in the inode body
+ * when the new entry and value fit there (entries in the order they were
+ * added, values packed from the end of the record), else in the attribute
+ * block (entries sorted by name index, name length and name, values packed
+ * from the end of the block, an entry hash on every entry and a block hash
+ * in the header).  Setting an attribute that lives in the block to a value
+ * that fits the inode moves it into the inode, and the other way round.  A
+ * block shared with other inodes (h_refcount > 1) is copied before it is
+ * changed; a block left empty is released.  Values are never moved into EA
+ * inodes; an entry whose value already lives in one is kept as it is but
+ * cannot be changed or removed (EXT4FS_E_UNSUPP_FEATURE).
+ *
+ * Each call works on a writable handle and takes the inode's decoded record
+ * as authoritative: *inode is encoded into the on-disk record, the
+ * attribute area is edited, the record is written and decoded back into
+ * *inode (i_file_acl, i_blocks and, for set and remove, i_ctime changed).
+ * The record's in-inode area must hold attributes or zeros: a record never
+ * written before must not carry a previous owner's attributes.  A failure
+ * leaves the inode and its attribute block as they were, except that an
+ * I/O error while writing may leave the block changed and the inode not.
+ */
+
+#define EXT4FS_XATTR_CREATE  0x1   /* fail with EXT4FS_E_EXISTS if present */
+#define EXT4FS_XATTR_REPLACE 0x2   /* fail with EXT4FS_E_NOT_FOUND if absent */
+
+/*
+ * Create or replace attribute full_name (with its namespace prefix:
+ * "user.", "trusted.", "security.", "gnu.", or exactly
+ * "system.posix_acl_access", "system.posix_acl_default",
+ * "system.richacl") with len bytes of value (may be NULL when len is 0).
+ * POSIX ACLs are taken in the format getxattr(2) returns (version 2,
+ * 8-byte entries) and stored in ext4's compact format; a value already in
+ * the ext4 format (version 1) is stored as it is.  Errors:
+ * EXT4FS_E_INVALID_ARG (unknown prefix, empty suffix, "system.data" which
+ * belongs to inline data, unknown flags, a malformed ACL),
+ * EXT4FS_E_NAME_TOO_LONG (suffix over 255 bytes), EXT4FS_E_EXISTS /
+ * EXT4FS_E_NOT_FOUND (per flags), EXT4FS_E_XATTR_NO_SPACE (fits neither
+ * the inode nor the block), EXT4FS_E_NO_SPACE (no block for the
+ * attributes), EXT4FS_E_XATTR_CORRUPT, EXT4FS_E_XATTR_CSUM,
+ * EXT4FS_E_UNSUPP_FEATURE, EXT4FS_E_READ_ONLY, EXT4FS_E_NO_MEMORY, I/O
+ * errors.  Setting the value an attribute already has changes nothing.
+ */
+int ext4fs_xattr_set(struct ext4fs_fs *fs, uint32_t ino, struct ext4fs_inode *inode,
+		     const char *full_name, const void *value, size_t len, unsigned flags);
+
+/*
+ * Remove attribute full_name.  Errors: EXT4FS_E_NOT_FOUND when there is no
+ * such attribute, and those of ext4fs_xattr_set().
+ */
+int ext4fs_xattr_remove(struct ext4fs_fs *fs, uint32_t ino, struct ext4fs_inode *inode,
+			const char *full_name);
+
+/*
+ * Drop the inode's reference to its attribute block, for an inode being
+ * deleted: the block's h_refcount goes down by one and the block is freed
+ * when none is left; i_file_acl becomes 0 and i_blocks loses the block; the
+ * record is written.  Nothing happens without a block.  In-inode
+ * attributes are left alone.  Errors: EXT4FS_E_XATTR_CORRUPT,
+ * EXT4FS_E_XATTR_CSUM, EXT4FS_E_UNSUPP_FEATURE (the block would be freed
+ * but refers to EA inodes), EXT4FS_E_READ_ONLY, EXT4FS_E_NO_MEMORY, I/O
+ * errors.
+ */
+int ext4fs_xattr_release(struct ext4fs_fs *fs, uint32_t ino, struct ext4fs_inode *inode);
+
+/*
+ * Convert a POSIX ACL from ext4's on-disk format (what ext4fs_xattr_get()
+ * returns for "system.posix_acl_access" / "_default": version 1, 4-byte
+ * entries for the owner, owning group, mask and others, 8-byte entries
+ * with an id for named users and groups) to the format of getxattr(2)
+ * (version 2, 8-byte entries, id 0xFFFFFFFF where there is none).  On
+ * success *out is malloc'd (caller frees) and *out_len its length.
+ * Errors: EXT4FS_E_INVALID_ARG for a malformed ACL, EXT4FS_E_NO_MEMORY.
+ */
+int ext4fs_acl_to_vfs(const void *disk, size_t len, void **out, size_t *out_len);
 
 #ifdef __cplusplus
 }

@@ -96,10 +96,57 @@ int rw_image_fsck(struct rw_image *img)
 	return status;
 }
 
+void rw_image_assert_clean(struct rw_image *img)
+{
+	int rc = rw_image_fsck(img);
+
+	if (rc == -1)
+		print_message("SKIP: e2fsck not installed\n");
+	else
+		assert_int_equal(rc, 0);
+}
+
 void rw_image_close(struct rw_image *img)
 {
 	if (img->fs)
 		assert_int_equal(ext4fs_close_flush(img->fs), 0);
 	free(img->buf);
 	memset(img, 0, sizeof(*img));
+}
+
+void rw_tweak_1k(struct ext4fs_mkfs_params *p)
+{
+	p->block_size = 1024;
+}
+
+void rw_tweak_gdt_csum(struct ext4fs_mkfs_params *p)
+{
+	p->feature_ro_compat &= ~(uint32_t)EXT4FS_FEATURE_RO_COMPAT_METADATA_CSUM;
+	p->feature_ro_compat |= EXT4FS_FEATURE_RO_COMPAT_GDT_CSUM;
+}
+
+void rw_tweak_no_csum(struct ext4fs_mkfs_params *p)
+{
+	p->feature_ro_compat &= ~(uint32_t)(EXT4FS_FEATURE_RO_COMPAT_METADATA_CSUM |
+					    EXT4FS_FEATURE_RO_COMPAT_GDT_CSUM);
+}
+
+void rw_tweak_1k_gdt_csum(struct ext4fs_mkfs_params *p)
+{
+	rw_tweak_1k(p);
+	rw_tweak_gdt_csum(p);
+}
+
+void rw_tweak_ext3ish_1k(struct ext4fs_mkfs_params *p)
+{
+	p->block_size = 1024;
+	p->feature_incompat = EXT4FS_FEATURE_INCOMPAT_FILETYPE;
+	p->feature_ro_compat = EXT4FS_FEATURE_RO_COMPAT_SPARSE_SUPER | EXT4FS_FEATURE_RO_COMPAT_LARGE_FILE;
+	p->log_groups_per_flex = 0;
+}
+
+void rw_tweak_ext3ish_4k(struct ext4fs_mkfs_params *p)
+{
+	rw_tweak_ext3ish_1k(p);
+	p->block_size = 4096;
 }

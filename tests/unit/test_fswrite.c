@@ -17,22 +17,11 @@
 #include "ext4fs/inode.h"
 #include "rw_image.h"
 
+/* ext2 style: rw_tweak_ext3ish_1k without the journal and the other compat features. */
 static void ext2ish_1k(struct ext4fs_mkfs_params *p)
 {
-	p->block_size = 1024;
-	p->feature_incompat = EXT4FS_FEATURE_INCOMPAT_FILETYPE;
-	p->feature_ro_compat = EXT4FS_FEATURE_RO_COMPAT_SPARSE_SUPER | EXT4FS_FEATURE_RO_COMPAT_LARGE_FILE;
+	rw_tweak_ext3ish_1k(p);
 	p->feature_compat = 0;
-	p->log_groups_per_flex = 0;
-}
-
-static void fsck_clean(struct rw_image *img)
-{
-	int rc = rw_image_fsck(img);
-	if (rc == -1)
-		print_message("SKIP: e2fsck not installed\n");
-	else
-		assert_int_equal(rc, 0);
 }
 
 static void mark_blocks_and_reopen(void **state)
@@ -62,7 +51,7 @@ static void mark_blocks_and_reopen(void **state)
 	assert_int_equal(ext4fs_bitmap_test(bm, blk + 4), 1);
 	assert_int_equal(ext4fs_bitmap_test(bm, blk + 3), 0);
 	assert_int_equal(ext4fs_blocks_mark_free(img.fs, blk + 4, 6), 0);
-	fsck_clean(&img);
+	rw_image_assert_clean(&img);
 	rw_image_close(&img);
 }
 
@@ -95,7 +84,7 @@ static void cross_group_runs(void **state)
 	assert_int_equal(ext4fs_group(img.fs, g)->free_blocks_count, g2_free - 2);
 	assert_int_equal(ext4fs_blocks_mark_free(img.fs, b, 5), 0);
 	assert_int_equal(ext4fs_geom(img.fs)->free_blocks_count, free0);
-	fsck_clean(&img);
+	rw_image_assert_clean(&img);
 	rw_image_close(&img);
 }
 
@@ -132,7 +121,7 @@ static void inode_alloc_write_free(void **state)
 	assert_int_equal(ext4fs_inode_mark_free(img.fs, ino - 1, 0), 0);
 	assert_int_equal(ext4fs_inode_mark_free(img.fs, ino, 0), 0);
 	assert_int_equal(ext4fs_sb(img.fs)->s_free_inodes_count, free_inodes);
-	fsck_clean(&img);
+	rw_image_assert_clean(&img);
 	rw_image_close(&img);
 }
 

@@ -1,0 +1,148 @@
+/*
+ * dir_internal.h - what dir_write.c and htree_write.c share (not installed).
+ *
+ * Leaf blocks are edited in memory: scanned (validating every record),
+ * given a new entry in the first record with room, stripped of an entry,
+ * then sealed (checksum tail) and written.  The htree side calls these for
+ * its leaves and keeps its index blocks to itself.
+ */
+#ifndef EXT4FS_DIR_INTERNAL_H
+#define EXT4FS_DIR_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "ext4fs/dir.h"
+#include "ext4fs/fs.h"
+#include "ext4fs/inode.h"
+
+/* An entry record: le32 inode, le16 rec_len, u8 name_len, u8 file_type, the name. */
+#define DIRW_DE_INODE     0
+#define DIRW_DE_REC_LEN   4
+#define DIRW_DE_NAME_LEN  6
+#define DIRW_DE_FILE_TYPE 7
+#define DIRW_DE_NAME      8
+#define DIRW_DE_HEADER    8
+
+#define DIRW_NO_PREV   UINT32_MAX  /* the entry found is the first of its block */
+
+/* Record length that holds a name of name_len bytes. */
+static inline uint32_t dirw_rec_size(uint32_t name_len)
+{
+	return (DIRW_DE_HEADER + name_len + 3U) & ~3U;
+}
+
+/* What a scan of one leaf block found. */
+struct dirw_scan {
+	int found;           /* a live entry carries the name */
+	uint32_t off;        /* ... at this offset */
+	uint32_t prev;       /* ... after the record at prev (DIRW_NO_PREV when first) */
+	uint32_t found_ino;  /* ... naming this inode */
+	int has_room;        /* a record can take `need' more bytes */
+	uint32_t room;       /* ... this one (the first such) */
+};
+
+/* Where entries end in a leaf block: before the checksum tail with metadata_csum. */
+uint32_t dirw_leaf_end(const struct ext4fs_fs *fs);
+
+/* rec_len as stored for a record of len bytes. */
+uint16_t dirw_rec_len_disk(uint32_t len);
+
+/* Decoded rec_len of the record at off. */
+uint32_t dirw_rec_len(const struct ext4fs_fs *fs, const unsigned char *buf, uint32_t off);
+
+/*
+ * Scan leaf block buf (logical block lblk of directory dir) for a live entry
+ * named name (stops there) and for the first record with `need' bytes to
+ * spare (need 0: do not look).  Every record is checked on the way, and with
+ * metadata_csum the tail must be present.  Errors: EXT4FS_E_DIR_CORRUPT.
+ */
+int dirw_leaf_scan(struct ext4fs_fs *fs, uint32_t dir, const unsigned char *buf, uint64_t lblk,
+		   const char *name, size_t len, uint32_t need, struct dirw_scan *s);
+
+/*
+ * Put a new entry into the record at off, which has room (a scan said so):
+ * an unused record is taken whole, a live one gives up its slack.  Cannot fail.
+ */
+void dirw_leaf_put(struct ext4fs_fs *fs, unsigned char *buf, uint32_t off, const char *name,
+		   size_t len, uint32_t ino, uint8_t file_type);
+
+/*
+ * Write an entry record at off of rec_len bytes (name and file type as
+ * given; file_type is dropped without the filetype feature).  Cannot fail.
+ */
+void dirw_entry_store(struct ext4fs_fs *fs, unsigned char *buf, uint32_t off, uint32_t rec_len,
+		      const char *name, size_t len, uint32_t ino, uint8_t file_type);
+
+/* Start an empty leaf block: one unused record over the entry area, then the tail
+ * (its checksum is filled in by dirw_block_seal()). */
+void dirw_leaf_init(struct ext4fs_fs *fs, unsigned char *buf);
+
+/*
+ * Compute buf's checksum (metadata_csum; nothing otherwise) for logical
+ * block lblk of dir: a dx tail for index blocks, the dirent tail (rewritten
+ * whole) for leaves.  Cannot fail.
+ */
+void dirw_block_seal(struct ext4fs_fs *fs, uint32_t dir, const struct ext4fs_inode *inode,
+		     uint64_t lblk, unsigned char *buf);
+
+/* Seal and write block buf (logical lblk, physical pblk) of dir.  Errors: write errors. */
+int dirw_block_write(struct ext4fs_fs *fs, uint32_t dir, const struct ext4fs_inode *inode,
+		     uint64_t lblk, uint64_t pblk, unsigned char *buf);
+
+/*
+ * Read logical block lblk of dir for changing it: the checksum is verified
+ * unless the handle ignores checksums.  Errors: as ext4fs_dir_block_read(),
+ * the checksum errors.
+ */
+int dirw_block_read(struct ext4fs_fs *fs, uint32_t dir, const struct ext4fs_inode *inode,
+		    uint64_t lblk, unsigned char *buf, uint64_t *pblk);
+
+/*
+ * Allocate and map the block after the directory's last one and grow i_size
+ * over it (in *inode, which the caller writes).  Errors: EXT4FS_E_DIR_FULL
+ * (the directory reached its size limit), the allocation errors; nothing
+ * changed then.
+ */
+int dirw_block_append(struct ext4fs_fs *fs, uint32_t dir, struct ext4fs_inode *inode,
+		      uint32_t *lblk, uint64_t *pblk);
+
+/* Stamp mtime and ctime with ext4fs_now() and write the directory's inode. */
+int dirw_touch(struct ext4fs_fs *fs, uint32_t dir, struct ext4fs_inode *inode);
+
+/* -- htree_write.c -- */
+
+/* Where an entry was found. */
+struct dirw_loc {
+	uint64_t lblk, pblk;
+	uint32_t off, prev;
+	uint32_t ino;
+};
+
+/*
+ * Add an entry to an indexed directory: EXT4FS_E_EXISTS, EXT4FS_E_DIR_FULL,
+ * EXT4FS_E_UNKNOWN_HASH, EXT4FS_E_HTREE_CORRUPT, allocation, corruption and
+ * I/O errors.  Writes the blocks it changes and, when it grew the directory,
+ * the inode; the times are the caller's.
+ */
+int dirw_htree_add(struct ext4fs_fs *fs, uint32_t dir, struct ext4fs_inode *inode,
+		   const char *name, size_t len, uint32_t ino, uint8_t file_type);
+
+/*
+ * Find name in an indexed directory and leave its block in buf: *loc says
+ * where.  Errors: EXT4FS_E_NOT_FOUND and as dirw_htree_add().
+ */
+int dirw_htree_find(struct ext4fs_fs *fs, uint32_t dir, struct ext4fs_inode *inode,
+		    const char *name, size_t len, unsigned char *buf, struct dirw_loc *loc);
+
+/*
+ * Turn a linear one-block directory whose block 0 (content in block0, at
+ * physical pblk0) is full into an indexed one: its entries move to a new
+ * leaf at block 1, block 0 becomes the index root.  The inode gets
+ * EXT4FS_INDEX_FL and is written.  Errors: EXT4FS_E_DIR_CORRUPT (no "."
+ * and ".." to keep), EXT4FS_E_UNKNOWN_HASH, allocation and I/O errors;
+ * nothing changed unless the writes themselves failed.
+ */
+int dirw_htree_convert(struct ext4fs_fs *fs, uint32_t dir, struct ext4fs_inode *inode,
+		       const unsigned char *block0, uint64_t pblk0);
+
+#endif
