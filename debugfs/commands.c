@@ -6,7 +6,8 @@
 #include "ext4fs/namei.h"
 
 const struct dbg_cmd *const dbg_command_groups[] = {
-	dbg_cmds_core, dbg_cmds_super, dbg_cmds_inode, dbg_cmds_dir, NULL,
+	dbg_cmds_core, dbg_cmds_super, dbg_cmds_inode, dbg_cmds_dir, dbg_cmds_set, dbg_cmds_write,
+	dbg_cmds_files, NULL,
 };
 
 const struct dbg_cmd *dbg_find_command(const char *name)

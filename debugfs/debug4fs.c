@@ -1,4 +1,17 @@
-/* debug4fs.c - option parsing, the command loop, and opening the file system. */
+/*
+ * debug4fs.c - option parsing, the command loop, and opening the file system.
+ *
+ * With -w the file system is opened read-write, after making sure the
+ * running system does not use it (mounted, directly or through a loop
+ * device, or swapped on): debugfs writes to a mounted file system without
+ * a word, debug4fs refuses.  Read-only use of a mounted file system stays
+ * allowed.  The handle keeps bitmaps, descriptors and the superblock in
+ * memory; they are written after every command, so the next command (and
+ * a command that only reads the disk) sees what the last one did, and a
+ * failure to write is reported against the command that caused it.  Like
+ * debugfs, only the primary superblock and descriptor table are written;
+ * the backups keep what they had.
+ */
 #include "config.h"
 #include <errno.h>
 #include <getopt.h>
@@ -6,6 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "debug4fs.h"
+#include "ext4fs/mountcheck.h"
 
 #define PROGRAM "debug4fs"
 
@@ -17,9 +31,9 @@ static void print_version(FILE *f)
 static void print_help(FILE *f)
 {
 	fprintf(f,
-		"Usage: %s [-b blocksize] [-s superblock] [-f cmd_file] [-R request] [-c] [-n] [-j] [-V] [device]\n"
+		"Usage: %s [-b blocksize] [-s superblock] [-f cmd_file] [-R request] [-c] [-n] [-w] [-j] [-V] [device]\n"
 		"\n"
-		"Read-only ext2/ext3/ext4 file system debugger, command-compatible with debugfs.\n"
+		"ext2/ext3/ext4 file system debugger, command-compatible with debugfs.\n"
 		"\n"
 		"  -R request     run one command and exit\n"
 		"  -f cmd_file    run the commands in cmd_file ('-' for standard input), echoing each\n"
@@ -27,7 +41,7 @@ static void print_help(FILE *f)
 		"  -s superblock  open using the backup superblock at this block\n"
 		"  -c             catastrophic mode: do not read bitmaps up front (always true here)\n"
 		"  -n             do not verify metadata checksums\n"
-		"  -w             open read-write (not supported yet)\n"
+		"  -w             open read-write (refused when the file system is in use)\n"
 		"  -j, --json     print each command's result as one JSON document\n"
 		"  -V             print the version and exit\n"
 		"  -h, --help     print this help and exit\n"
@@ -37,13 +51,33 @@ static void print_help(FILE *f)
 		PROGRAM);
 }
 
+/* Refuse to write to a file system the running system uses. */
+static int check_not_in_use(const char *device)
+{
+	char via[300];
+	unsigned flags;
+
+	if (ext4fs_check_mount_via(device, &flags, via, sizeof(via)) < 0 || !EXT4FS_MOUNT_IN_USE(flags))
+		return 0;   /* a path that cannot be examined fails in the open */
+	fprintf(stderr, "%s: %s is %s%s%s%s; will not open it read-write\n", PROGRAM, device,
+		(flags & EXT4FS_MOUNT_MOUNTED) ? "mounted" :
+		(flags & EXT4FS_MOUNT_SWAP) ? "in use as swap" : "in use by the system",
+		(flags & EXT4FS_MOUNT_LOOP) ? " (through " : "", (flags & EXT4FS_MOUNT_LOOP) ? via : "",
+		(flags & EXT4FS_MOUNT_LOOP) ? ")" : "");
+	return 1;
+}
+
 static int open_fs(struct dbg *d, const char *device)
 {
 	struct ext4fs_open_opts opts = {
 		.flags = d->open_flags, .superblock = d->superblock, .block_size = d->block_size,
 	};
 	char msg[512];
-	int err = ext4fs_open(device, &opts, &d->fs, msg, sizeof(msg));
+	int err;
+
+	if ((d->open_flags & EXT4FS_OPEN_RW) && check_not_in_use(device))
+		return 1;
+	err = ext4fs_open(device, &opts, &d->fs, msg, sizeof(msg));
 
 	if (err == EXT4FS_E_SB_CSUM && !(opts.flags & EXT4FS_OPEN_IGNORE_CSUM)) {
 		/* As debugfs does: say so, and go on without checksum verification. */
@@ -57,6 +91,8 @@ static int open_fs(struct dbg *d, const char *device)
 		d->fs = NULL;
 		return 1;
 	}
+	/* As debugfs: the backup superblocks and descriptors keep what they had. */
+	ext4fs_set_primary_only(d->fs, 1);
 	d->device = device;
 	d->root = d->cwd = EXT4FS_ROOT_INO;
 	return 0;
@@ -142,7 +178,29 @@ int dbg_run_argv(struct dbg *d, int argc, char **argv)
 	opterr = 1;
 	rc = c->fn(d, argc, argv);
 	fflush(d->out);
+	if (d->fs && (ext4fs_fs_flags(d->fs) & EXT4FS_OPEN_RW)) {
+		int err = ext4fs_flush(d->fs);
+		if (err) {
+			dbg_error(d, PROGRAM, err, "while writing out %s", d->device);
+			rc = 1;
+		}
+	}
 	return rc;
+}
+
+/* Close the file system, writing what is left; nonzero (reported) on failure. */
+static int close_fs(struct dbg *d)
+{
+	int err = 0;
+
+	if (d->fs && (ext4fs_fs_flags(d->fs) & EXT4FS_OPEN_RW)) {
+		err = ext4fs_flush(d->fs);
+		if (err)
+			dbg_error(d, PROGRAM, err, "while closing %s", d->device);
+	}
+	ext4fs_close(d->fs);
+	d->fs = NULL;
+	return err ? 1 : 0;
 }
 
 static int run_line(struct dbg *d, const char *line)
@@ -253,9 +311,7 @@ int main(int argc, char **argv)
 			}
 			d.superblock = v;
 			break;
-		case 'w':
-			fprintf(stderr, "%s: read-write mode is not supported yet\n", PROGRAM);
-			return 1;
+		case 'w': d.open_flags |= EXT4FS_OPEN_RW; break;
 		case 'd': case 'z':
 			fprintf(stderr, "%s: -%c is not supported\n", PROGRAM, opt);
 			return 1;
@@ -284,6 +340,6 @@ int main(int argc, char **argv)
 		rc |= run_file(&d, cmd_file);
 	else
 		rc |= run_interactive(&d);
-	ext4fs_close(d.fs);
+	rc |= close_fs(&d);
 	return rc ? 1 : 0;
 }

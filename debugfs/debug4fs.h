@@ -45,6 +45,10 @@ extern const struct dbg_cmd dbg_cmds_core[];    /* commands.c: help, cd, pwd, qu
 extern const struct dbg_cmd dbg_cmds_super[];   /* cmd_super.c: stats, freefrag, bitmaps */
 extern const struct dbg_cmd dbg_cmds_inode[];   /* cmd_inode.c: stat, ex, blocks, bmap, icheck, ncheck */
 extern const struct dbg_cmd dbg_cmds_dir[];     /* cmd_dir.c: ls, htree, dx_hash, dump, rdump, cat */
+extern const struct dbg_cmd dbg_cmds_set[];     /* cmd_set.c: sif, ssv, set_bg, set_current_time */
+extern const struct dbg_cmd dbg_cmds_write[];   /* cmd_write.c: setb, freeb, seti, freei, clri, copy_inode */
+extern const struct dbg_cmd dbg_cmds_files[];   /* cmd_files.c: write, mkdir, rm, rmdir, link, unlink,
+						   symlink, mknod, punch, fallocate, kill_file */
 extern const struct dbg_cmd *const dbg_command_groups[];
 
 /* Find a command by name or alias; NULL if there is none. */
@@ -80,6 +84,13 @@ int dbg_usage(const char *cmd, const char *usage);
 
 /* Check argc is within [min, max]; otherwise print the usage and return nonzero. */
 int dbg_check_args(int argc, char **argv, int min, int max, const char *usage);
+
+/*
+ * For commands that change the file system: prints debugfs's "<cmd>:
+ * Filesystem not open" or "<cmd>: Filesystem opened read/only" (no -w) and
+ * returns nonzero unless a writable file system is open (cmd_write.c).
+ */
+int dbg_require_rw(struct dbg *d, const char *cmd);
 
 /* Format a time as debugfs does ("Sat Nov 21 21:25:48 2026"), honouring TZ / DEBUGFS_TZ? (UTC unless TZ set). */
 const char *dbg_time_str(int64_t t, char *buf, size_t len);

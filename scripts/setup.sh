@@ -10,10 +10,10 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$top/build}
 [ $# -gt 0 ] && shift
 
-# Build tools, libraries, test oracles (e2fsprogs, attr for xattrs), and clang for libFuzzer.
+# Build tools, libraries, test oracles (e2fsprogs; attr and acl for xattrs and ACLs), and clang for libFuzzer.
 packages=(autoconf automake libtool pkg-config make gcc clang
           uuid-dev libblkid-dev zlib1g-dev libcmocka-dev
-          e2fsprogs attr util-linux mount python3)
+          e2fsprogs attr acl util-linux mount python3)
 
 missing=()
 for p in "${packages[@]}"; do

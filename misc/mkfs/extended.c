@@ -201,7 +201,7 @@ int mk_parse_extended(const char *opts, struct mk_ext_opts *e)
 		} else if (!strcmp(tok, "nodiscard")) {
 			e->discard = 0;
 		} else if (!strcmp(tok, "no_copy_xattrs")) {
-			continue;       /* only meaningful with -d */
+			e->no_copy_xattrs = 1;
 		} else if (!strcmp(tok, "encoding")) {
 			if (!arg || (strcmp(arg, "utf8") && strcmp(arg, "utf8-12.1"))) {
 				fprintf(stderr, "Invalid encoding: %s\n", arg ? arg : "");

@@ -174,6 +174,9 @@ int main(int argc, char **argv)
 	}
 	if (write_fs(&o, &t, &c, plan))
 		goto out;
+	if (o.root_dir && mk_populate(t.path, c.offset, o.root_dir, !c.no_copy_xattrs,
+				      c.root_owner_set, c.p.now, o.quiet))
+		goto out;
 	created_target = NULL;
 	if (o.json)
 		mk_print_json(stdout, plan, &c, o.device, 1);

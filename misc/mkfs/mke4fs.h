@@ -68,6 +68,7 @@ struct mk_opts {
 	int verbose;                    /* -v */
 	int json;                       /* --json */
 	int nodiscard_K;                /* -K */
+	const char *root_dir;           /* -d: populate from this directory */
 };
 
 /* Parse argv.  Handles --help, -V/--version and usage errors itself (it exits
@@ -99,6 +100,7 @@ struct mk_ext_opts {
 	const char *resize;
 	const char *orphan_size;
 	int casefold;
+	int no_copy_xattrs;         /* with -d */
 };
 
 /* Parse a comma-separated -E list into *e (which the caller initialised).
@@ -150,6 +152,7 @@ struct mk_config {
 	int journal_too_small;          /* has_journal was dropped: too small */
 	int root_owner_set;
 	int discard;
+	int no_copy_xattrs;             /* -E no_copy_xattrs (with -d) */
 };
 
 int mk_build_config(const struct mk_opts *o, const struct mk_target *t, struct mk_config *c);
@@ -195,5 +198,17 @@ void mk_progress_finish(struct mk_progress *pr, int failed);
 void mk_print_json(FILE *f, const struct ext4fs_mkfs_plan *plan, const struct mk_config *c,
 		   const char *device, int written);
 void mk_uuid_str(const uint8_t u[16], char *buf, size_t len);
+
+/* ----------------------------------------------------------------- populate */
+
+/*
+ * mke4fs -d: open the new file system at offset of image read-write and copy
+ * the tree under src_dir into it (populate.c).  keep_root_owner leaves the
+ * root directory's owner as -E root_owner set it; fixed_time stamps new
+ * inodes' creation times.  Prints "Copying files into the device: done"
+ * unless quiet.  Returns 0, or -1 after printing what failed and where.
+ */
+int mk_populate(const char *image, uint64_t offset, const char *src_dir, int copy_xattrs,
+		int keep_root_owner, int64_t fixed_time, int quiet);
 
 #endif

@@ -209,7 +209,8 @@ int mk_parse_args(int argc, char **argv, struct mk_opts *o)
 				"which mke4fs cannot make yet\n", prog_name, optarg);
 			return -1;
 		case 'd':
-			return unsupported("populating the file system from a directory (-d)");
+			o->root_dir = optarg;
+			break;
 		case 'D':
 			return unsupported("direct I/O (-D)");
 		case 'S':

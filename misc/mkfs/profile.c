@@ -870,6 +870,7 @@ static int fill_params(struct policy *s)
 	s->p->root_uid = s->e.root_uid;
 	s->p->root_gid = s->e.root_gid;
 	s->c->root_owner_set = s->e.root_owner_set && (s->e.root_uid || s->e.root_gid);
+	s->c->no_copy_xattrs = s->e.no_copy_xattrs;
 	s->p->creator_os = s->creator_os;
 	s->p->flags = 0;
 	if (s->lazy_itable || s->e.prezeroed > 0)

@@ -13,22 +13,20 @@
  */
 #include "config.h"
 #include <blkid/blkid.h>
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include <sys/types.h>
 #ifdef HAVE_LINUX_FS_H
 #include <linux/fs.h>
 #endif
 #include "ext4fs/io.h"
+#include "ext4fs/mountcheck.h"
 #include "ext4fs/super.h"
 #include "mke4fs.h"
 
@@ -234,128 +232,27 @@ int mk_target_check_contents(const struct mk_opts *o, const struct mk_target *t)
 
 /* ------------------------------------------------------------------ mounted? */
 
-/* Is the block device rdev mounted (per /proc/mounts) or an active swap area? */
-static int rdev_mounted(dev_t rdev)
-{
-	static const char *const tables[] = { "/proc/mounts", "/proc/swaps" };
-
-	for (size_t i = 0; i < 2; i++) {
-		FILE *f = fopen(tables[i], "r");
-		char line[4096];
-
-		if (!f)
-			continue;
-		while (fgets(line, sizeof(line), f)) {
-			char *src = strtok(line, " \t\n");
-			struct stat st;
-
-			if (!src || src[0] != '/')
-				continue;
-			if (stat(src, &st) == 0 && S_ISBLK(st.st_mode) && st.st_rdev == rdev) {
-				fclose(f);
-				return 1;
-			}
-		}
-		fclose(f);
-	}
-	return 0;
-}
-
-static int read_devno(const char *path, dev_t *out)
-{
-	FILE *f = fopen(path, "r");
-	unsigned maj, min;
-	int ok;
-
-	if (!f)
-		return -1;
-	ok = fscanf(f, "%u:%u", &maj, &min) == 2;
-	fclose(f);
-	if (!ok)
-		return -1;
-	*out = makedev(maj, min);
-	return 0;
-}
-
-/* A loop device (or one of its partitions) backed by the file st, and mounted. */
-static int file_loop_mounted(const struct stat *file, char *loop, size_t loop_len)
-{
-	DIR *d = opendir("/sys/block");
-	struct dirent *de;
-	int mounted = 0;
-
-	if (!d)
-		return 0;
-	while (!mounted && (de = readdir(d))) {
-		char p[PATH_MAX], backing[PATH_MAX];
-		struct stat bst;
-		FILE *f;
-		size_t n;
-		DIR *sub;
-		struct dirent *pe;
-		dev_t dev;
-
-		if (strncmp(de->d_name, "loop", 4))
-			continue;
-		snprintf(p, sizeof(p), "/sys/block/%s/loop/backing_file", de->d_name);
-		f = fopen(p, "r");
-		if (!f)
-			continue;
-		n = fread(backing, 1, sizeof(backing) - 1, f);
-		fclose(f);
-		backing[n] = '\0';
-		backing[strcspn(backing, "\n")] = '\0';
-		if (stat(backing, &bst) || bst.st_dev != file->st_dev || bst.st_ino != file->st_ino)
-			continue;
-		snprintf(p, sizeof(p), "/sys/block/%s/dev", de->d_name);
-		if (read_devno(p, &dev) == 0 && rdev_mounted(dev))
-			mounted = 1;
-		snprintf(p, sizeof(p), "/sys/block/%s", de->d_name);
-		sub = mounted ? NULL : opendir(p);
-		while (sub && !mounted && (pe = readdir(sub))) {
-			if (strncmp(pe->d_name, de->d_name, strlen(de->d_name)))
-				continue;
-			snprintf(p, sizeof(p), "/sys/block/%s/%s/dev", de->d_name, pe->d_name);
-			if (read_devno(p, &dev) == 0 && rdev_mounted(dev))
-				mounted = 1;
-		}
-		if (sub)
-			closedir(sub);
-		if (mounted)
-			snprintf(loop, loop_len, "/dev/%s", de->d_name);
-	}
-	closedir(d);
-	return mounted;
-}
-
 int mk_target_check_mounted(const struct mk_target *t)
 {
-	struct stat st;
-	char loop[300];
+	char via[300];
+	unsigned flags;
 
-	if (!t->exists || stat(t->path, &st) < 0)
+	if (!t->exists || ext4fs_check_mount_via(t->path, &flags, via, sizeof(via)) < 0)
 		return 0;
-	if (S_ISBLK(st.st_mode)) {
-		int fd;
-
-		if (rdev_mounted(st.st_rdev)) {
-			fprintf(stderr, "%s: %s is mounted; will not make a filesystem here!\n",
-				prog_name, t->path);
-			return -1;
-		}
-		fd = open(t->path, O_RDONLY | O_EXCL | O_CLOEXEC);
-		if (fd < 0 && errno == EBUSY) {
-			fprintf(stderr, "%s: %s is apparently in use by the system; will not make a filesystem here!\n",
-				prog_name, t->path);
-			return -1;
-		}
-		if (fd >= 0)
-			close(fd);
-		return 0;
+	if (flags & EXT4FS_MOUNT_LOOP) {
+		fprintf(stderr, "%s: %s is %s (through %s); will not make a filesystem here!\n",
+			prog_name, t->path, (flags & EXT4FS_MOUNT_MOUNTED) ? "mounted" : "in use as swap",
+			via);
+		return -1;
 	}
-	if (S_ISREG(st.st_mode) && file_loop_mounted(&st, loop, sizeof(loop))) {
-		fprintf(stderr, "%s: %s is mounted (through %s); will not make a filesystem here!\n",
-			prog_name, t->path, loop);
+	if (flags & (EXT4FS_MOUNT_MOUNTED | EXT4FS_MOUNT_SWAP)) {
+		fprintf(stderr, "%s: %s is %s; will not make a filesystem here!\n", prog_name,
+			t->path, (flags & EXT4FS_MOUNT_MOUNTED) ? "mounted" : "in use as swap");
+		return -1;
+	}
+	if (flags & EXT4FS_MOUNT_BUSY) {
+		fprintf(stderr, "%s: %s is apparently in use by the system; will not make a filesystem here!\n",
+			prog_name, t->path);
 		return -1;
 	}
 	return 0;
