@@ -114,6 +114,7 @@ struct balloc {
 	uint64_t pa_blocks;        /* unused blocks held by all preallocations */
 	struct ext4fs_alloc_params params;
 	struct ext4fs_alloc_stats stats;
+	uint64_t cursor;           /* end of the last whole-file or directory allocation, 0: none */
 };
 
 /* One allocation in progress. */
@@ -124,6 +125,7 @@ struct want {
 	uint32_t min;
 	uint32_t target;           /* normalised: the request plus what is to be preallocated */
 	unsigned flags;
+	int unaligned;             /* the rest of a whole file: continues its data, no stripe alignment */
 };
 
 struct found {
@@ -533,8 +535,16 @@ static uint32_t normalize(const struct ext4fs_fs *fs, const struct balloc *ba,
 	*kind = PA_NONE;
 	if (req->file_blocks > fsize)
 		fsize = req->file_blocks;
-	if (req->flags & (EXT4FS_ALLOC_METADATA | EXT4FS_ALLOC_NO_PREALLOC))
+	/* Directory blocks come one at a time, near their files: nothing to keep for later. */
+	if (req->flags & (EXT4FS_ALLOC_METADATA | EXT4FS_ALLOC_NO_PREALLOC | EXT4FS_ALLOC_DIRECTORY))
 		return len;
+	if (req->flags & EXT4FS_ALLOC_WHOLE_FILE) {
+		/* Look for room for the whole rest; the caller asks for it piece by piece. */
+		target = req->file_blocks > req->lblk ? req->file_blocks - req->lblk : len;
+		if (target > cap)
+			target = cap;
+		return target > len ? (uint32_t)target : len;
+	}
 	if (fsize < p->stream_req) {
 		if (!p->group_prealloc)
 			return len;
@@ -828,7 +838,7 @@ static int pass_any(struct ext4fs_fs *fs, struct balloc *ba, const struct want *
 
 static int search(struct ext4fs_fs *fs, struct balloc *ba, const struct want *w, struct found *f)
 {
-	uint32_t stripe = w->flags & EXT4FS_ALLOC_METADATA ? 0 : stripe_of(fs, ba);
+	uint32_t stripe = (w->flags & EXT4FS_ALLOC_METADATA) || w->unaligned ? 0 : stripe_of(fs, ba);
 	uint32_t sizes[2] = { w->target, w->len };
 	int r;
 
@@ -957,6 +967,7 @@ int ext4fs_alloc_blocks(struct ext4fs_fs *fs, const struct ext4fs_alloc_request 
 	if (!(req->flags & EXT4FS_ALLOC_USE_RESERVED))
 		usable = usable > geo->r_blocks_count ? usable - geo->r_blocks_count : 0;
 	w.flags = req->flags;
+	w.unaligned = (req->flags & EXT4FS_ALLOC_WHOLE_FILE) && req->lblk > 0;
 	w.min = req->min_len ? req->min_len : 1;
 	w.len = req->len;
 	if (w.len > usable)
@@ -969,6 +980,15 @@ int ext4fs_alloc_blocks(struct ext4fs_fs *fs, const struct ext4fs_alloc_request 
 			       (unsigned long long)usable,
 			       req->flags & EXT4FS_ALLOC_USE_RESERVED ? "" : " outside the reserved blocks");
 	w.goal = pick_goal(fs, ba, req);
+	if (!req->goal && (req->flags & (EXT4FS_ALLOC_WHOLE_FILE | EXT4FS_ALLOC_DIRECTORY)) &&
+	    ba->cursor > geo->first_data_block && ba->cursor < geo->blocks_count) {
+		uint32_t stripe = stripe_of(fs, ba);
+		w.goal = ba->cursor;
+		/* A file that fills a stripe starts on a stripe boundary. */
+		if (stripe && req->file_blocks >= stripe && (req->flags & EXT4FS_ALLOC_WHOLE_FILE) &&
+		    (w.goal + stripe - 1) / stripe * stripe < geo->blocks_count)
+			w.goal = (w.goal + stripe - 1) / stripe * stripe;
+	}
 	w.goal_group = ext4fs_group_of_block(fs, w.goal);
 
 	if (!(req->flags & EXT4FS_ALLOC_METADATA)) {
@@ -1023,6 +1043,10 @@ int ext4fs_alloc_blocks(struct ext4fs_fs *fs, const struct ext4fs_alloc_request 
 	if (kind != PA_NONE && f.len > take)
 		pa_make(fs, ba, ext4fs_group_of_block(fs, f.start), kind == PA_INODE ? req->ino : 0,
 			req->lblk + take, f.start + take, f.len - take);
+	/* A directory's later blocks go where its index needs them, not where the tree is being written. */
+	if ((req->flags & EXT4FS_ALLOC_WHOLE_FILE) ||
+	    ((req->flags & EXT4FS_ALLOC_DIRECTORY) && req->lblk == 0))
+		ba->cursor = f.start + take;
 	ba->stats.pass_used[f.pass]++;
 	ba->stats.blocks_allocated += take;
 	if (f.start == w.goal)

@@ -38,6 +38,12 @@ extern "C" {
 #define EXT4FS_ALLOC_NO_PREALLOC   0x04  /* exactly this request, nothing kept for later */
 #define EXT4FS_ALLOC_EXACT_GOAL    0x08  /* only at the goal (fails with EXT4FS_E_NO_SPACE otherwise) */
 #define EXT4FS_ALLOC_DIRECTORY     0x10  /* a directory's block */
+#define EXT4FS_ALLOC_WHOLE_FILE    0x20  /* file_blocks is the file's exact final size (the
+					    caller writes whole files, like mke4fs -d): room for
+					    the rest of the file is searched for, nothing is
+					    preallocated, and a file's first block goes right
+					    after the previous whole file or directory block,
+					    so a tree written in order is packed without gaps */
 
 struct ext4fs_alloc_request {
 	uint32_t ino;          /* owner, 0 for none (then no per-inode preallocation) */

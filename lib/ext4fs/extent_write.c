@@ -903,8 +903,15 @@ int extent_bmap_alloc(struct ext4fs_fs *fs, uint32_t ino, struct ext4fs_inode *i
 	err = check_hole(&t, lblk, len, &prev);
 	if (err < 0)
 		goto out;
-	/* Right after the data before lblk, as if the file went on contiguously. */
-	if (err == 1 && ext4fs_block_in_fs(fs, prev.pblk + (lblk - prev.lblk)))
+	/*
+	 * Right after the data before lblk, as if the file went on contiguously;
+	 * a whole file written by a caller that knows it (mke4fs -d) packs its
+	 * data regions back to back instead, leaving no hole-sized gaps.
+	 */
+	if (err == 1 && (alloc_flags & EXT4FS_ALLOC_WHOLE_FILE) &&
+	    ext4fs_block_in_fs(fs, prev.pblk + prev.len))
+		req.goal = prev.pblk + prev.len;
+	else if (err == 1 && ext4fs_block_in_fs(fs, prev.pblk + (lblk - prev.lblk)))
 		req.goal = prev.pblk + (lblk - prev.lblk);
 	err = ext4fs_alloc_blocks(fs, &req, &start, &n);
 	if (err)

@@ -196,7 +196,7 @@ int ext4fs_file_write(struct ext4fs_fs *fs, uint32_t ino, struct ext4fs_inode *i
 	uint32_t bs = fs->geom.block_size;
 	uint64_t end, pos, old_size = ext4fs_inode_size(inode), file_blocks;
 	unsigned char *bounce = NULL;
-	unsigned flags = data_alloc_flags(fs, inode);
+	unsigned flags = data_alloc_flags(fs, inode) | (expected_size ? EXT4FS_ALLOC_WHOLE_FILE : 0);
 	int dirty = 0;      /* finish() writes the inode in any case */
 	int err = file_check(fs, ino, inode, "writing a file");
 

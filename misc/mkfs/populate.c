@@ -3,9 +3,11 @@
  * system through libext4fs.
  *
  * Every regular file is written in large chunks with its final size
- * announced, so the allocator can place the whole file in one request;
- * holes (found with SEEK_DATA / SEEK_HOLE) stay holes.  Entries are copied
- * in name order so the same tree always gives the same image.  Hard links
+ * announced (EXT4FS_ALLOC_WHOLE_FILE), so the allocator places the whole
+ * file in one piece right after the previous one; holes (found with
+ * SEEK_DATA / SEEK_HOLE) stay holes.  Entries are copied in name order,
+ * a directory's files before its subdirectories, so the same tree always
+ * gives the same image and each directory's files lie together.  Hard links
  * are recognised by (st_dev, st_ino); directory times are set after their
  * contents, since adding entries changes them.
  */
@@ -377,14 +379,25 @@ static int populate_dir(struct populate *p, int dirfd, uint32_t dir_ino, unsigne
 	}
 	if (read_names(p, dirfd, &names, &count))
 		return -1;
-	for (size_t i = 0; i < count; i++) {
-		if (!rc) {
+	/*
+	 * A directory's own files first, its subdirectories after: the files
+	 * then lie together right after the directory's block, not split by
+	 * whole subtrees written between them.
+	 */
+	for (int pass = 0; pass < 2 && !rc; pass++) {
+		for (size_t i = 0; i < count && !rc; i++) {
+			struct stat st;
+			int is_dir = fstatat(dirfd, names[i], &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+				     S_ISDIR(st.st_mode);
+			if (is_dir != pass)
+				continue;
 			snprintf(p->path + base, sizeof(p->path) - base, "/%s", names[i]);
 			rc = copy_entry(p, dirfd, names[i], dir_ino, depth);
 			p->path[base] = '\0';
 		}
-		free(names[i]);
 	}
+	for (size_t i = 0; i < count; i++)
+		free(names[i]);
 	free(names);
 	return rc;
 }

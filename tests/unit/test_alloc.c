@@ -218,6 +218,44 @@ static void test_goal_hit_and_exact_goal(void **state)
 	}
 }
 
+/*
+ * Whole files (EXT4FS_ALLOC_WHOLE_FILE, no goal) go back to back, a new
+ * directory's first block right after them, and nothing is held in reserve
+ * (the free count drops by exactly what was handed out).
+ */
+static void test_whole_files_pack(void **state)
+{
+	(void)state;
+	for (unsigned li = 0; li < NLAYOUTS; li++) {
+		struct rw_image img;
+		open_layout(&img, &layouts[li]);
+		uint64_t free0 = free_blocks(&img);
+		uint32_t sizes[5] = { 1, 7, 40, 3, 200 };
+		struct ext got[6];
+		uint64_t handed = 0;
+
+		for (unsigned i = 0; i < 5; i++) {
+			struct ext4fs_alloc_request req = {
+				.ino = 20 + i, .len = sizes[i], .min_len = sizes[i],
+				.file_blocks = sizes[i], .flags = EXT4FS_ALLOC_WHOLE_FILE,
+			};
+			got[i] = alloc_ok(&img, &req);
+			assert_int_equal(got[i].len, sizes[i]);
+			if (i)
+				assert_int_equal(got[i].start, got[i - 1].start + got[i - 1].len);
+			handed += got[i].len;
+		}
+		struct ext4fs_alloc_request dir = { .ino = 30, .len = 1, .flags = EXT4FS_ALLOC_DIRECTORY };
+		got[5] = alloc_ok(&img, &dir);
+		assert_int_equal(got[5].start, got[4].start + got[4].len);
+		handed += 1;
+		assert_int_equal(free_blocks(&img), free0 - handed);
+		for (unsigned i = 0; i < 6; i++)
+			free_ext(&img, got[i]);
+		finish(&img, free0);
+	}
+}
+
 /* Without a goal: the owner's flex group, first group for directories, second for files. */
 static void test_goal_from_inode(void **state)
 {
@@ -791,6 +829,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_goal_hit_and_exact_goal),
 		cmocka_unit_test(test_goal_from_inode),
+		cmocka_unit_test(test_whole_files_pack),
 		cmocka_unit_test(test_small_files_pack),
 		cmocka_unit_test(test_large_file_in_pieces),
 		cmocka_unit_test(test_stripe_alignment),
