@@ -260,7 +260,8 @@ static int read_names(struct populate *p, int dirfd, char ***out, size_t *count)
 		n++;
 	}
 	closedir(d);
-	qsort(names, n, sizeof(*names), name_cmp);
+	if (n)
+		qsort(names, n, sizeof(*names), name_cmp);
 	*out = names;
 	*count = n;
 	return 0;
