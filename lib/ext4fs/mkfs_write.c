@@ -214,12 +214,6 @@ static void inode_times(const struct ext4fs_mkfs_plan *pl, struct ext4fs_inode *
 	}
 }
 
-static void inode_set_size(struct ext4fs_inode *in, uint64_t size)
-{
-	in->i_size_lo = (uint32_t)size;
-	in->i_size_high = (uint32_t)(size >> 32);
-}
-
 static void inode_set_blocks(const struct ext4fs_mkfs_plan *pl, struct ext4fs_inode *in, uint64_t blocks)
 {
 	uint64_t sectors = blocks * (pl->fs->geom.block_size / 512);
@@ -314,14 +308,14 @@ static int fill_inode(const struct ext4fs_mkfs_plan *pl, uint32_t ino, unsigned 
 			in.i_gid_high = (uint16_t)(pl->p.root_gid >> 16);
 		}
 		in.i_links_count = root ? 3 : 2;
-		inode_set_size(&in, f->blocks * geo->block_size);
+		ext4fs_inode_set_size(&in, f->blocks * geo->block_size);
 	} else if (ino == MKFS_RESIZE_INO && pl->resize_dind) {
 		uint64_t apb = geo->block_size / 4;
 		uint64_t copies = 1 + pl->nbackups;
 		in.i_extra_isize = geo->inode_size >= 160 ? 32 : 0;
 		in.i_mode = 0100600;
 		in.i_links_count = 1;
-		inode_set_size(&in, (apb * apb + apb + EXT4FS_NDIR_BLOCKS) * geo->block_size);
+		ext4fs_inode_set_size(&in, (apb * apb + apb + EXT4FS_NDIR_BLOCKS) * geo->block_size);
 		inode_set_blocks(pl, &in, 1 + copies * pl->fs->sb.s_reserved_gdt_blocks);
 		le32_store(in.i_block + 4 * EXT4FS_DIND_BLOCK, (uint32_t)pl->resize_dind);
 	} else if ((ino == MKFS_JOURNAL_INO && pl->journal_blocks) || (ino == pl->orphan_ino && ino)) {
@@ -329,7 +323,7 @@ static int fill_inode(const struct ext4fs_mkfs_plan *pl, uint32_t ino, unsigned 
 		in.i_extra_isize = geo->inode_size >= 160 ? 32 : 0;
 		in.i_mode = 0100600;
 		in.i_links_count = 1;
-		inode_set_size(&in, f->blocks * geo->block_size);
+		ext4fs_inode_set_size(&in, f->blocks * geo->block_size);
 	} else if (ino < geo->first_ino) {
 		/* Reserved inodes carry a checksum; the bad-blocks inode also has times (as mke2fs writes it). */
 		if (ino == 1)

@@ -225,18 +225,28 @@ static int copy_attrs(struct populate *p, uint32_t ino, const struct stat *st, i
 	return err ? fail_lib(p, err, "writing the attributes of") : 0;
 }
 
-static int name_cmp(const void *a, const void *b)
+/* A directory entry of the source: its name and whether it is a directory. */
+struct src_entry {
+	char *name;
+	int is_dir;
+};
+
+static int entry_cmp(const void *a, const void *b)
 {
-	return strcmp(*(char *const *)a, *(char *const *)b);
+	return strcmp(((const struct src_entry *)a)->name, ((const struct src_entry *)b)->name);
 }
 
-/* The names in dirfd, sorted; "." and ".." left out.  Caller frees each name and the array. */
-static int read_names(struct populate *p, int dirfd, char ***out, size_t *count)
+/*
+ * The entries of dirfd, sorted by name; "." and ".." left out.  The type
+ * comes from readdir (a stat only where the file system does not say).
+ * Caller frees each name and the array.
+ */
+static int read_names(struct populate *p, int dirfd, struct src_entry **out, size_t *count)
 {
 	int fd = dup(dirfd);
 	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
 	struct dirent *de;
-	char **names = NULL;
+	struct src_entry *ents = NULL;
 	size_t n = 0, cap = 0;
 
 	if (!d) {
@@ -250,26 +260,32 @@ static int read_names(struct populate *p, int dirfd, char ***out, size_t *count)
 			continue;
 		if (n == cap) {
 			cap = cap ? cap * 2 : 64;
-			char **grown = realloc(names, cap * sizeof(*names));
+			struct src_entry *grown = realloc(ents, cap * sizeof(*ents));
 			if (!grown)
 				goto nomem;
-			names = grown;
+			ents = grown;
 		}
-		if (!(names[n] = strdup(de->d_name)))
+		if (!(ents[n].name = strdup(de->d_name)))
 			goto nomem;
+		ents[n].is_dir = de->d_type == DT_DIR;
+		if (de->d_type == DT_UNKNOWN) {
+			struct stat st;
+			ents[n].is_dir = fstatat(dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+					 S_ISDIR(st.st_mode);
+		}
 		n++;
 	}
 	closedir(d);
 	if (n)
-		qsort(names, n, sizeof(*names), name_cmp);
-	*out = names;
+		qsort(ents, n, sizeof(*ents), entry_cmp);
+	*out = ents;
 	*count = n;
 	return 0;
 nomem:
 	closedir(d);
 	for (size_t i = 0; i < n; i++)
-		free(names[i]);
-	free(names);
+		free(ents[i].name);
+	free(ents);
 	errno = ENOMEM;
 	return fail_sys(p, "reading directory");
 }
@@ -369,7 +385,7 @@ static int copy_entry(struct populate *p, int dirfd, const char *name, uint32_t 
 
 static int populate_dir(struct populate *p, int dirfd, uint32_t dir_ino, unsigned depth)
 {
-	char **names = NULL;
+	struct src_entry *ents = NULL;
 	size_t count = 0, base = strlen(p->path);
 	int rc = 0;
 
@@ -378,7 +394,7 @@ static int populate_dir(struct populate *p, int dirfd, uint32_t dir_ino, unsigne
 			MAX_DEPTH);
 		return -1;
 	}
-	if (read_names(p, dirfd, &names, &count))
+	if (read_names(p, dirfd, &ents, &count))
 		return -1;
 	/*
 	 * A directory's own files first, its subdirectories after: the files
@@ -387,19 +403,16 @@ static int populate_dir(struct populate *p, int dirfd, uint32_t dir_ino, unsigne
 	 */
 	for (int pass = 0; pass < 2 && !rc; pass++) {
 		for (size_t i = 0; i < count && !rc; i++) {
-			struct stat st;
-			int is_dir = fstatat(dirfd, names[i], &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-				     S_ISDIR(st.st_mode);
-			if (is_dir != pass)
+			if (ents[i].is_dir != pass)
 				continue;
-			snprintf(p->path + base, sizeof(p->path) - base, "/%s", names[i]);
-			rc = copy_entry(p, dirfd, names[i], dir_ino, depth);
+			snprintf(p->path + base, sizeof(p->path) - base, "/%s", ents[i].name);
+			rc = copy_entry(p, dirfd, ents[i].name, dir_ino, depth);
 			p->path[base] = '\0';
 		}
 	}
 	for (size_t i = 0; i < count; i++)
-		free(names[i]);
-	free(names);
+		free(ents[i].name);
+	free(ents);
 	return rc;
 }
 
