@@ -38,7 +38,8 @@
  *   --large-min N  smallest file, in blocks, judged for alignment (default
  *                  the stripe width)
  *   -i             do not fail on checksum mismatches
- *   -v             list the files above their ideal, and every error
+ *   -v             list the files above their ideal, the consecutive-file
+ *                  pairs 1024 blocks or more apart, and every error
  *
  * Exit status: 0, 1 when some inode or directory could not be read (the
  * numbers then leave it out), 2 on bad usage or an image that does not open.
@@ -345,6 +346,9 @@ static int cmp_child(const void *a, const void *b)
 	return c ? c : (int)x->name_len - (int)y->name_len;
 }
 
+/* -v lists the consecutive-file pairs at least this far apart. */
+#define FAR_PAIR 1024
+
 /* Pass 2: each directory's files, in name (or entry) order. */
 static void walk_dirs(struct layout *L)
 {
@@ -371,8 +375,15 @@ static void walk_dirs(struct layout *L)
 			const struct file_rec *f = ds.c[k].f;
 			if (!f->blocks)
 				continue;
-			if (prev)
-				dist_add(&L->pair, absdiff(f->first, prev->last + 1));
+			if (prev) {
+				uint64_t gap = absdiff(f->first, prev->last + 1);
+				dist_add(&L->pair, gap);
+				if (L->verbose && gap >= FAR_PAIR)
+					printf("far pair in directory %u: inode %u (%" PRIu64 "-%" PRIu64 ", %" PRIu64
+					       " blocks) then inode %u at %" PRIu64 " (%" PRIu64 " blocks): %" PRIu64 "\n",
+					       d->ino, prev->ino, prev->first, prev->last, prev->blocks,
+					       f->ino, f->first, f->blocks, gap);
+			}
 			prev = f;
 			if (d->first)
 				dist_add(&L->to_dir, absdiff(f->first, d->first));

@@ -126,6 +126,7 @@ struct want {
 	uint32_t target;           /* normalised: the request plus what is to be preallocated */
 	unsigned flags;
 	int unaligned;             /* the rest of a whole file: continues its data, no stripe alignment */
+	int forward;               /* a whole-file stream: first fit from the goal onwards */
 };
 
 struct found {
@@ -836,6 +837,49 @@ static int pass_any(struct ext4fs_fs *fs, struct balloc *ba, const struct want *
 	return 1;
 }
 
+/*
+ * The stream pass, for whole files written in a row: the first free run
+ * of t blocks (stripe-aligned when stripe) from the goal onwards, through
+ * the following groups and only then round to the part of the goal's
+ * group before the goal.  Best fit would fill holes left behind and
+ * scatter the files of one directory; going forward keeps them in order.
+ * Gives up (to the other passes) after max_to_scan runs too short.
+ */
+static int pass_forward(struct ext4fs_fs *fs, struct balloc *ba, const struct want *w, uint32_t t,
+			uint32_t stripe, struct found *f)
+{
+	uint32_t n = fs->geom.group_count, examined = 0;
+
+	for (uint32_t i = 0; i <= n; i++) {
+		uint32_t g = (uint32_t)(((uint64_t)w->goal_group + i) % n);
+		uint64_t first = ext4fs_group_first_block(fs, g);
+		const struct buddy *bd = &ba->groups[g].bd;
+		uint32_t pos = i == 0 ? (uint32_t)(w->goal - first) : 0, s, l, us;
+		int ok = group_usable(fs, ba, g, t);
+
+		if (ok < 0)
+			return ok;
+		if (!ok)
+			continue;
+		ba->stats.groups_scanned++;
+		while (buddy_next_run(bd, pos, &s, &l) == 0) {
+			if (i == n && first + s >= w->goal)
+				break;
+			ba->stats.extents_examined++;
+			if (usable_run(first, s, l, stripe, &us) >= t) {
+				f->start = first + us;
+				f->len = t;
+				f->pass = 2;
+				return 1;
+			}
+			if (++examined >= ba->params.max_to_scan)
+				return 0;
+			pos = s + l;
+		}
+	}
+	return 0;
+}
+
 static int search(struct ext4fs_fs *fs, struct balloc *ba, const struct want *w, struct found *f)
 {
 	uint32_t stripe = (w->flags & EXT4FS_ALLOC_METADATA) || w->unaligned ? 0 : stripe_of(fs, ba);
@@ -849,7 +893,9 @@ static int search(struct ext4fs_fs *fs, struct balloc *ba, const struct want *w,
 		uint32_t t = sizes[k], align = stripe && t >= stripe ? stripe : 0;
 		if (k && t == sizes[0])
 			break;
-		if (!align && !(w->flags & EXT4FS_ALLOC_METADATA) && (t & (t - 1)) == 0)
+		if (w->forward)
+			r = pass_forward(fs, ba, w, t, align, f);
+		if (r == 0 && !align && !(w->flags & EXT4FS_ALLOC_METADATA) && (t & (t - 1)) == 0)
 			r = pass_buddy(fs, ba, w, t, f);
 		if (r == 0)
 			r = pass_best_fit(fs, ba, w, t, align, f);
@@ -968,6 +1014,7 @@ int ext4fs_alloc_blocks(struct ext4fs_fs *fs, const struct ext4fs_alloc_request 
 		usable = usable > geo->r_blocks_count ? usable - geo->r_blocks_count : 0;
 	w.flags = req->flags;
 	w.unaligned = (req->flags & EXT4FS_ALLOC_WHOLE_FILE) && req->lblk > 0;
+	w.forward = w.unaligned;
 	w.min = req->min_len ? req->min_len : 1;
 	w.len = req->len;
 	if (w.len > usable)
@@ -984,6 +1031,7 @@ int ext4fs_alloc_blocks(struct ext4fs_fs *fs, const struct ext4fs_alloc_request 
 	    ba->cursor > geo->first_data_block && ba->cursor < geo->blocks_count) {
 		uint32_t stripe = stripe_of(fs, ba);
 		w.goal = ba->cursor;
+		w.forward = (req->flags & EXT4FS_ALLOC_WHOLE_FILE) != 0;
 		/* A file that fills a stripe starts on a stripe boundary. */
 		if (stripe && req->file_blocks >= stripe && (req->flags & EXT4FS_ALLOC_WHOLE_FILE) &&
 		    (w.goal + stripe - 1) / stripe * stripe < geo->blocks_count)
@@ -1073,6 +1121,33 @@ void ext4fs_alloc_release_all(struct ext4fs_fs *fs)
 {
 	if (fs->balloc)
 		drop_all(fs, fs->balloc);
+}
+
+uint32_t ext4fs_alloc_stripe(const struct ext4fs_fs *fs)
+{
+	return fs->balloc ? stripe_of(fs, fs->balloc) : stripe_of(fs, &(struct balloc){ .params = default_params });
+}
+
+int ext4fs_alloc_stream_align(struct ext4fs_fs *fs, uint64_t ahead)
+{
+	const struct ext4fs_geom *geo = &fs->geom;
+	struct balloc *ba;
+	int err = fs_require_rw(fs, "aligning the allocation stream");
+
+	if (!err)
+		err = get_state(fs, &ba);
+	if (err)
+		return err;
+	uint32_t stripe = stripe_of(fs, ba);
+	uint64_t cur = ba->cursor;
+	if (!stripe || cur <= geo->first_data_block || cur >= geo->blocks_count ||
+	    ahead >= geo->blocks_count - cur)
+		return 0;
+	uint64_t next = (cur + ahead + stripe - 1) / stripe * stripe - ahead;
+	if (next < geo->blocks_count &&
+	    ext4fs_group_of_block(fs, next + ahead) == ext4fs_group_of_block(fs, cur))
+		ba->cursor = next;
+	return 0;
 }
 
 /* -- tuning, statistics, checking ----------------------------------------- */

@@ -86,6 +86,26 @@ void ext4fs_alloc_release_inode(struct ext4fs_fs *fs, uint32_t ino);
 void ext4fs_alloc_release_all(struct ext4fs_fs *fs);
 
 /*
+ * The stripe width the allocator aligns to, in blocks (the tuned value,
+ * else s_raid_stripe_width, else s_raid_stride), 0 for none.
+ */
+uint32_t ext4fs_alloc_stripe(const struct ext4fs_fs *fs);
+
+/*
+ * For callers writing whole files in a row (EXT4FS_ALLOC_WHOLE_FILE): the
+ * next `ahead` blocks of the stream go to other files, and the file after
+ * them fills a stripe.  Moves the stream's next position forward, by less
+ * than a stripe, so that file starts on a stripe boundary without a gap
+ * in front of it; the gap lies before the `ahead` blocks instead (mke4fs
+ * -d puts it between a directory's block and its files rather than
+ * between two of its files).  Nothing happens without a stripe, before the
+ * first whole-file or directory allocation, or when the files would not
+ * stay in the current block group.  Errors: EXT4FS_E_READ_ONLY,
+ * EXT4FS_E_NO_MEMORY.
+ */
+int ext4fs_alloc_stream_align(struct ext4fs_fs *fs, uint64_t ahead);
+
+/*
  * Tunables, the kernel's mb_* sysfs knobs.  ext4fs_alloc_tune() takes
  * effect at once; stream_req or group_prealloc 0 turns the locality group
  * off.  Errors: EXT4FS_E_INVALID_ARG (max_to_scan 0, or min_to_scan above

@@ -10,6 +10,13 @@
  * gives the same image and each directory's files lie together.  Hard links
  * are recognised by (st_dev, st_ino); directory times are set after their
  * contents, since adding entries changes them.
+ *
+ * A file with several names gets its data next to one of them only.  A
+ * directory made mostly of such names (a "links" directory, a snapshot)
+ * is a poor home for it: the data then waits for the file's first name in
+ * a directory where at most half of the regular files have other names,
+ * or for its last name in the tree, or for the end of the copy when some
+ * names lie outside the tree.
  */
 #include "config.h"
 #include <dirent.h>
@@ -37,6 +44,8 @@ struct hardlink {
 	dev_t dev;
 	ino_t host_ino;
 	uint32_t ino;
+	nlink_t names_seen;
+	char *pending;                 /* host path while the data is still to be copied */
 };
 
 struct populate {
@@ -71,26 +80,33 @@ static size_t link_slot(const struct populate *p, dev_t dev, ino_t ino)
 	return (size_t)(h ^ (h >> 29)) & (p->links_cap - 1);
 }
 
-static uint32_t link_find(const struct populate *p, dev_t dev, ino_t ino)
+static struct hardlink *link_find(const struct populate *p, dev_t dev, ino_t ino)
 {
 	if (!p->links_cap)
-		return 0;
+		return NULL;
 	for (size_t i = link_slot(p, dev, ino);; i = (i + 1) & (p->links_cap - 1)) {
 		if (!p->links[i].ino)
-			return 0;
+			return NULL;
 		if (p->links[i].dev == dev && p->links[i].host_ino == ino)
-			return p->links[i].ino;
+			return &p->links[i];
 	}
 }
 
-static int link_add(struct populate *p, dev_t dev, ino_t host_ino, uint32_t ino)
+/* Remember the first name's inode; pending (copied) is the host path when the data waits. */
+static int link_add(struct populate *p, dev_t dev, ino_t host_ino, uint32_t ino, const char *pending)
 {
+	char *path = NULL;
+
+	if (pending && !(path = strdup(pending)))
+		return -1;
 	if ((p->links_used + 1) * 2 > p->links_cap) {
 		size_t cap = p->links_cap ? p->links_cap * 2 : 1024;
 		struct hardlink *old = p->links, *n = calloc(cap, sizeof(*n));
 		size_t old_cap = p->links_cap;
-		if (!n)
+		if (!n) {
+			free(path);
 			return -1;
+		}
 		p->links = n;
 		p->links_cap = cap;
 		for (size_t i = 0; i < old_cap; i++)
@@ -105,7 +121,7 @@ static int link_add(struct populate *p, dev_t dev, ino_t host_ino, uint32_t ino)
 	size_t s = link_slot(p, dev, host_ino);
 	while (p->links[s].ino)
 		s = (s + 1) & (p->links_cap - 1);
-	p->links[s] = (struct hardlink){ dev, host_ino, ino };
+	p->links[s] = (struct hardlink){ dev, host_ino, ino, 1, path };
 	p->links_used++;
 	return 0;
 }
@@ -225,10 +241,10 @@ static int copy_attrs(struct populate *p, uint32_t ino, const struct stat *st, i
 	return err ? fail_lib(p, err, "writing the attributes of") : 0;
 }
 
-/* A directory entry of the source: its name and whether it is a directory. */
+/* A directory entry of the source: its name and what lstat says of it. */
 struct src_entry {
 	char *name;
-	int is_dir;
+	struct stat st;
 };
 
 static int entry_cmp(const void *a, const void *b)
@@ -237,9 +253,8 @@ static int entry_cmp(const void *a, const void *b)
 }
 
 /*
- * The entries of dirfd, sorted by name; "." and ".." left out.  The type
- * comes from readdir (a stat only where the file system does not say).
- * Caller frees each name and the array.
+ * The entries of dirfd with their lstat, sorted by name; "." and ".." left
+ * out.  Caller frees each name and the array.
  */
 static int read_names(struct populate *p, int dirfd, struct src_entry **out, size_t *count)
 {
@@ -265,14 +280,13 @@ static int read_names(struct populate *p, int dirfd, struct src_entry **out, siz
 				goto nomem;
 			ents = grown;
 		}
+		if (fstatat(dirfd, de->d_name, &ents[n].st, AT_SYMLINK_NOFOLLOW)) {
+			fprintf(stderr, "%s: %s while reading %s/%s\n", prog_name, strerror(errno),
+				p->path, de->d_name);
+			goto fail;
+		}
 		if (!(ents[n].name = strdup(de->d_name)))
 			goto nomem;
-		ents[n].is_dir = de->d_type == DT_DIR;
-		if (de->d_type == DT_UNKNOWN) {
-			struct stat st;
-			ents[n].is_dir = fstatat(dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-					 S_ISDIR(st.st_mode);
-		}
 		n++;
 	}
 	closedir(d);
@@ -282,38 +296,106 @@ static int read_names(struct populate *p, int dirfd, struct src_entry **out, siz
 	*count = n;
 	return 0;
 nomem:
+	fprintf(stderr, "%s: %s while reading directory %s\n", prog_name, strerror(ENOMEM), p->path);
+fail:
 	closedir(d);
 	for (size_t i = 0; i < n; i++)
 		free(ents[i].name);
 	free(ents);
-	errno = ENOMEM;
-	return fail_sys(p, "reading directory");
+	return -1;
+}
+
+/*
+ * Copy the data of the regular file opened as fd into inode ino, whose
+ * record is in *in; the allocator's reserve for it is given back after.
+ */
+static int write_file_data(struct populate *p, int fd, uint32_t ino, struct ext4fs_inode *in,
+			   const struct stat *st)
+{
+	int rc = copy_data(p, fd, ino, in, st);
+
+	/* The file is complete: what the allocator kept in reserve for it goes back. */
+	ext4fs_alloc_release_inode(p->fs, ino);
+	return rc;
+}
+
+/*
+ * The data of a file with several names, held back so far: copy it now
+ * (from dirfd/name, or from its remembered path when dirfd < 0) and put
+ * the source's times back, which writing changed.
+ */
+static int copy_pending(struct populate *p, struct hardlink *hl, int dirfd, const char *name,
+			const struct stat *st)
+{
+	struct ext4fs_inode in;
+	struct stat now;
+	int fd = dirfd >= 0 ? openat(dirfd, name, O_RDONLY | O_NOFOLLOW)
+			    : open(hl->pending, O_RDONLY | O_NOFOLLOW);
+	int rc, err;
+
+	if (fd < 0)
+		return fail_sys(p, "opening");
+	if (!st) {
+		if (fstat(fd, &now)) {
+			close(fd);
+			return fail_sys(p, "reading");
+		}
+		st = &now;
+	}
+	err = ext4fs_inode_read(p->fs, hl->ino, &in);
+	rc = err ? fail_lib(p, err, "reading back") : write_file_data(p, fd, hl->ino, &in, st);
+	close(fd);
+	if (!rc)
+		rc = copy_attrs(p, hl->ino, st, 0);
+	free(hl->pending);
+	hl->pending = NULL;
+	return rc;
+}
+
+/* Data still held back at the end of the copy: names of those files lie outside the tree. */
+static int copy_all_pending(struct populate *p)
+{
+	for (size_t i = 0; i < p->links_cap; i++) {
+		struct hardlink *hl = &p->links[i];
+		if (!hl->ino || !hl->pending)
+			continue;
+		snprintf(p->path, sizeof(p->path), "%s", hl->pending);
+		if (copy_pending(p, hl, -1, NULL, NULL))
+			return -1;
+	}
+	return 0;
 }
 
 static int populate_dir(struct populate *p, int dirfd, uint32_t dir_ino, unsigned depth);
 
-static int copy_entry(struct populate *p, int dirfd, const char *name, uint32_t dir_ino,
-		      unsigned depth)
+/* home: this directory may take the data of files with several names (see the top). */
+static int copy_entry(struct populate *p, int dirfd, const struct src_entry *ent, uint32_t dir_ino,
+		      unsigned depth, int home)
 {
+	const char *name = ent->name;
+	const struct stat *st = &ent->st;
 	struct ext4fs_new_attrs a;
 	struct ext4fs_inode in;
-	struct stat st;
+	struct hardlink *hl;
 	uint32_t ino = 0;
-	int err, rc;
+	int err, rc, multi = !S_ISDIR(st->st_mode) && st->st_nlink > 1;
 
-	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW))
-		return fail_sys(p, "reading");
 	memset(&a, 0, sizeof(a));
-	a.mode = (uint16_t)st.st_mode;
-	a.uid = (uint32_t)st.st_uid;
-	a.gid = (uint32_t)st.st_gid;
+	a.mode = (uint16_t)st->st_mode;
+	a.uid = (uint32_t)st->st_uid;
+	a.gid = (uint32_t)st->st_gid;
 
-	if (!S_ISDIR(st.st_mode) && st.st_nlink > 1 && (ino = link_find(p, st.st_dev, st.st_ino))) {
-		err = ext4fs_link(p->fs, dir_ino, name, ino);
-		return err ? fail_lib(p, err, "linking") : 0;
+	if (multi && (hl = link_find(p, st->st_dev, st->st_ino))) {
+		err = ext4fs_link(p->fs, dir_ino, name, hl->ino);
+		if (err)
+			return fail_lib(p, err, "linking");
+		hl->names_seen++;
+		if (hl->pending && (home || hl->names_seen >= st->st_nlink))
+			return copy_pending(p, hl, dirfd, name, st);
+		return 0;
 	}
 
-	if (S_ISDIR(st.st_mode)) {
+	if (S_ISDIR(st->st_mode)) {
 		err = ext4fs_mkdir(p->fs, dir_ino, name, &a, &ino);
 		if (err == EXT4FS_E_EXISTS) {
 			/* lost+found exists already: merge into it, as mke2fs -d does. */
@@ -333,24 +415,24 @@ static int copy_entry(struct populate *p, int dirfd, const char *name, uint32_t 
 		if (!rc)
 			rc = copy_entry_xattrs(p, dirfd, name, ino, &in);
 		if (!rc)
-			rc = copy_attrs(p, ino, &st, 0);
+			rc = copy_attrs(p, ino, st, 0);
 		close(fd);
 		return rc;
 	}
 
-	if (S_ISLNK(st.st_mode)) {
+	if (S_ISLNK(st->st_mode)) {
 		char target[EXT4FS_NAME_LEN * 16 + 1];
 		ssize_t n = readlinkat(dirfd, name, target, sizeof(target) - 1);
 		if (n < 0)
 			return fail_sys(p, "reading symlink");
 		target[n] = '\0';
-		a.mode = (uint16_t)(st.st_mode & 07777);
+		a.mode = (uint16_t)(st->st_mode & 07777);
 		err = ext4fs_symlink(p->fs, dir_ino, name, target, &a, &ino);
 		if (err)
 			return fail_lib(p, err, "creating symlink");
-	} else if (S_ISREG(st.st_mode) || S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ||
-		   S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)) {
-		unsigned maj = major(st.st_rdev), min = minor(st.st_rdev);
+	} else if (S_ISREG(st->st_mode) || S_ISCHR(st->st_mode) || S_ISBLK(st->st_mode) ||
+		   S_ISFIFO(st->st_mode) || S_ISSOCK(st->st_mode)) {
+		unsigned maj = major(st->st_rdev), min = minor(st->st_rdev);
 		a.rdev = (min & 0xFF) | (maj << 8) | ((min & ~0xFFU) << 12);
 		err = ext4fs_mknod(p->fs, dir_ino, name, &a, &ino);
 		if (err)
@@ -362,20 +444,20 @@ static int copy_entry(struct populate *p, int dirfd, const char *name, uint32_t 
 
 	if ((err = ext4fs_inode_read(p->fs, ino, &in)) != 0)
 		return fail_lib(p, err, "reading back");
-	if (S_ISREG(st.st_mode) && st.st_size > 0) {
+	int has_data = S_ISREG(st->st_mode) && st->st_size > 0;
+	int wait = has_data && multi && !home;
+	if (has_data && !wait) {
 		int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW);
 		if (fd < 0)
 			return fail_sys(p, "opening");
-		rc = copy_data(p, fd, ino, &in, &st);
+		rc = write_file_data(p, fd, ino, &in, st);
 		close(fd);
-		/* The file is complete: what the allocator kept in reserve for it goes back. */
-		ext4fs_alloc_release_inode(p->fs, ino);
 		if (rc)
 			return rc;
 	}
-	if (copy_entry_xattrs(p, dirfd, name, ino, &in) || copy_attrs(p, ino, &st, 0))
+	if (copy_entry_xattrs(p, dirfd, name, ino, &in) || copy_attrs(p, ino, st, 0))
 		return -1;
-	if (!S_ISDIR(st.st_mode) && st.st_nlink > 1 && link_add(p, st.st_dev, st.st_ino, ino)) {
+	if (multi && link_add(p, st->st_dev, st->st_ino, ino, wait ? p->path : NULL)) {
 		errno = ENOMEM;
 		return fail_sys(p, "remembering hard links of");
 	}
@@ -383,10 +465,50 @@ static int copy_entry(struct populate *p, int dirfd, const char *name, uint32_t 
 	return 0;
 }
 
+static void free_entries(struct src_entry *ents, size_t count)
+{
+	for (size_t i = 0; i < count; i++)
+		free(ents[i].name);
+	free(ents);
+}
+
+/*
+ * On a striped file system, the first file of the directory that fills a
+ * stripe should start on a stripe boundary.  The files before it in name
+ * order are written first, so the stream moves on by their size's
+ * remainder now: the gap lies between the directory's block and its first
+ * file, not between two of its files.  Files with data elsewhere (a name
+ * seen before, or data held back) do not count; holes and extent tree
+ * blocks make the estimate approximate, which costs only a smaller gap.
+ */
+static int align_first_large(struct populate *p, const struct src_entry *ents, size_t count, int home)
+{
+	uint32_t stripe = ext4fs_alloc_stripe(p->fs);
+	uint64_t bs = ext4fs_geom(p->fs)->block_size, ahead = 0;
+
+	if (!stripe)
+		return 0;
+	for (size_t i = 0; i < count; i++) {
+		const struct stat *st = &ents[i].st;
+		if (!S_ISREG(st->st_mode) || st->st_size <= 0)
+			continue;
+		if (st->st_nlink > 1 && (!home || link_find(p, st->st_dev, st->st_ino)))
+			continue;
+		uint64_t size_blocks = ((uint64_t)st->st_size + bs - 1) / bs;
+		if (size_blocks >= stripe) {
+			int err = ext4fs_alloc_stream_align(p->fs, ahead);
+			return err ? fail_lib(p, err, "placing the files of") : 0;
+		}
+		uint64_t held = (uint64_t)st->st_blocks * 512 / bs;
+		ahead += held < size_blocks ? held : size_blocks;
+	}
+	return 0;
+}
+
 static int populate_dir(struct populate *p, int dirfd, uint32_t dir_ino, unsigned depth)
 {
 	struct src_entry *ents = NULL;
-	size_t count = 0, base = strlen(p->path);
+	size_t count = 0, base = strlen(p->path), regular = 0, multi = 0;
 	int rc = 0;
 
 	if (depth > MAX_DEPTH) {
@@ -396,6 +518,15 @@ static int populate_dir(struct populate *p, int dirfd, uint32_t dir_ino, unsigne
 	}
 	if (read_names(p, dirfd, &ents, &count))
 		return -1;
+	for (size_t i = 0; i < count; i++)
+		if (S_ISREG(ents[i].st.st_mode)) {
+			regular++;
+			multi += ents[i].st.st_nlink > 1;
+		}
+	if (align_first_large(p, ents, count, multi * 2 <= regular)) {
+		free_entries(ents, count);
+		return -1;
+	}
 	/*
 	 * A directory's own files first, its subdirectories after: the files
 	 * then lie together right after the directory's block, not split by
@@ -403,16 +534,14 @@ static int populate_dir(struct populate *p, int dirfd, uint32_t dir_ino, unsigne
 	 */
 	for (int pass = 0; pass < 2 && !rc; pass++) {
 		for (size_t i = 0; i < count && !rc; i++) {
-			if (ents[i].is_dir != pass)
+			if ((S_ISDIR(ents[i].st.st_mode) ? 1 : 0) != pass)
 				continue;
 			snprintf(p->path + base, sizeof(p->path) - base, "/%s", ents[i].name);
-			rc = copy_entry(p, dirfd, ents[i].name, dir_ino, depth);
+			rc = copy_entry(p, dirfd, &ents[i], dir_ino, depth, multi * 2 <= regular);
 			p->path[base] = '\0';
 		}
 	}
-	for (size_t i = 0; i < count; i++)
-		free(ents[i].name);
-	free(ents);
+	free_entries(ents, count);
 	return rc;
 }
 
@@ -452,7 +581,7 @@ int mk_populate(const char *image, uint64_t offset, const char *src_dir, int cop
 		fail_sys(&p, "copying");
 		goto out;
 	}
-	if (populate_dir(&p, fd, EXT4FS_ROOT_INO, 0))
+	if (populate_dir(&p, fd, EXT4FS_ROOT_INO, 0) || copy_all_pending(&p))
 		goto out;
 	/* The root takes the source directory's attributes, as the tree's top. */
 	p.path[strlen(src_dir)] = '\0';
@@ -469,6 +598,8 @@ int mk_populate(const char *image, uint64_t offset, const char *src_dir, int cop
 	}
 out:
 	free(p.buf);
+	for (size_t i = 0; i < p.links_cap; i++)
+		free(p.links[i].pending);
 	free(p.links);
 	close(fd);
 	ext4fs_alloc_release_all(p.fs);

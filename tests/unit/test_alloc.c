@@ -403,19 +403,20 @@ static void t_stripe_1k(struct ext4fs_mkfs_params *p)
 	p->raid_stripe_width = 64;
 }
 
+static const struct layout stripe_layouts[] = {
+	{ "4k stripe 64", 16384, 4096, t_stripe },
+	{ "1k stripe 64", 65536, 1024, t_stripe_1k },
+};
+
 static void test_stripe_alignment(void **state)
 {
-	static const struct layout sl[] = {
-		{ "4k stripe 64", 16384, 4096, t_stripe },
-		{ "1k stripe 64", 65536, 1024, t_stripe_1k },
-	};
 	(void)state;
 	for (unsigned li = 0; li < 2; li++) {
 		struct rw_image img;
 		struct ext e[16];
 		struct ext4fs_alloc_stats st;
 		unsigned n = 0;
-		open_layout(&img, &sl[li]);
+		open_layout(&img, &stripe_layouts[li]);
 		uint64_t free0 = free_blocks(&img);
 		uint32_t ino = 2 * ext4fs_geom(img.fs)->inodes_per_group + 1;
 
@@ -462,6 +463,66 @@ static void test_stripe_alignment(void **state)
 		}
 		assert_alloc_ok(&img);
 		for (unsigned i = 0; i < n; i++)
+			free_ext(&img, e[i]);
+		finish(&img, free0);
+	}
+}
+
+/*
+ * The whole-file stream goes forward: a hole left behind it is not taken
+ * by the next file even when it fits exactly (best fit would take it), and
+ * ext4fs_alloc_stream_align() moves the stream so that a stripe-sized file
+ * written after `ahead` blocks of smaller ones starts on a boundary with no
+ * gap before it.
+ */
+static void test_whole_file_stream_forward(void **state)
+{
+	(void)state;
+	for (unsigned li = 0; li < 2; li++) {
+		struct rw_image img;
+		struct ext e[8];
+		open_layout(&img, &stripe_layouts[li]);
+		uint64_t free0 = free_blocks(&img);
+		assert_int_equal(ext4fs_alloc_stripe(img.fs), 64);
+
+		uint32_t sizes[3] = { 5, 9, 4 };
+		for (unsigned i = 0; i < 3; i++) {
+			struct ext4fs_alloc_request req = {
+				.ino = 20 + i, .len = sizes[i], .min_len = sizes[i],
+				.file_blocks = sizes[i], .flags = EXT4FS_ALLOC_WHOLE_FILE,
+			};
+			e[i] = alloc_ok(&img, &req);
+		}
+		/*
+		 * A 9-block hole behind the stream and only 3 free blocks at it
+		 * (a block taken outside the stream): a 9-block file goes on
+		 * past the taken block, not back into the hole.
+		 */
+		free_ext(&img, e[1]);
+		uint64_t cursor = e[2].start + e[2].len;
+		struct ext4fs_alloc_request plug = { .len = 1, .goal = cursor + 3,
+						     .flags = EXT4FS_ALLOC_EXACT_GOAL | EXT4FS_ALLOC_NO_PREALLOC };
+		e[5] = alloc_ok(&img, &plug);
+		struct ext4fs_alloc_request nine = { .ino = 30, .len = 9, .min_len = 9, .file_blocks = 9,
+						     .flags = EXT4FS_ALLOC_WHOLE_FILE };
+		e[1] = alloc_ok(&img, &nine);
+		assert_int_equal(e[1].start, cursor + 4);
+
+		/* 7 blocks of small files, then one of 100 blocks: aligned and adjacent. */
+		assert_int_equal(ext4fs_alloc_stream_align(img.fs, 7), 0);
+		struct ext4fs_alloc_request seven = { .ino = 31, .len = 7, .min_len = 7, .file_blocks = 7,
+						      .flags = EXT4FS_ALLOC_WHOLE_FILE };
+		e[3] = alloc_ok(&img, &seven);
+		assert_true(e[3].start >= e[1].start + e[1].len);
+		assert_true(e[3].start < e[1].start + e[1].len + 64);
+		struct ext4fs_alloc_request big = { .ino = 32, .len = 100, .min_len = 100, .file_blocks = 100,
+						    .flags = EXT4FS_ALLOC_WHOLE_FILE };
+		e[4] = alloc_ok(&img, &big);
+		assert_int_equal(e[4].start % 64, 0);
+		assert_int_equal(e[4].start, e[3].start + 7);
+
+		assert_alloc_ok(&img);
+		for (unsigned i = 0; i < 6; i++)
 			free_ext(&img, e[i]);
 		finish(&img, free0);
 	}
@@ -833,6 +894,7 @@ int main(void)
 		cmocka_unit_test(test_small_files_pack),
 		cmocka_unit_test(test_large_file_in_pieces),
 		cmocka_unit_test(test_stripe_alignment),
+		cmocka_unit_test(test_whole_file_stream_forward),
 		cmocka_unit_test(test_best_fit_smallest_hole),
 		cmocka_unit_test(test_buddy_pass),
 		cmocka_unit_test(test_fill_to_enospc),
