@@ -1,0 +1,139 @@
+/*
+ * test_fsck_maps.c - e4fsck's paged maps against a flat reference: random
+ * ranges across page boundaries, counts of bits already set, next-set
+ * walks over missing pages, merges with duplicates, and counters.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+#include "maps.h"
+
+#define LIMIT 10000ULL        /* not a multiple of the page size: a short last page */
+#define SHIFT 9               /* pages of 512 numbers */
+
+static uint64_t rng = 88172645463325252ULL;
+
+static uint64_t next_rand(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng;
+}
+
+static void test_bitmap_against_flat(void **state)
+{
+	struct bitmap_paged m;
+	unsigned char *flat = calloc(LIMIT, 1);
+	(void)state;
+	assert_non_null(flat);
+	assert_int_equal(bitmap_paged_init(&m, LIMIT, SHIFT), 0);
+
+	for (int round = 0; round < 3000; round++) {
+		uint64_t n = next_rand() % LIMIT, len = 1 + next_rand() % 1500;
+		if (len > LIMIT - n)
+			len = LIMIT - n;
+		if (next_rand() % 4) {
+			int64_t expect = 0;
+			for (uint64_t i = n; i < n + len; i++) {
+				expect += flat[i];
+				flat[i] = 1;
+			}
+			assert_int_equal(bitmap_paged_set_range(&m, n, len), expect);
+		} else {
+			memset(flat + n, 0, len);
+			bitmap_paged_clear_range(&m, n, len);
+		}
+		uint64_t q = next_rand() % LIMIT, ql = next_rand() % 3000, ref = 0;
+		for (uint64_t i = q; i < q + ql && i < LIMIT; i++)
+			ref += flat[i];
+		assert_int_equal(bitmap_paged_count(&m, q, ql), ref);
+		uint64_t from = next_rand() % (LIMIT + 10), want = from;
+		while (want < LIMIT && !flat[want])
+			want++;
+		if (want > LIMIT)
+			want = LIMIT;
+		assert_int_equal(bitmap_paged_next_set(&m, from), want);
+	}
+	for (uint64_t i = 0; i < LIMIT; i++)
+		assert_int_equal(bitmap_paged_test(&m, i), flat[i]);
+	assert_int_equal(bitmap_paged_test(&m, LIMIT), 0);
+	assert_int_equal(bitmap_paged_set_range(&m, LIMIT - 1, 2), -ERANGE);
+	bitmap_paged_free(&m);
+	free(flat);
+}
+
+static void test_sparse_pages_only(void **state)
+{
+	struct bitmap_paged m;
+	(void)state;
+	/* A 1 TiB file system of 4 KiB blocks, pages of one 32768-block group. */
+	assert_int_equal(bitmap_paged_init(&m, 1ULL << 28, 15), 0);
+	assert_true(bitmap_paged_set_range(&m, 5, 10) == 0);
+	assert_true(bitmap_paged_set_range(&m, (1ULL << 28) - 3, 3) == 0);
+	assert_int_equal(m.p.pages_used, 2);
+	assert_true(bitmap_paged_bytes(&m) < 100 * 1024);
+	assert_int_equal(bitmap_paged_next_set(&m, 15), (1ULL << 28) - 3);
+	assert_int_equal(bitmap_paged_count(&m, 0, 1ULL << 28), 13);
+	bitmap_paged_free(&m);
+}
+
+static void test_merge_finds_duplicates(void **state)
+{
+	struct bitmap_paged a, b, dup;
+	(void)state;
+	assert_int_equal(bitmap_paged_init(&a, LIMIT, SHIFT), 0);
+	assert_int_equal(bitmap_paged_init(&b, LIMIT, SHIFT), 0);
+	assert_int_equal(bitmap_paged_init(&dup, LIMIT, SHIFT), 0);
+	assert_int_equal(bitmap_paged_set_range(&a, 100, 50), 0);
+	assert_int_equal(bitmap_paged_set_range(&b, 140, 20), 0);     /* 140..149 in both */
+	assert_int_equal(bitmap_paged_set_range(&b, 9000, 5), 0);      /* a page a lacks */
+	assert_int_equal(bitmap_paged_merge(&a, &b, &dup), 10);
+	assert_int_equal(bitmap_paged_count(&a, 0, LIMIT), 50 + 10 + 5);
+	assert_int_equal(bitmap_paged_count(&dup, 0, LIMIT), 10);
+	assert_int_equal(bitmap_paged_next_set(&dup, 0), 140);
+	struct bitmap_paged other;
+	assert_int_equal(bitmap_paged_init(&other, LIMIT, SHIFT + 1), 0);
+	assert_int_equal(bitmap_paged_merge(&a, &other, NULL), -EINVAL);
+	bitmap_paged_free(&other);
+	bitmap_paged_free(&a);
+	bitmap_paged_free(&b);
+	bitmap_paged_free(&dup);
+}
+
+static void test_counters(void **state)
+{
+	struct counter_paged c;
+	(void)state;
+	assert_int_equal(counter_paged_init(&c, LIMIT, SHIFT), 0);
+	assert_int_equal(counter_paged_set(&c, 7000, 0), 0);
+	assert_int_equal(c.p.pages_used, 0);                      /* zero in a missing page: nothing */
+	assert_int_equal(counter_paged_inc(&c, 7000), 1);
+	assert_int_equal(counter_paged_inc(&c, 7000), 2);
+	assert_int_equal(counter_paged_get(&c, 7000), 2);
+	assert_int_equal(counter_paged_get(&c, 7001), 0);
+	assert_int_equal(counter_paged_get(&c, 3), 0);
+	assert_int_equal(counter_paged_set(&c, 12, 65534), 0);
+	assert_int_equal(counter_paged_inc(&c, 12), 65535);
+	assert_int_equal(counter_paged_inc(&c, 12), 65535);     /* saturates */
+	assert_int_equal(counter_paged_inc(&c, LIMIT), -ERANGE);
+	assert_int_equal(counter_paged_set(&c, LIMIT, 1), -ERANGE);
+	assert_int_equal(c.p.pages_used, 2);
+	counter_paged_free(&c);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_bitmap_against_flat),
+		cmocka_unit_test(test_sparse_pages_only),
+		cmocka_unit_test(test_merge_finds_duplicates),
+		cmocka_unit_test(test_counters),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
