@@ -67,7 +67,12 @@ extern "C" {
 	X(NAME_TOO_LONG,    "File name too long") \
 	X(DIR_FULL,         "Directory index full") \
 	X(XATTR_NO_SPACE,   "No space left for extended attribute") \
-	X(ALLOC_STATE,      "Block allocator state does not match the block bitmap")
+	X(ALLOC_STATE,      "Block allocator state does not match the block bitmap") \
+	X(NO_JOURNAL,       "Journal not found") \
+	X(JOURNAL_INODE,    "The journal inode is invalid") \
+	X(JOURNAL_UNSUPP,   "Journal has unsupported feature(s)") \
+	X(JOURNAL_CSUM,     "Journal checksum error") \
+	X(JOURNAL_LOG,      "Corrupt block in the journal log")
 
 /* Library error codes: -(EXT4FS_ERR_BASE + index in the table + 1). */
 enum ext4fs_error_index {
@@ -127,6 +132,11 @@ enum ext4fs_error_index {
 #define EXT4FS_E_DIR_FULL           EXT4FS_ERRCODE_(DIR_FULL)
 #define EXT4FS_E_XATTR_NO_SPACE     EXT4FS_ERRCODE_(XATTR_NO_SPACE)
 #define EXT4FS_E_ALLOC_STATE        EXT4FS_ERRCODE_(ALLOC_STATE)
+#define EXT4FS_E_NO_JOURNAL         EXT4FS_ERRCODE_(NO_JOURNAL)
+#define EXT4FS_E_JOURNAL_INODE      EXT4FS_ERRCODE_(JOURNAL_INODE)
+#define EXT4FS_E_JOURNAL_UNSUPP     EXT4FS_ERRCODE_(JOURNAL_UNSUPP)
+#define EXT4FS_E_JOURNAL_CSUM       EXT4FS_ERRCODE_(JOURNAL_CSUM)
+#define EXT4FS_E_JOURNAL_LOG        EXT4FS_ERRCODE_(JOURNAL_LOG)
 
 /*
  * Message for a code returned by the library (negative library code or

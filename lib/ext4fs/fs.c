@@ -608,7 +608,9 @@ int ext4fs_open(const char *path, const struct ext4fs_open_opts *opts,
 	int err;
 
 	*out = NULL;
-	err = ext4fs_io_open_file(path, (opts && (opts->flags & EXT4FS_OPEN_RW)) ? EXT4FS_IO_RDWR : 0,
+	err = ext4fs_io_open_file(path,
+				  (opts && (opts->flags & (EXT4FS_OPEN_RW | EXT4FS_OPEN_RECOVERY))) ?
+				  EXT4FS_IO_RDWR : 0,
 				  opts ? opts->offset : 0, &io);
 	if (err) {
 		if (errmsg && errmsg_len)

@@ -42,6 +42,14 @@ struct ext4fs_fs;
 #define EXT4FS_OPEN_RW            0x1  /* writable: see "Writing" below */
 #define EXT4FS_OPEN_IGNORE_CSUM   0x2  /* do not fail on checksum mismatches */
 #define EXT4FS_OPEN_FORCE         0x4  /* open despite unknown incompatible features */
+/*
+ * For ext4fs_journal_recover() only: the channel is opened for writing but
+ * the handle stays read-only for everything else (no bitmaps are loaded, no
+ * write-path feature checks), so a file system that needs recovery can be
+ * opened.  Do not combine with EXT4FS_OPEN_RW; close the handle after
+ * recovery and open the file system again.
+ */
+#define EXT4FS_OPEN_RECOVERY      0x8
 
 struct ext4fs_open_opts {
 	unsigned flags;
