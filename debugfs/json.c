@@ -92,6 +92,12 @@ void json_int(struct json *j, const char *key, int64_t value)
 	fprintf(j->f, "%" PRId64, value);
 }
 
+void json_double(struct json *j, const char *key, double value)
+{
+	prefix(j, key);
+	fprintf(j->f, "%.6f", value);
+}
+
 void json_bool(struct json *j, const char *key, int value)
 {
 	prefix(j, key);

@@ -25,6 +25,7 @@ void json_string(struct json *j, const char *key, const char *value);
 void json_string_len(struct json *j, const char *key, const char *value, size_t len);
 void json_uint(struct json *j, const char *key, uint64_t value);
 void json_int(struct json *j, const char *key, int64_t value);
+void json_double(struct json *j, const char *key, double value);  /* fixed, 6 decimals */
 void json_bool(struct json *j, const char *key, int value);
 void json_null(struct json *j, const char *key);
 /* End the document with a newline (after the top-level value). */

@@ -167,6 +167,29 @@ uint64_t bitmap_paged_next_set(const struct bitmap_paged *m, uint64_t from)
 	return m->p.limit;
 }
 
+uint64_t bitmap_paged_next_clear(const struct bitmap_paged *m, uint64_t from)
+{
+	uint64_t page_bits = 1ULL << m->p.page_shift, words = words_per_page(m->p.page_shift);
+
+	while (from < m->p.limit) {
+		uint64_t pg = from >> m->p.page_shift, off = from & (page_bits - 1);
+		const uint64_t *p = bit_page(m, pg);
+		if (!p)
+			return from;
+		for (uint64_t w = off / 64; w < words; w++) {
+			uint64_t clear = ~p[w];
+			if (w == off / 64)
+				clear &= ~((1ULL << (off % 64)) - 1);
+			if (clear) {
+				uint64_t n = (pg << m->p.page_shift) + w * 64 + (uint64_t)__builtin_ctzll(clear);
+				return n < m->p.limit ? n : m->p.limit;
+			}
+		}
+		from = (pg + 1) << m->p.page_shift;
+	}
+	return m->p.limit;
+}
+
 int64_t bitmap_paged_merge(struct bitmap_paged *dst, const struct bitmap_paged *src,
 			   struct bitmap_paged *dup)
 {
@@ -252,4 +275,26 @@ int counter_paged_inc(struct counter_paged *c, uint64_t n)
 size_t counter_paged_bytes(const struct counter_paged *c)
 {
 	return paged_bytes(&c->p);
+}
+
+int counter_paged_merge(struct counter_paged *dst, const struct counter_paged *src)
+{
+	uint64_t per_page = 1ULL << src->p.page_shift;
+
+	if (dst->p.limit != src->p.limit || dst->p.page_shift != src->p.page_shift)
+		return -EINVAL;
+	for (uint64_t pg = 0; pg < src->p.npages; pg++) {
+		const uint16_t *s = src->p.pages[pg];
+		uint16_t *d = NULL;
+		if (!s)
+			continue;
+		for (uint64_t i = 0; i < per_page; i++) {
+			if (!s[i])
+				continue;
+			if (!d && !(d = paged_page(&dst->p, pg)))
+				return -ENOMEM;
+			d[i] = s[i];
+		}
+	}
+	return 0;
 }

@@ -62,6 +62,9 @@ uint64_t bitmap_paged_count(const struct bitmap_paged *m, uint64_t n, uint64_t c
  */
 uint64_t bitmap_paged_next_set(const struct bitmap_paged *m, uint64_t from);
 
+/* The first clear number in [from, limit), or limit when none. */
+uint64_t bitmap_paged_next_clear(const struct bitmap_paged *m, uint64_t from);
+
 /*
  * Merge src into dst (same limit and page size): dst |= src.  Numbers set
  * in both are also set in dup (may be NULL), and their count is returned;
@@ -98,5 +101,12 @@ int counter_paged_set(struct counter_paged *c, uint64_t n, uint16_t v);
 int counter_paged_inc(struct counter_paged *c, uint64_t n);
 
 size_t counter_paged_bytes(const struct counter_paged *c);
+
+/*
+ * Copy every nonzero counter of src into dst (same limit and page size):
+ * for maps filled over disjoint ranges, such as pass 1 workers' link
+ * counts.  0, or -ENOMEM / -EINVAL.
+ */
+int counter_paged_merge(struct counter_paged *dst, const struct counter_paged *src);
 
 #endif

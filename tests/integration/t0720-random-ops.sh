@@ -2,7 +2,8 @@
 # t0720-random-ops.sh - random operation sequences through the library
 # (create, write, append, truncate, punch, unlink, link, rename, mkdir,
 # rmdir, symlink) checked against an in-memory model of the tree, with the
-# real `e2fsck -fn` after every batch (tests/tools/opsmodel.c).
+# real `e2fsck -fn` after every batch (tests/tools/opsmodel.c), and by our
+# e4fsck -fn as well (it must find them clean too).
 #
 # Configurations: 1 KiB and 4 KiB blocks; with metadata_csum and with
 # uninit_bg instead; with and without flex_bg; and a block-mapped (no
@@ -20,6 +21,8 @@ OPSMODEL=${OPSMODEL:-$top_builddir/tests/tools/opsmodel}
 [ -x "$OPSMODEL" ] || skip "opsmodel is not built ($OPSMODEL)"
 make_tmpdir
 
+# Our checker judges every batch too, next to e2fsck: no false positives on aged images.
+if [ -x "$E4FSCK" ]; then export OPSMODEL_E4FSCK="$E4FSCK"; fi
 batches=${OPSMODEL_BATCHES:-12}
 ops=${OPSMODEL_OPS:-500}
 failed=0

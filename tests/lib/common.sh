@@ -24,6 +24,7 @@
 #                         else $top_srcdir
 #   DEBUG4FS              $top_builddir/debugfs/debug4fs
 #   MKE4FS                $top_builddir/misc/mkfs/mke4fs
+#   E4FSCK                $top_builddir/fsck/e4fsck
 #   REAL_DEBUGFS          debugfs found on PATH, /sbin or /usr/sbin (may be "")
 #
 # Everything is safe under "set -eu".
@@ -106,6 +107,8 @@ export top_srcdir top_builddir
 export DEBUG4FS
 : "${MKE4FS:=$top_builddir/misc/mkfs/mke4fs}"
 export MKE4FS
+: "${E4FSCK:=$top_builddir/fsck/e4fsck}"
+export E4FSCK
 
 EXT4FS_TESTS_LIB=$_ext4fs_lib_dir
 export EXT4FS_TESTS_LIB

@@ -10,6 +10,7 @@
  *     -E           without extents (block-mapped files)
  *     -s SEED      random seed (default 1)
  *     -B BATCHES   batches (default 10); e2fsck -fn and a full model check after each
+ *                  (and e4fsck -fn too when OPSMODEL_E4FSCK names it)
  *     -o OPS       operations per batch (default 300)
  *     -f           fill mode: write files until ENOSPC, check, delete everything, check
  *
@@ -452,6 +453,16 @@ static void run_fsck(const char *when)
 		snprintf(cmd, sizeof(cmd), "cat '%s.fsck.log' >&2", image);
 		if (system(cmd)) {}
 		die("e2fsck -fn is not clean %s", when);
+	}
+	/* A second judge when asked: our own checker must agree the image is clean. */
+	const char *e4fsck = getenv("OPSMODEL_E4FSCK");
+	if (e4fsck && *e4fsck) {
+		snprintf(cmd, sizeof(cmd), "'%s' -fn '%s' >'%s.e4fsck.log' 2>&1", e4fsck, image, image);
+		if (system(cmd) != 0) {
+			snprintf(cmd, sizeof(cmd), "cat '%s.e4fsck.log' >&2", image);
+			if (system(cmd)) {}
+			die("e4fsck -fn is not clean %s (e2fsck is)", when);
+		}
 	}
 }
 

@@ -59,6 +59,12 @@ static void test_bitmap_against_flat(void **state)
 		if (want > LIMIT)
 			want = LIMIT;
 		assert_int_equal(bitmap_paged_next_set(&m, from), want);
+		want = from;
+		while (want < LIMIT && flat[want])
+			want++;
+		if (want > LIMIT)
+			want = LIMIT;
+		assert_int_equal(bitmap_paged_next_clear(&m, from), want);
 	}
 	for (uint64_t i = 0; i < LIMIT; i++)
 		assert_int_equal(bitmap_paged_test(&m, i), flat[i]);

@@ -1,0 +1,83 @@
+/*
+ * dirs.h - what passes 2, 3 and 4 share: path names for messages, the
+ * directory list, /lost+found, and the repairs that move links around.
+ *
+ * The repairs keep the checker's maps in step with the disk: an inode the
+ * library allocates or frees is set or cleared in inode_used / inode_dir /
+ * inode_reg, a block it allocates for a directory is set in block_found,
+ * and link counts changed on disk are changed in links_disk (and the
+ * entries added or removed in links_seen), so that pass 4 and pass 5
+ * compare against the file system as it now is.
+ */
+#ifndef E4FSCK_DIRS_H
+#define E4FSCK_DIRS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "e4fsck.h"
+
+/* -- Names in messages (pass2.c) -------------------------------------------- */
+
+/*
+ * The path of inode ino in directory dir, as e2fsck prints it: "/" for the
+ * root, "<The NULL inode>" and the other reserved inodes' names when dir is
+ * 0, "dir-path/name" found by reading the directories up to the root
+ * ("???" for a name that cannot be found, "..." past 32 levels or for a
+ * directory 0, "<12>/<13>" when 12 is not a directory), control
+ * characters shown as ^X.  ino 0 (or ino == dir): the path of dir itself.
+ * Returns a malloc'd string (caller frees), or NULL without memory.
+ */
+char *fsck_path(struct e4fsck *ctx, uint32_t dir, uint32_t ino);
+
+/* An entry's name (len bytes, any bytes) as e2fsck prints it, into out (always terminated). */
+void fsck_safe_name(const char *name, size_t len, char *out, size_t size);
+
+/* -- The directory list (pass3.c) ------------------------------------------- */
+
+/* Add a directory to ctx->dirs (kept sorted).  0, or -1 without memory (reported). */
+int fsck_dir_insert(struct e4fsck *ctx, uint32_t ino, uint32_t dotdot, uint32_t parent);
+
+/*
+ * Set in block_found every block inode ino maps, after the library
+ * allocated some for it (a new or grown directory).  0 or -1 (reported).
+ */
+int fsck_claim_blocks(struct e4fsck *ctx, uint32_t ino);
+
+/*
+ * Free inode ino (a cleared damaged or unattached inode): the library
+ * releases what it owns; the inode maps forget it.  0, or -1 when the
+ * release failed (PR_2_DEALLOC_INODE reported).
+ */
+int fsck_release_inode(struct e4fsck *ctx, uint32_t ino);
+
+/* -- /lost+found and reconnecting (pass3.c) --------------------------------- */
+
+/*
+ * /lost+found's inode: looked up in the root, offered to be made (or, when
+ * it is not a directory, unlinked and made) when missing.  0 when there is
+ * none; after a failure or a "no" it is not asked again.
+ */
+uint32_t fsck_lost_found(struct e4fsck *ctx);
+
+/*
+ * Link inode ino into /lost+found as "#ino" and count the new link (in
+ * links_seen, and on disk as e2fsck does; pass 4 then corrects i_links_count).
+ * 0, or -1 when it could not be reconnected (reported).
+ */
+int fsck_reconnect(struct e4fsck *ctx, uint32_t ino);
+
+/*
+ * Count one entry more (delta 1) or less (-1) naming inode ino: links_seen,
+ * and i_links_count on disk with links_disk.  0, or -1 (PR_3_ADJUST_INODE
+ * reported).
+ */
+int fsck_adjust_links(struct e4fsck *ctx, uint32_t ino, int delta);
+
+/*
+ * Point directory dir's '..' at parent, moving the link from what it named
+ * to parent, and record dotdot and parent in dir's dir_info.  0 or -1
+ * (PR_3_FIX_PARENT_* reported).
+ */
+int fsck_fix_dotdot(struct e4fsck *ctx, uint32_t dir, uint32_t parent);
+
+#endif

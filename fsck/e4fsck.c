@@ -1,0 +1,642 @@
+/*
+ * e4fsck.c - check and repair an ext2/3/4 file system: options, opening,
+ * the order of the passes, the summary and the exit status, following
+ * e2fsck.
+ */
+#include "config.h"
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "ext4fs/bitmap.h"
+#include "ext4fs/errors.h"
+#include "ext4fs/journal.h"
+#include "ext4fs/mountcheck.h"
+#include "ext4fs/super.h"
+#include "e4fsck.h"
+#include "problem.h"
+#include "report.h"
+
+static const char usage_text[] =
+	"Usage: %s [-panyfktvDV] [-b superblock] [-B blocksize] [-C fd] [-j threads]\n"
+	"\t\t[-E extended-options] [--json FILE] device\n"
+	"\n"
+	"Emergency help:\n"
+	" -p                   Automatic repair (no questions)\n"
+	" -n                   Make no changes to the filesystem\n"
+	" -y                   Assume \"yes\" to all questions\n"
+	" -f                   Force checking even if filesystem is marked clean\n"
+	" -v                   Be verbose\n"
+	" -t                   Print timing (twice: per pass)\n"
+	" -b superblock        Use alternative superblock\n"
+	" -B blocksize         Force blocksize when looking for superblock\n"
+	" -C fd                Progress to file descriptor fd (0: a bar on the terminal)\n"
+	" -j threads           Threads for pass 1 (default: the number of CPUs)\n"
+	" -D                   Optimize directories\n"
+	" --json FILE          Write the problems found and the timings as JSON\n";
+
+static void usage(const char *prog, FILE *to)
+{
+	fprintf(to, usage_text, prog);
+}
+
+void fsck_fatal(struct e4fsck *ctx, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: ", ctx->prog);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	ctx->exit_status |= FSCK_ERROR;
+}
+
+static int parse_uint(const char *s, uint64_t max, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (errno || end == s || *end || s[0] == '-' || v > max)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+enum { OPT_JSON = 1000, OPT_HELP };
+
+/* Options into ctx; returns 0, or an exit status (usage / version). */
+static int parse_options(struct e4fsck *ctx, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "json", required_argument, NULL, OPT_JSON },
+		{ "help", no_argument, NULL, OPT_HELP },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c, modes = 0;
+	uint64_t v;
+
+	while ((c = getopt_long(argc, argv, "panyfktvDVb:B:C:j:E:", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+		case 'a':
+			if (ctx->mode != MODE_PREEN)
+				modes++;
+			ctx->mode = MODE_PREEN;
+			break;
+		case 'n':
+			if (ctx->mode != MODE_NO)
+				modes++;
+			ctx->mode = MODE_NO;
+			break;
+		case 'y':
+			if (ctx->mode != MODE_YES)
+				modes++;
+			ctx->mode = MODE_YES;
+			break;
+		case 'f': ctx->force = 1; break;
+		case 'k': break;              /* keep the bad-blocks list: there is none to touch */
+		case 't': ctx->timing++; break;
+		case 'v': ctx->verbose = 1; break;
+		case 'D': ctx->optimize_dirs = 1; break;
+		case 'V':
+			fprintf(stderr, "%s %s (%s)\n\tUsing libext4fs %s\n", ctx->prog, PACKAGE_VERSION,
+				E4FSCK_RELEASE_DATE, PACKAGE_VERSION);
+			return FSCK_OK + 256;   /* "exit 0 now" */
+		case 'b':
+			if (parse_uint(optarg, UINT64_MAX, &v) || v == 0) {
+				fprintf(stderr, "%s: Invalid superblock parameter: %s\n", ctx->prog, optarg);
+				return FSCK_USAGE;
+			}
+			ctx->superblock = v;
+			break;
+		case 'B':
+			if (parse_uint(optarg, 65536, &v) || (v != 1024 && v != 2048 && v != 4096 &&
+							      v != 8192 && v != 16384 && v != 32768 &&
+							      v != 65536)) {
+				fprintf(stderr, "%s: Invalid blocksize parameter: %s\n", ctx->prog, optarg);
+				return FSCK_USAGE;
+			}
+			ctx->blocksize = (unsigned)v;
+			break;
+		case 'C':
+			if (parse_uint(optarg, 1024, &v)) {
+				fprintf(stderr, "%s: Invalid completion fd: %s\n", ctx->prog, optarg);
+				return FSCK_USAGE;
+			}
+			ctx->progress_fd = (int)v;
+			break;
+		case 'j':
+			if (parse_uint(optarg, 1024, &v) || v == 0) {
+				fprintf(stderr, "%s: Invalid number of threads: %s\n", ctx->prog, optarg);
+				return FSCK_USAGE;
+			}
+			ctx->threads = (int)v;
+			break;
+		case 'E':
+			fprintf(stderr, "%s: Unknown extended option: %s\n", ctx->prog, optarg);
+			return FSCK_USAGE;
+		case OPT_JSON: ctx->json_path = optarg; break;
+		case OPT_HELP:
+			usage(ctx->prog, stdout);
+			return FSCK_OK + 256;
+		default:
+			usage(ctx->prog, stderr);
+			return FSCK_USAGE;
+		}
+	}
+	if (modes > 1) {
+		fprintf(stderr, "%s: Only one of the options -p/-a, -n or -y may be specified.\n", ctx->prog);
+		return FSCK_USAGE;
+	}
+	if (optind != argc - 1) {
+		usage(ctx->prog, stderr);
+		return FSCK_USAGE;
+	}
+	ctx->device = ctx->path = argv[optind];
+	if (ctx->mode == MODE_ASK && !isatty(STDIN_FILENO)) {
+		fprintf(stderr, "%s: need terminal for interactive repairs\n", ctx->prog);
+		return FSCK_ERROR;
+	}
+	return 0;
+}
+
+/* Whether the file system may be skipped without -f, and why not. */
+static const char *check_reason(const struct e4fsck *ctx)
+{
+	const struct ext4fs_super *sb = ext4fs_sb(ctx->fs);
+	int64_t now = (int64_t)time(NULL);
+
+	if (!(sb->s_state & EXT4FS_STATE_VALID))
+		return " was not cleanly unmounted";
+	if (sb->s_state & EXT4FS_STATE_ERROR)
+		return " contains a file system with errors";
+	if (sb->s_max_mnt_count > 0 && sb->s_mnt_count >= (uint16_t)sb->s_max_mnt_count)
+		return " has been mounted too many times without being checked";
+	if (sb->s_checkinterval && now >= (int64_t)sb->s_lastcheck + (int64_t)sb->s_checkinterval)
+		return " has gone too long without being checked";
+	return NULL;
+}
+
+/* Refuse to change a mounted file system; -n only warns. */
+static int check_mounted(struct e4fsck *ctx)
+{
+	unsigned use = 0;
+
+	if (ext4fs_check_mount(ctx->path, &use) == 0 && EXT4FS_MOUNT_IN_USE(use)) {
+		if (ctx->mode != MODE_NO) {
+			fprintf(stderr, "%s is mounted.\n%s: Cannot continue, aborting.\n\n", ctx->path,
+				ctx->prog);
+			ctx->exit_status |= FSCK_ERROR;
+			return -1;
+		}
+		fprintf(stderr, "Warning!  %s is mounted.\n", ctx->path);
+	}
+	return 0;
+}
+
+/*
+ * Open the file system with EXT4FS_OPEN_IGNORE_CSUM and flags (0 for a
+ * read-only handle, EXT4FS_OPEN_RW, EXT4FS_OPEN_RECOVERY).
+ */
+static int open_fs(struct e4fsck *ctx, unsigned flags)
+{
+	struct ext4fs_open_opts opts = { 0 };
+	char msg[512];
+	int err;
+
+	opts.flags = EXT4FS_OPEN_IGNORE_CSUM | flags;
+	opts.superblock = ctx->superblock;
+	opts.block_size = ctx->blocksize;
+	ctx->open_opts = opts;
+	err = ext4fs_open(ctx->path, &opts, &ctx->fs, msg, sizeof(msg));
+	if (err) {
+		fprintf(stderr, "%s: %s while trying to open %s\n", ctx->prog, msg, ctx->path);
+		if (err == EXT4FS_E_BAD_MAGIC || err == EXT4FS_E_CORRUPT_SUPER)
+			fprintf(stderr, "\nThe superblock could not be read or does not describe a valid ext2/ext3/ext4\n"
+				"filesystem.  If the device is valid and it really contains an ext2/ext3/ext4\n"
+				"filesystem (and not swap or ufs or something else), then the superblock\n"
+				"is corrupt, and you might try running e4fsck with an alternate superblock:\n"
+				"    e4fsck -b 8193 <device>\n or\n    e4fsck -b 32768 <device>\n\n");
+		ctx->exit_status |= FSCK_ERROR;
+		return -1;
+	}
+	ctx->geo = ext4fs_geom(ctx->fs);
+	/* Like e2fsck, messages name the file system by its label when it has one. */
+	const struct ext4fs_super *sb = ext4fs_sb(ctx->fs);
+	if (sb->s_volume_name[0]) {
+		memcpy(ctx->label, sb->s_volume_name, sizeof(sb->s_volume_name));
+		ctx->label[sizeof(sb->s_volume_name)] = '\0';
+		ctx->device = ctx->label;
+	}
+	return 0;
+}
+
+/*
+ * Replay the journal, then open the file system again: recovery works on a
+ * handle of its own and leaves the first one stale.  A fast-commit area
+ * holding commits is refused: replaying the main log alone would lose them.
+ */
+static int recover_journal(struct e4fsck *ctx)
+{
+	struct ext4fs_journal *j = NULL;
+	struct ext4fs_journal_info info;
+	int err;
+
+	printf("%s: recovering journal\n", ctx->device);
+	ext4fs_close(ctx->fs);
+	ctx->fs = NULL;
+	if (open_fs(ctx, EXT4FS_OPEN_RECOVERY))
+		return -1;
+	err = ext4fs_journal_open(ctx->fs, &j);
+	if (!err)
+		err = ext4fs_journal_scan(j, &info);
+	if (!err && info.fc_pending) {
+		fsck_fatal(ctx, "%s: the journal's fast-commit area holds commits, which e4fsck cannot "
+			   "replay yet; run e2fsck", ctx->device);
+		ext4fs_journal_close(j);
+		return -1;
+	}
+	if (!err)
+		err = ext4fs_journal_recover(j, &info);
+	ext4fs_journal_close(j);
+	if (err) {
+		fsck_fatal(ctx, "%s while recovering the journal of %s: %s", ext4fs_strerror(err), ctx->device,
+			   ext4fs_errmsg(ctx->fs));
+		return -1;
+	}
+	ext4fs_close(ctx->fs);
+	ctx->fs = NULL;
+	return open_fs(ctx, EXT4FS_OPEN_RW);
+}
+
+/*
+ * Without -f, a clean file system is only reported.  As e2fsck does, the
+ * superblock's totals are first brought in line with the groups' counts:
+ * the kernel does not keep them exact, and dumpe2fs users look at them.
+ */
+static int report_clean(struct e4fsck *ctx)
+{
+	uint64_t free_blocks = 0, free_inodes = 0;
+
+	for (uint32_t g = 0; g < ctx->geo->group_count; g++) {
+		free_blocks += ext4fs_group(ctx->fs, g)->free_blocks_count;
+		free_inodes += ext4fs_group(ctx->fs, g)->free_inodes_count;
+	}
+	const struct ext4fs_super *sb = ext4fs_sb(ctx->fs);
+	if (!ctx->read_only && free_blocks <= ctx->geo->blocks_count && free_inodes <= sb->s_inodes_count &&
+	    (free_blocks != ctx->geo->free_blocks_count || free_inodes != sb->s_free_inodes_count)) {
+		struct ext4fs_super fixed = *sb;
+		fixed.s_free_blocks_count_lo = (uint32_t)free_blocks;
+		fixed.s_free_blocks_count_hi = (uint32_t)(free_blocks >> 32);
+		fixed.s_free_inodes_count = (uint32_t)free_inodes;
+		int err = ext4fs_super_set(ctx->fs, &fixed);
+		if (!err)
+			err = ext4fs_flush(ctx->fs);
+		if (err) {
+			fsck_fatal(ctx, "%s while updating the superblock's counts: %s", ext4fs_strerror(err),
+				   ext4fs_errmsg(ctx->fs));
+			return -1;
+		}
+		sb = ext4fs_sb(ctx->fs);
+	}
+	printf("%s: clean, %" PRIu32 "/%" PRIu32 " files, %" PRIu64 "/%" PRIu64 " blocks\n", ctx->device,
+	       sb->s_inodes_count - sb->s_free_inodes_count, sb->s_inodes_count,
+	       ctx->geo->blocks_count - ctx->geo->free_blocks_count, ctx->geo->blocks_count);
+	return 0;
+}
+
+/* The maps pass 1 fills, sized by the file system; pages of one group each. */
+static int init_maps(struct e4fsck *ctx)
+{
+	const struct ext4fs_geom *g = ctx->geo;
+	unsigned ishift = 6, bshift = 6;
+
+	while ((1U << ishift) < g->inodes_per_group && ishift < 20)
+		ishift++;
+	while ((1U << bshift) < g->blocks_per_group && bshift < 20)
+		bshift++;
+	uint64_t ilimit = (uint64_t)g->inodes_count + 1;
+	if (bitmap_paged_init(&ctx->inode_used, ilimit, ishift) ||
+	    bitmap_paged_init(&ctx->inode_dir, ilimit, ishift) ||
+	    bitmap_paged_init(&ctx->inode_reg, ilimit, ishift) ||
+	    bitmap_paged_init(&ctx->inode_bad, ilimit, ishift) ||
+	    bitmap_paged_init(&ctx->block_found, g->blocks_count, bshift) ||
+	    bitmap_paged_init(&ctx->block_dup, g->blocks_count, bshift) ||
+	    counter_paged_init(&ctx->links_disk, ilimit, ishift) ||
+	    counter_paged_init(&ctx->links_seen, ilimit, ishift)) {
+		fsck_fatal(ctx, "out of memory for the check's maps");
+		return -1;
+	}
+	return 0;
+}
+
+static void free_ctx(struct e4fsck *ctx)
+{
+	bitmap_paged_free(&ctx->inode_used);
+	bitmap_paged_free(&ctx->inode_dir);
+	bitmap_paged_free(&ctx->inode_reg);
+	bitmap_paged_free(&ctx->inode_bad);
+	bitmap_paged_free(&ctx->block_found);
+	bitmap_paged_free(&ctx->block_dup);
+	counter_paged_free(&ctx->links_disk);
+	counter_paged_free(&ctx->links_seen);
+	free(ctx->dirs);
+	free(ctx->dir_blocks);
+	xattr_table_free(&ctx->xattrs);
+	for (size_t i = 0; i < ctx->nlog; i++)
+		free(ctx->log[i].message);
+	free(ctx->log);
+	if (ctx->fs)
+		ext4fs_close(ctx->fs);
+	ctx->fs = NULL;
+}
+
+struct dir_info *fsck_dir_info(struct e4fsck *ctx, uint32_t ino)
+{
+	size_t lo = 0, hi = ctx->ndirs;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (ctx->dirs[mid].ino == ino)
+			return &ctx->dirs[mid];
+		if (ctx->dirs[mid].ino < ino)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+int fsck_add_dir_block(struct e4fsck *ctx, uint32_t ino, uint32_t lblk, uint64_t pblk)
+{
+	if (ctx->ndir_blocks == ctx->capdir_blocks) {
+		size_t cap = ctx->capdir_blocks ? ctx->capdir_blocks * 2 : 1024;
+		struct dir_block *grown = realloc(ctx->dir_blocks, cap * sizeof(*grown));
+		if (!grown)
+			return -ENOMEM;
+		ctx->dir_blocks = grown;
+		ctx->capdir_blocks = cap;
+	}
+	ctx->dir_blocks[ctx->ndir_blocks++] = (struct dir_block){ ino, lblk, pblk };
+	return 0;
+}
+
+size_t fsck_memory(const struct e4fsck *ctx)
+{
+	return bitmap_paged_bytes(&ctx->inode_used) + bitmap_paged_bytes(&ctx->inode_dir) +
+	       bitmap_paged_bytes(&ctx->inode_reg) + bitmap_paged_bytes(&ctx->inode_bad) +
+	       bitmap_paged_bytes(&ctx->block_found) + bitmap_paged_bytes(&ctx->block_dup) +
+	       counter_paged_bytes(&ctx->links_disk) + counter_paged_bytes(&ctx->links_seen) +
+	       ctx->capdirs * sizeof(*ctx->dirs) + ctx->capdir_blocks * sizeof(*ctx->dir_blocks);
+}
+
+static const struct {
+	int slot;
+	const char *title;
+	int (*run)(struct e4fsck *);
+} passes[] = {
+	{ TIME_PASS1, "Pass 1: Checking inodes, blocks, and sizes", fsck_pass1 },
+	{ TIME_PASS2, "Pass 2: Checking directory structure", fsck_pass2 },
+	{ TIME_PASS3, "Pass 3: Checking directory connectivity", fsck_pass3 },
+	{ TIME_PASS4, "Pass 4: Checking reference counts", fsck_pass4 },
+	{ TIME_PASS5, "Pass 5: Checking group summary information", fsck_pass5 },
+};
+
+/*
+ * Passes 3 and 4 may allocate (/lost+found, its growth) through the
+ * library, which trusts the bitmaps on disk.  Blocks and inodes pass 1
+ * found in use but the bitmaps call free must not be handed out: they are
+ * marked in use for the time of those passes, and given back before pass 5,
+ * which then reports them as e2fsck does.
+ */
+struct guard_run {
+	uint64_t first, count;
+	int inode, dir;
+};
+
+struct alloc_guard {
+	struct guard_run *runs;
+	size_t n, cap;
+};
+
+static int guard_add(struct alloc_guard *g, uint64_t first, uint64_t count, int inode, int dir)
+{
+	if (g->n == g->cap) {
+		size_t cap = g->cap ? g->cap * 2 : 64;
+		struct guard_run *grown = realloc(g->runs, cap * sizeof(*grown));
+		if (!grown)
+			return -1;
+		g->runs = grown;
+		g->cap = cap;
+	}
+	g->runs[g->n++] = (struct guard_run){ first, count, inode, dir };
+	return 0;
+}
+
+static int guard_on(struct e4fsck *ctx, struct alloc_guard *g)
+{
+	const struct ext4fs_bitmap *bb, *ib;
+	int err = ext4fs_fs_block_bitmap(ctx->fs, &bb);
+
+	if (!err)
+		err = ext4fs_fs_inode_bitmap(ctx->fs, &ib);
+	if (err)
+		goto fail;
+	for (uint64_t b = bitmap_paged_next_set(&ctx->block_found, ctx->geo->first_data_block);
+	     b < ctx->geo->blocks_count;) {
+		uint64_t end = bitmap_paged_next_clear(&ctx->block_found, b), at = b;
+		while (at < end) {
+			uint64_t free_at;
+			if (ext4fs_bitmap_find(bb, at, end - 1, 0, &free_at))
+				break;
+			uint64_t used_at;
+			if (ext4fs_bitmap_find(bb, free_at, end - 1, 1, &used_at))
+				used_at = end;
+			err = ext4fs_blocks_mark_used(ctx->fs, free_at, used_at - free_at);
+			if (err || guard_add(g, free_at, used_at - free_at, 0, 0))
+				goto fail;
+			at = used_at;
+		}
+		b = end < ctx->geo->blocks_count ? bitmap_paged_next_set(&ctx->block_found, end) : end;
+	}
+	for (uint64_t i = bitmap_paged_next_set(&ctx->inode_used, 1); i <= ctx->geo->inodes_count;
+	     i = bitmap_paged_next_set(&ctx->inode_used, i + 1)) {
+		if (ext4fs_bitmap_test(ib, i) != 0)
+			continue;
+		int dir = bitmap_paged_test(&ctx->inode_dir, i);
+		err = ext4fs_inode_mark_used(ctx->fs, (uint32_t)i, dir);
+		if (err || guard_add(g, i, 1, 1, dir))
+			goto fail;
+	}
+	return 0;
+fail:
+	fsck_fatal(ctx, "%s while protecting blocks and inodes in use: %s", err ? ext4fs_strerror(err) : "out of memory",
+		   ext4fs_errmsg(ctx->fs));
+	return -1;
+}
+
+static int guard_off(struct e4fsck *ctx, struct alloc_guard *g)
+{
+	const struct ext4fs_bitmap *bb, *ib;
+	int err = ext4fs_fs_block_bitmap(ctx->fs, &bb);
+
+	if (!err)
+		err = ext4fs_fs_inode_bitmap(ctx->fs, &ib);
+	for (size_t i = g->n; i-- > 0 && !err;) {
+		const struct guard_run *r = &g->runs[i];
+		/* A run a pass freed meanwhile (an inode it cleared) is already back. */
+		for (uint64_t n = r->first; n < r->first + r->count && !err; n++) {
+			if (r->inode)
+				err = ext4fs_bitmap_test(ib, n) > 0 ? ext4fs_inode_mark_free(ctx->fs, (uint32_t)n, r->dir) : 0;
+			else
+				err = ext4fs_bitmap_test(bb, n) > 0 ? ext4fs_blocks_mark_free(ctx->fs, n, 1) : 0;
+		}
+	}
+	free(g->runs);
+	memset(g, 0, sizeof(*g));
+	if (err) {
+		fsck_fatal(ctx, "%s while giving back protected blocks and inodes: %s", ext4fs_strerror(err),
+			   ext4fs_errmsg(ctx->fs));
+		return -1;
+	}
+	return 0;
+}
+
+static int run_passes(struct e4fsck *ctx)
+{
+	struct alloc_guard guard = { 0 };
+
+	for (size_t i = 0; i < sizeof(passes) / sizeof(passes[0]); i++) {
+		if (passes[i].slot == TIME_PASS3 && !ctx->read_only && guard_on(ctx, &guard))
+			return -1;
+		if (passes[i].slot == TIME_PASS5 && !ctx->read_only && guard_off(ctx, &guard))
+			return -1;
+		struct pass_timer t;
+		if (ctx->mode != MODE_PREEN)
+			printf("%s\n", passes[i].title);
+		fflush(stdout);
+		timer_start(ctx, &t);
+		int rc = passes[i].run(ctx);
+		timer_stop(ctx, &t, passes[i].slot, passes[i].title);
+		if (rc || ctx->aborted) {
+			free(guard.runs);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* After a check that changed nothing it could not: mark the file system checked. */
+static int mark_checked(struct e4fsck *ctx)
+{
+	struct ext4fs_super sb = *ext4fs_sb(ctx->fs);
+
+	sb.s_lastcheck = (uint32_t)time(NULL);
+	sb.s_mnt_count = 0;
+	if (!(ctx->exit_status & FSCK_UNCORRECTED)) {
+		sb.s_state = (uint16_t)((sb.s_state | EXT4FS_STATE_VALID) & ~EXT4FS_STATE_ERROR);
+	}
+	int err = ext4fs_super_set(ctx->fs, &sb);
+	if (!err)
+		err = ext4fs_flush(ctx->fs);
+	if (err) {
+		fsck_fatal(ctx, "%s while writing the superblock: %s", ext4fs_strerror(err),
+			   ext4fs_errmsg(ctx->fs));
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Preen met a problem it must not fix alone: like e2fsck, record in the
+ * superblock that the file system has errors (so the next boot checks it)
+ * and stop with exit status 4, whatever was repaired before.
+ */
+static void preen_halt(struct e4fsck *ctx)
+{
+	if (!ctx->read_only) {
+		struct ext4fs_super sb = *ext4fs_sb(ctx->fs);
+		sb.s_state |= EXT4FS_STATE_ERROR;
+		if (ext4fs_super_set(ctx->fs, &sb) || ext4fs_flush(ctx->fs))
+			fsck_fatal(ctx, "%s while recording the errors in the superblock", ext4fs_errmsg(ctx->fs));
+	}
+	ctx->exit_status = FSCK_UNCORRECTED | (ctx->exit_status & FSCK_ERROR);
+}
+
+int main(int argc, char **argv)
+{
+	struct e4fsck ctx;
+	const char *slash;
+	int rc;
+
+	memset(&ctx, 0, sizeof(ctx));
+	ctx.progress_fd = -1;
+	slash = strrchr(argv[0], '/');
+	ctx.prog = slash ? slash + 1 : argv[0];
+	ctx.mode = MODE_ASK;
+	setvbuf(stdout, NULL, _IOLBF, 0);
+
+	rc = parse_options(&ctx, argc, argv);
+	if (rc)
+		return rc >= 256 ? rc - 256 : rc;
+	if (ctx.mode != MODE_PREEN)
+		fprintf(stderr, "%s %s (%s)\n", ctx.prog, PACKAGE_VERSION, E4FSCK_RELEASE_DATE);
+	timing_begin(&ctx);
+	/* A first, read-only look: a journal to replay needs a handle of its own. */
+	ctx.read_only = ctx.mode == MODE_NO;
+	if (check_mounted(&ctx) || open_fs(&ctx, 0))
+		goto out;
+	if (ext4fs_has_incompat(ctx.fs, EXT4FS_FEATURE_INCOMPAT_RECOVER)) {
+		if (ctx.read_only)
+			printf("Warning: skipping journal recovery because doing a read-only filesystem check.\n");
+		else if (recover_journal(&ctx))
+			goto out;
+	} else if (!ctx.read_only) {
+		ext4fs_close(ctx.fs);
+		ctx.fs = NULL;
+		if (open_fs(&ctx, EXT4FS_OPEN_RW))
+			goto out;
+	}
+	/*
+	 * Orphans are not processed yet: pass 5 would free their blocks while the
+	 * list still names them, and the kernel would free them again at mount.
+	 */
+	if (ext4fs_sb(ctx.fs)->s_last_orphan && !ctx.read_only) {
+		fsck_fatal(&ctx, "%s: the orphan list (inode %" PRIu32 ") is not processed by e4fsck yet; "
+			   "run e2fsck, or e4fsck -n to check without repairing", ctx.device,
+			   ext4fs_sb(ctx.fs)->s_last_orphan);
+		goto out;
+	}
+	const char *why = check_reason(&ctx);
+	if (!ctx.force && !why) {
+		report_clean(&ctx);
+		goto out;
+	}
+	if (why && !ctx.force && ctx.mode == MODE_PREEN)
+		printf("%s%s, check forced.\n", ctx.device, why);
+	if (init_maps(&ctx) || fsck_check_super(&ctx))
+		goto out;
+	run_passes(&ctx);
+	if (ctx.aborted) {
+		preen_halt(&ctx);
+		goto out;
+	}
+	if (!ctx.read_only && !ctx.aborted && !(ctx.exit_status & FSCK_ERROR) && mark_checked(&ctx))
+		goto out;
+	if (ctx.fs_changed)
+		ctx.exit_status |= FSCK_NONDESTRUCT;
+	report_summary(&ctx);
+out:
+	timing_end(&ctx);
+	if (ctx.json_path && report_json(&ctx))
+		ctx.exit_status |= FSCK_ERROR;
+	free_ctx(&ctx);
+	return ctx.exit_status;
+}

@@ -1,0 +1,155 @@
+/*
+ * e4fsck.h - the checker's shared state: options, the file system, what
+ * the passes found, answers, timings.  One struct e4fsck per run, passed to
+ * every pass; see DESIGN.md for how the passes use it.
+ */
+#ifndef E4FSCK_H
+#define E4FSCK_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include "ext4fs/fs.h"
+#include "ext4fs/inode.h"
+#include "maps.h"
+#include "xattr_refs.h"
+
+/* Exit status bits, as e2fsck (summed). */
+#define FSCK_OK           0
+#define FSCK_NONDESTRUCT  1   /* errors corrected */
+#define FSCK_REBOOT       2   /* corrected, the system should be rebooted */
+#define FSCK_UNCORRECTED  4   /* errors left uncorrected */
+#define FSCK_ERROR        8   /* operational error */
+#define FSCK_USAGE        16
+#define FSCK_CANCELED     32
+
+/* How problems are answered. */
+enum fsck_mode {
+	MODE_ASK,       /* interactive: ask on the terminal */
+	MODE_NO,        /* -n: answer no, open read-only */
+	MODE_YES,       /* -y */
+	MODE_PREEN,     /* -p / -a: fix what is safe, stop on anything else */
+};
+
+/* Per-pass figures for -t / -tt and --json. */
+struct pass_time {
+	const char *name;           /* "Pass 1", ... */
+	int ran;
+	double wall, user, sys;     /* seconds */
+	uint64_t read_bytes, write_bytes;
+	size_t mem_bytes;           /* the maps' size at the end of the pass */
+};
+
+enum { TIME_JOURNAL, TIME_PASS1, TIME_PASS1B, TIME_PASS2, TIME_PASS3, TIME_PASS4, TIME_PASS5,
+       TIME_SLOTS };
+
+/* A directory found in pass 1; parent and dotdot are filled in by passes 2 and 3. */
+struct dir_info {
+	uint32_t ino;
+	uint32_t dotdot;            /* what its '..' names (pass 2), 0 when missing */
+	uint32_t parent;            /* the directory naming it (pass 2), 0 when none yet */
+};
+
+/* A directory block to check in pass 2 (collected in pass 1, sorted by pblk there). */
+struct dir_block {
+	uint32_t ino;
+	uint32_t lblk;
+	uint64_t pblk;              /* 0 for a hole (pass 2 reports it) */
+};
+
+/* One problem as found and answered, for --json. */
+struct problem_record {
+	uint32_t code;
+	const char *id;             /* stable name, e.g. "PR_1_BAD_I_SIZE" */
+	int pass;
+	uint32_t ino;
+	uint64_t blk;
+	uint64_t num;
+	uint32_t group;
+	int fixed;
+	char *message;              /* as printed, owned */
+};
+
+struct e4fsck {
+	/* options */
+	const char *device;         /* for messages: the label when there is one, else the path */
+	const char *path;           /* the device or image as given */
+	char label[17];
+	const char *prog;
+	enum fsck_mode mode;
+	int force;                  /* -f */
+	int timing;                 /* -t given this many times */
+	int verbose;                /* -v */
+	int threads;                /* -j; 0 = number of cores */
+	int progress_fd;            /* -C fd, -1 for none */
+	struct ext4fs_open_opts open_opts;  /* how the file system was opened (for pass 1's workers) */
+	int optimize_dirs;          /* -D */
+	uint64_t superblock;        /* -b, 0 = primary */
+	unsigned blocksize;         /* -B */
+	const char *json_path;      /* --json FILE */
+
+	/* the file system */
+	struct ext4fs_fs *fs;
+	const struct ext4fs_geom *geo;
+	int read_only;
+
+	/* latch questions asked so far: code and answer (see struct problem) */
+	struct { uint32_t code; int answer; } latches[8];
+	int nlatches;
+
+	/* results */
+	int exit_status;            /* FSCK_* bits gathered so far */
+	int fs_changed;             /* a repair was written */
+	int aborted;                /* preen met an unsafe problem: stop */
+	unsigned long problems, problems_fixed;
+	struct problem_record *log;
+	size_t nlog, caplog;
+
+	/* what pass 1 finds */
+	struct bitmap_paged inode_used;   /* in use (links or mode) */
+	struct bitmap_paged inode_dir;
+	struct bitmap_paged inode_reg;
+	struct bitmap_paged inode_bad;    /* damaged: pass 2 offers to clear entries naming them */
+	struct bitmap_paged block_found;  /* claimed by some inode or by the fs's own metadata */
+	struct bitmap_paged block_dup;    /* claimed more than once */
+	struct counter_paged links_disk;  /* i_links_count as read */
+	struct counter_paged links_seen;  /* entries naming the inode (pass 2) */
+	struct dir_info *dirs;            /* sorted by ino */
+	size_t ndirs, capdirs;
+	struct dir_block *dir_blocks;
+	size_t ndir_blocks, capdir_blocks;
+	struct xattr_table xattrs;        /* xattr blocks and how many inodes name them */
+	uint64_t files_fragmented;        /* for the summary's "non-contiguous" share */
+	uint64_t inodes_in_use, blocks_in_use;
+
+	/* passes 3 and 4 (pass3.c) */
+	uint32_t lost_found;              /* /lost+found once found or made, 0 before */
+	int lost_found_bad;               /* it could not be found or made: do not ask again */
+
+	struct pass_time times[TIME_SLOTS];
+};
+
+/* Record an operational failure (exit 8) with a message on stderr. */
+void fsck_fatal(struct e4fsck *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* The dir_info of directory ino, or NULL. */
+struct dir_info *fsck_dir_info(struct e4fsck *ctx, uint32_t ino);
+
+/* Add a directory block to check; -ENOMEM on failure. */
+int fsck_add_dir_block(struct e4fsck *ctx, uint32_t ino, uint32_t lblk, uint64_t pblk);
+
+/* Compare each xattr block's reference count with its owners (ctx->xattrs); 0 or -1. */
+int xattr_refcounts_check(struct e4fsck *ctx);
+
+/* Bytes held by the maps and lists (for -tt). */
+size_t fsck_memory(const struct e4fsck *ctx);
+
+/* Passes: each returns 0, or -1 when the run must stop (ctx->exit_status says why). */
+int fsck_check_super(struct e4fsck *ctx);
+int fsck_pass1(struct e4fsck *ctx);
+int fsck_pass2(struct e4fsck *ctx);
+int fsck_pass3(struct e4fsck *ctx);
+int fsck_pass4(struct e4fsck *ctx);
+int fsck_pass5(struct e4fsck *ctx);
+
+#endif

@@ -1,0 +1,705 @@
+/*
+ * pass1.c - every inode that may be in use: its mode, dtime, size and
+ * block count, and every block it claims.  Fills the maps the later passes
+ * read: inodes in use / directories / regular files / damaged, blocks
+ * claimed (and claimed twice), the link counts as recorded, the
+ * directories and their blocks for pass 2.
+ *
+ * In parallel: the groups are cut into -j ranges of about equal numbers of
+ * inodes in use, and each range is checked by a worker thread with its own
+ * read-only handle and scanner (the library's handles share nothing), into
+ * maps and lists of its own.  Workers never print, ask or write; they
+ * record each problem with the repair it would need.  After the join, in
+ * range order, the maps are merged (a block claimed in two ranges is a
+ * duplicate, as one claimed twice within a range), and the problems are
+ * answered and repaired in inode order by this thread.  So what is printed
+ * and what is repaired does not depend on the number of threads.
+ *
+ * The inode tables come from the library's scanner, which skips the parts
+ * that uninit_bg / metadata_csum mark unused when the group descriptor's
+ * checksum verifies.  The file system's own metadata (superblocks,
+ * descriptors, reserved descriptor blocks, bitmaps, inode tables) is
+ * claimed first, and extended-attribute blocks after the merge (one claim
+ * per block however many inodes share it).
+ */
+#include "config.h"
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "ext4fs/blockmap.h"
+#include "ext4fs/errors.h"
+#include "ext4fs/scan.h"
+#include "ext4fs/super.h"
+#include "e4fsck.h"
+#include "problem.h"
+#include "problems.h"
+
+/* The repair a recorded problem needs when answered yes. */
+enum p1_fix {
+	FIX_NONE,
+	FIX_DTIME,          /* i_dtime = 0 */
+	FIX_DTIME_NOW,      /* i_dtime = the check's time (a deleted inode) */
+	FIX_SIZE,           /* i_size = value */
+	FIX_BLOCKS,         /* i_blocks to value file system blocks' worth */
+	FIX_CSUM,           /* rewrite the inode (its checksum is recomputed) */
+};
+
+struct p1_problem {
+	uint32_t code;
+	struct problem_ctx pctx;
+	enum p1_fix fix;
+	uint64_t value;
+	int only_after_no;          /* asked only when the inode's previous problem was answered no */
+	char detail[200];           /* the library's message, for %s */
+};
+
+/* One worker: a range of groups and everything it found there. */
+struct p1_worker {
+	struct e4fsck *ctx;
+	struct ext4fs_fs *fs;       /* its own read-only handle, or ctx->fs with one worker */
+	int own_fs;
+	uint32_t first_group, last_group;
+	struct bitmap_paged inode_used, inode_dir, inode_reg, inode_bad, block_found, block_dup;
+	struct counter_paged links_disk;
+	struct dir_info *dirs;
+	size_t ndirs, capdirs;
+	struct dir_block *dblocks;
+	size_t ndblocks, capdblocks;
+	struct xattr_table xattrs;
+	struct p1_problem *probs;
+	size_t nprobs, capprobs;
+	uint64_t inodes_in_use, files_fragmented;
+	int low_dtime_check;        /* a dtime below the inode count is an orphan-list link */
+	int failed;                 /* the range could not be checked: error says why */
+	char error[300];
+};
+
+/* What the walk of one inode's blocks learns. */
+struct block_walk {
+	struct p1_worker *w;
+	uint32_t ino;
+	int is_dir;
+	int block_mapped;           /* indirect map: its own blocks count in the fragmentation chain */
+	uint64_t blocks;            /* data and mapping blocks claimed */
+	uint64_t last_lblk_plus1;   /* end of the last mapped block, 0 when none */
+	uint64_t last_init_plus1;   /* the same, written (not unwritten) blocks only */
+	uint64_t prev_end;          /* physical block after the previous run */
+	int fragmented;
+	int illegal;                /* blocks outside the file system */
+};
+
+static void worker_fail(struct p1_worker *w, const char *what)
+{
+	if (!w->failed)
+		snprintf(w->error, sizeof(w->error), "%s", what);
+	w->failed = 1;
+}
+
+static int record(struct p1_worker *w, uint32_t code, const struct problem_ctx *pctx, enum p1_fix fix,
+		  uint64_t value, const char *detail)
+{
+	if (w->nprobs == w->capprobs) {
+		size_t cap = w->capprobs ? w->capprobs * 2 : 64;
+		struct p1_problem *grown = realloc(w->probs, cap * sizeof(*grown));
+		if (!grown) {
+			worker_fail(w, "out of memory recording problems");
+			return -1;
+		}
+		w->probs = grown;
+		w->capprobs = cap;
+	}
+	struct p1_problem *p = &w->probs[w->nprobs++];
+	p->code = code;
+	p->pctx = *pctx;
+	p->fix = fix;
+	p->value = value;
+	p->only_after_no = 0;
+	snprintf(p->detail, sizeof(p->detail), "%s", detail ? detail : "");
+	return 0;
+}
+
+/* Claim [blk, blk + n) in map found; blocks claimed before go to dup.  0 or -1 (ENOMEM). */
+static int claim_in(struct bitmap_paged *found, struct bitmap_paged *dup, uint64_t blk, uint64_t n)
+{
+	if (bitmap_paged_count(found, blk, n)) {
+		for (uint64_t b = blk; b < blk + n; b++)
+			if (bitmap_paged_test(found, b) && bitmap_paged_set_range(dup, b, 1) < 0)
+				return -1;
+	}
+	return bitmap_paged_set_range(found, blk, n) < 0 ? -1 : 0;
+}
+
+static int in_fs(const struct ext4fs_geom *g, uint64_t blk, uint64_t n)
+{
+	return blk >= g->first_data_block && blk < g->blocks_count && n <= g->blocks_count - blk;
+}
+
+/* The file system's own blocks: superblock and descriptor copies, bitmaps, inode tables. */
+static int claim_fs_metadata(struct e4fsck *ctx)
+{
+	const struct ext4fs_geom *g = ctx->geo;
+
+	for (uint32_t grp = 0; grp < g->group_count; grp++) {
+		const struct ext4fs_group_desc *gd = ext4fs_group(ctx->fs, grp);
+		uint64_t super_blk, old_desc, new_desc;
+		uint32_t old_n, meta_n;
+		struct problem_ctx pctx = { .group = grp };
+
+		ext4fs_group_meta_location(ctx->fs, grp, &super_blk, &old_desc, &old_n, &new_desc, &meta_n);
+		/* Group 0's superblock is its first block, which is block 0 with 4 KiB blocks. */
+		int has_super = super_blk || grp == 0;
+		if (grp == 0)
+			super_blk = g->first_data_block;
+		struct {
+			uint64_t blk, n;
+			uint32_t code;     /* 0: not a descriptor field */
+		} parts[] = {
+			{ super_blk, has_super ? 1 : 0, 0 },
+			{ old_desc, old_desc ? old_n : 0, 0 },
+			{ new_desc, new_desc ? 1 : 0, 0 },
+			{ gd->block_bitmap, 1, PR_0_BB_NOT_GROUP },
+			{ gd->inode_bitmap, 1, PR_0_IB_NOT_GROUP },
+			{ gd->inode_table, g->inode_blocks_per_group, PR_0_ITABLE_NOT_GROUP },
+		};
+		for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
+			if (!parts[i].n)
+				continue;
+			if (!in_fs(g, parts[i].blk, parts[i].n)) {
+				if (parts[i].code) {
+					pctx.blk = parts[i].blk;
+					fix_problem(ctx, parts[i].code, &pctx);
+				}
+				continue;
+			}
+			if (claim_in(&ctx->block_found, &ctx->block_dup, parts[i].blk, parts[i].n))
+				return -1;
+		}
+	}
+	return 0;
+}
+
+static int visit_block(const struct ext4fs_block_visit *v, void *arg)
+{
+	struct block_walk *b = arg;
+	struct p1_worker *w = b->w;
+
+	if (!in_fs(w->ctx->geo, v->pblk, v->count)) {
+		b->illegal = 1;
+		return 0;
+	}
+	if (claim_in(&w->block_found, &w->block_dup, v->pblk, v->count))
+		return -ENOMEM;
+	b->blocks += v->count;
+	/*
+	 * "Non-contiguous" as e2fsck counts it: a run that does not start where
+	 * the previous one ended; an indirect block placed among the data it
+	 * maps is part of the chain, an extent tree block is not.
+	 */
+	if (v->kind == EXT4FS_BLOCK_DATA || b->block_mapped) {
+		if (b->prev_end && v->pblk != b->prev_end)
+			b->fragmented = 1;
+		b->prev_end = v->pblk + v->count;
+	}
+	if (v->kind != EXT4FS_BLOCK_DATA)
+		return 0;
+	if (v->lblk + v->count > b->last_lblk_plus1)
+		b->last_lblk_plus1 = v->lblk + v->count;
+	if (!v->unwritten && v->lblk + v->count > b->last_init_plus1)
+		b->last_init_plus1 = v->lblk + v->count;
+	if (b->is_dir) {
+		for (uint32_t k = 0; k < v->count; k++) {
+			if (w->ndblocks == w->capdblocks) {
+				size_t cap = w->capdblocks ? w->capdblocks * 2 : 1024;
+				struct dir_block *grown = realloc(w->dblocks, cap * sizeof(*grown));
+				if (!grown)
+					return -ENOMEM;
+				w->dblocks = grown;
+				w->capdblocks = cap;
+			}
+			w->dblocks[w->ndblocks++] = (struct dir_block){ b->ino, (uint32_t)(v->lblk + k), v->pblk + k };
+		}
+	}
+	return 0;
+}
+
+static int add_dir(struct p1_worker *w, uint32_t ino)
+{
+	if (w->ndirs == w->capdirs) {
+		size_t cap = w->capdirs ? w->capdirs * 2 : 256;
+		struct dir_info *grown = realloc(w->dirs, cap * sizeof(*grown));
+		if (!grown)
+			return -1;
+		w->dirs = grown;
+		w->capdirs = cap;
+	}
+	w->dirs[w->ndirs++] = (struct dir_info){ .ino = ino };
+	return 0;
+}
+
+/* Inodes whose blocks are walked: not fast symlinks, inline data or device nodes. */
+static int has_block_map(struct ext4fs_fs *fs, const struct ext4fs_inode *in)
+{
+	uint16_t type = in->i_mode & EXT4FS_S_IFMT;
+
+	if (in->i_flags & EXT4FS_INLINE_DATA_FL)
+		return 0;
+	if (type == EXT4FS_S_IFLNK)
+		return !ext4fs_inode_is_fast_symlink(fs, in);
+	return type == EXT4FS_S_IFREG || type == EXT4FS_S_IFDIR || type == 0;
+}
+
+static int valid_type(uint16_t mode)
+{
+	switch (mode & EXT4FS_S_IFMT) {
+	case EXT4FS_S_IFREG: case EXT4FS_S_IFDIR: case EXT4FS_S_IFLNK: case EXT4FS_S_IFCHR:
+	case EXT4FS_S_IFBLK: case EXT4FS_S_IFIFO: case EXT4FS_S_IFSOCK:
+		return 1;
+	}
+	return 0;
+}
+
+/* The blocks of one inode, and the size and block count that follow from them. */
+static int check_blocks(struct p1_worker *w, uint32_t ino, const struct ext4fs_inode *in)
+{
+	const struct ext4fs_geom *g = w->ctx->geo;
+	struct block_walk b = { .w = w, .ino = ino, .is_dir = EXT4FS_ISDIR(in->i_mode),
+				.block_mapped = !(in->i_flags & EXT4FS_EXTENTS_FL) };
+	struct problem_ctx pctx = { .ino = ino };
+	uint64_t acl = ext4fs_inode_file_acl(w->fs, in);
+	int mapped = has_block_map(w->fs, in), err = 0;
+
+	if (mapped)
+		err = ext4fs_block_iterate(w->fs, ino, in, 0, visit_block, &b);
+	if (err == -ENOMEM) {
+		worker_fail(w, "out of memory walking blocks");
+		return -1;
+	}
+	if (err) {
+		bitmap_paged_set_range(&w->inode_bad, ino, 1);
+		return record(w, PR_1_READ_EXTENT, &pctx, FIX_NONE, 0, ext4fs_errmsg(w->fs));
+	}
+	if (b.illegal) {
+		bitmap_paged_set_range(&w->inode_bad, ino, 1);
+		if (record(w, PR_1_ILLEGAL_BLOCKS, &pctx, FIX_NONE, 0, NULL))
+			return -1;
+	}
+	if (acl) {
+		if (!in_fs(g, acl, 1)) {
+			pctx.blk = acl;
+			if (record(w, PR_1_BAD_EA_BLOCK, &pctx, FIX_NONE, 0, NULL))
+				return -1;
+			pctx.blk = 0;
+		} else {
+			/* Claimed once for all its owners after the merge; each owner counts it. */
+			if (xattr_table_add(&w->xattrs, acl, 1, ino)) {
+				worker_fail(w, "out of memory counting extended attribute blocks");
+				return -1;
+			}
+			b.blocks++;
+		}
+	}
+	if (b.fragmented)
+		w->files_fragmented++;
+
+	uint64_t size = ext4fs_inode_size(in), bs = g->block_size;
+	int bad_size = 0;
+	if (b.is_dir && !(in->i_flags & EXT4FS_INLINE_DATA_FL))
+		bad_size = size != b.last_lblk_plus1 * bs;
+	else if (EXT4FS_ISREG(in->i_mode) && b.last_init_plus1)
+		bad_size = size < (b.last_init_plus1 - 1) * bs;
+	/* e2fsck asks about i_size before i_blocks. */
+	if (bad_size) {
+		pctx.num = b.last_lblk_plus1 * bs;
+		pctx.num2 = size;
+		if (record(w, PR_1_BAD_I_SIZE, &pctx, FIX_SIZE, pctx.num, NULL))
+			return -1;
+	}
+
+	/* i_blocks: 512-byte sectors, or file system blocks with huge_file's flag. */
+	uint64_t unit = (in->i_flags & EXT4FS_HUGE_FILE_FL) ? 1 : g->block_size / 512;
+	uint64_t have = ext4fs_inode_blocks_raw(w->fs, in), want = b.blocks * unit;
+	if ((mapped || acl) && have != want) {
+		pctx.num = want;
+		pctx.num2 = have;
+		if (record(w, PR_1_BAD_I_BLOCKS, &pctx, FIX_BLOCKS, b.blocks, NULL))
+			return -1;
+	}
+
+	return 0;
+}
+
+/* Reserved inodes below s_first_ino: returns 1 when checked as an ordinary inode, 0 done, -1. */
+static int check_reserved(struct p1_worker *w, uint32_t ino, const struct ext4fs_inode *in)
+{
+	struct problem_ctx pctx = { .ino = ino };
+
+	if (ino == EXT4FS_ROOT_INO) {
+		if (EXT4FS_ISDIR(in->i_mode))
+			return 1;
+		bitmap_paged_set_range(&w->inode_bad, ino, 1);
+		return record(w, PR_1_ROOT_NO_DIR, &pctx, FIX_NONE, 0, NULL);
+	}
+	if (ino == EXT4FS_RESIZE_INO) {
+		/* Its indirect blocks are the reserved descriptor blocks, claimed already. */
+		uint32_t dind;
+		memcpy(&dind, in->i_block + 13 * 4, 4);
+		if (dind && in_fs(w->ctx->geo, dind, 1) && claim_in(&w->block_found, &w->block_dup, dind, 1)) {
+			worker_fail(w, "out of memory");
+			return -1;
+		}
+		return 0;
+	}
+	if (ino == EXT4FS_JOURNAL_INO || ino == EXT4FS_BAD_INO || in->i_mode || in->i_links_count)
+		return check_blocks(w, ino, in);
+	return 0;
+}
+
+static int check_inode(struct p1_worker *w, uint32_t ino, const struct ext4fs_inode *in, int csum_ok)
+{
+	const struct ext4fs_geom *g = w->ctx->geo;
+	struct problem_ctx pctx = { .ino = ino };
+	size_t probs_before = w->nprobs;
+
+	int low_dtime = 0;
+
+	/*
+	 * The orphan list links inodes through i_dtime, so a dtime below the
+	 * inode count is a link of a list that was never finished.
+	 */
+	if (ino >= g->first_ino && in->i_dtime && w->low_dtime_check && in->i_dtime < g->inodes_count) {
+		if (record(w, PR_1_LOW_DTIME, &pctx, in->i_links_count ? FIX_DTIME : FIX_DTIME_NOW, 0, NULL))
+			return -1;
+		low_dtime = 1;
+	}
+	if (ino < g->first_ino) {
+		bitmap_paged_set_range(&w->inode_used, ino, 1);
+		int rc = check_reserved(w, ino, in);
+		if (rc <= 0)
+			return rc;
+	} else if (!in->i_links_count) {
+		/* Not in use (pass 5 checks its bitmap bit); a deleted inode has its dtime set. */
+		if (!in->i_dtime && in->i_mode && record(w, PR_1_ZERO_DTIME, &pctx, FIX_DTIME_NOW, 0, NULL))
+			return -1;
+		return 0;
+	}
+	if (bitmap_paged_set_range(&w->inode_used, ino, 1) < 0 ||
+	    counter_paged_set(&w->links_disk, ino, in->i_links_count)) {
+		worker_fail(w, "out of memory");
+		return -1;
+	}
+	w->inodes_in_use++;
+	if (in->i_dtime && ino >= g->first_ino) {
+		if (record(w, PR_1_SET_DTIME, &pctx, FIX_DTIME, 0, NULL))
+			return -1;
+		w->probs[w->nprobs - 1].only_after_no = low_dtime;
+	}
+	if (!valid_type(in->i_mode))
+		bitmap_paged_set_range(&w->inode_bad, ino, 1);
+	if (EXT4FS_ISDIR(in->i_mode)) {
+		bitmap_paged_set_range(&w->inode_dir, ino, 1);
+		if (add_dir(w, ino)) {
+			worker_fail(w, "out of memory");
+			return -1;
+		}
+	} else if (EXT4FS_ISREG(in->i_mode)) {
+		bitmap_paged_set_range(&w->inode_reg, ino, 1);
+	}
+	if (check_blocks(w, ino, in))
+		return -1;
+	/* A bad checksum on an inode with no other problem: rewriting it fixes the checksum. */
+	if (!csum_ok && g->has_metadata_csum && w->nprobs == probs_before &&
+	    record(w, PR_1_INODE_ONLY_CSUM_INVALID, &pctx, FIX_CSUM, 0, NULL))
+		return -1;
+	return 0;
+}
+
+static void *worker_run(void *arg)
+{
+	struct p1_worker *w = arg;
+	struct ext4fs_scan *scan = NULL;
+	struct ext4fs_inode in;
+	const unsigned char *raw;
+	uint32_t ino;
+	int csum_ok, r;
+
+	if (w->first_group > w->last_group)
+		return NULL;            /* more threads than ranges worth cutting */
+	if (ext4fs_scan_open(w->fs, w->first_group, w->last_group, 0, &scan)) {
+		worker_fail(w, ext4fs_errmsg(w->fs));
+		return NULL;
+	}
+	while ((r = ext4fs_scan_next(scan, &ino, &in, &raw, &csum_ok)) == 1) {
+		if (ino > w->ctx->geo->inodes_count)
+			break;
+		if (check_inode(w, ino, &in, csum_ok))
+			break;
+	}
+	if (r < 0)
+		worker_fail(w, ext4fs_errmsg(w->fs));
+	ext4fs_scan_close(scan);
+	return NULL;
+}
+
+static int worker_init(struct e4fsck *ctx, struct p1_worker *w, uint32_t first, uint32_t last, int own_fs)
+{
+	const struct bitmap_paged *im = &ctx->inode_used, *bm = &ctx->block_found;
+
+	memset(w, 0, sizeof(*w));
+	w->ctx = ctx;
+	w->first_group = first;
+	w->last_group = last;
+	/* As e2fsck: with a clock that was wrong when the file system was written, dtimes say nothing. */
+	const struct ext4fs_super *sb = ext4fs_sb(ctx->fs);
+	uint32_t icount = sb->s_inodes_count;
+	w->low_dtime_check = !((sb->s_wtime && sb->s_wtime < icount) || (sb->s_mtime && sb->s_mtime < icount) ||
+			       (sb->s_mkfs_time && sb->s_mkfs_time < icount));
+	if (bitmap_paged_init(&w->inode_used, im->p.limit, im->p.page_shift) ||
+	    bitmap_paged_init(&w->inode_dir, im->p.limit, im->p.page_shift) ||
+	    bitmap_paged_init(&w->inode_reg, im->p.limit, im->p.page_shift) ||
+	    bitmap_paged_init(&w->inode_bad, im->p.limit, im->p.page_shift) ||
+	    bitmap_paged_init(&w->block_found, bm->p.limit, bm->p.page_shift) ||
+	    bitmap_paged_init(&w->block_dup, bm->p.limit, bm->p.page_shift) ||
+	    counter_paged_init(&w->links_disk, ctx->links_disk.p.limit, ctx->links_disk.p.page_shift)) {
+		fsck_fatal(ctx, "out of memory for pass 1");
+		return -1;
+	}
+	if (!own_fs) {
+		w->fs = ctx->fs;
+		return 0;
+	}
+	struct ext4fs_open_opts opts = ctx->open_opts;
+	char msg[512];
+	opts.flags &= ~(unsigned)EXT4FS_OPEN_RW;
+	if (ext4fs_open(ctx->path, &opts, &w->fs, msg, sizeof(msg))) {
+		fsck_fatal(ctx, "%s while opening %s for a pass 1 thread", msg, ctx->path);
+		return -1;
+	}
+	w->own_fs = 1;
+	return 0;
+}
+
+static void worker_free(struct p1_worker *w)
+{
+	bitmap_paged_free(&w->inode_used);
+	bitmap_paged_free(&w->inode_dir);
+	bitmap_paged_free(&w->inode_reg);
+	bitmap_paged_free(&w->inode_bad);
+	bitmap_paged_free(&w->block_found);
+	bitmap_paged_free(&w->block_dup);
+	counter_paged_free(&w->links_disk);
+	free(w->dirs);
+	free(w->dblocks);
+	xattr_table_free(&w->xattrs);
+	free(w->probs);
+	if (w->own_fs)
+		ext4fs_close(w->fs);
+}
+
+/* Append n items of size sz from src to *dst (count *dn, capacity *dcap).  0 or -1. */
+static int append(void **dst, size_t *dn, size_t *dcap, const void *src, size_t n, size_t sz)
+{
+	if (*dn + n > *dcap) {
+		size_t cap = *dcap ? *dcap : 256;
+		while (cap < *dn + n)
+			cap *= 2;
+		void *grown = realloc(*dst, cap * sz);
+		if (!grown)
+			return -1;
+		*dst = grown;
+		*dcap = cap;
+	}
+	if (n)
+		memcpy((char *)*dst + *dn * sz, src, n * sz);
+	*dn += n;
+	return 0;
+}
+
+static int merge_worker(struct e4fsck *ctx, struct p1_worker *w)
+{
+	if (bitmap_paged_merge(&ctx->inode_used, &w->inode_used, NULL) < 0 ||
+	    bitmap_paged_merge(&ctx->inode_dir, &w->inode_dir, NULL) < 0 ||
+	    bitmap_paged_merge(&ctx->inode_reg, &w->inode_reg, NULL) < 0 ||
+	    bitmap_paged_merge(&ctx->inode_bad, &w->inode_bad, NULL) < 0 ||
+	    bitmap_paged_merge(&ctx->block_dup, &w->block_dup, NULL) < 0 ||
+	    bitmap_paged_merge(&ctx->block_found, &w->block_found, &ctx->block_dup) < 0 ||
+	    counter_paged_merge(&ctx->links_disk, &w->links_disk) ||
+	    append((void **)&ctx->dirs, &ctx->ndirs, &ctx->capdirs, w->dirs, w->ndirs, sizeof(*w->dirs)) ||
+	    append((void **)&ctx->dir_blocks, &ctx->ndir_blocks, &ctx->capdir_blocks, w->dblocks, w->ndblocks,
+		   sizeof(*w->dblocks)) ||
+	    xattr_table_merge(&ctx->xattrs, &w->xattrs)) {
+		fsck_fatal(ctx, "out of memory merging pass 1's results");
+		return -1;
+	}
+	ctx->inodes_in_use += w->inodes_in_use;
+	ctx->files_fragmented += w->files_fragmented;
+	return 0;
+}
+
+/* Ask about the worker's problems in inode order, repairing each inode once. */
+static int answer_problems(struct e4fsck *ctx, struct p1_worker *w)
+{
+	for (size_t i = 0; i < w->nprobs && !ctx->aborted;) {
+		uint32_t ino = w->probs[i].pctx.ino;
+		struct ext4fs_inode in;
+		int changed = 0, have_inode = 0, last_answer = 0;
+
+		for (; i < w->nprobs && w->probs[i].pctx.ino == ino && !ctx->aborted; i++) {
+			struct p1_problem *p = &w->probs[i];
+			if (p->only_after_no && last_answer)
+				continue;
+			if (p->detail[0])
+				p->pctx.str = p->detail;
+			last_answer = fix_problem(ctx, p->code, &p->pctx);
+			if (!last_answer || p->fix == FIX_NONE || !ino)
+				continue;
+			if (!have_inode) {
+				int err = ext4fs_inode_read(ctx->fs, ino, &in);
+				if (err) {
+					fsck_fatal(ctx, "%s while reading inode %u to repair it: %s",
+						   ext4fs_strerror(err), ino, ext4fs_errmsg(ctx->fs));
+					return -1;
+				}
+				have_inode = 1;
+			}
+			switch (p->fix) {
+			case FIX_DTIME: in.i_dtime = 0; break;
+			case FIX_DTIME_NOW: {
+				int64_t sec;
+				uint32_t nsec;
+				ext4fs_now(ctx->fs, &sec, &nsec);
+				in.i_dtime = (uint32_t)sec;
+				break;
+			}
+			case FIX_SIZE: ext4fs_inode_set_size(&in, p->value); break;
+			case FIX_BLOCKS: {
+				uint64_t unit = (in.i_flags & EXT4FS_HUGE_FILE_FL) ? 1 : ctx->geo->block_size / 512;
+				int64_t now = (int64_t)(ext4fs_inode_blocks_raw(ctx->fs, &in) / unit);
+				ext4fs_inode_add_blocks(ctx->fs, &in, (int64_t)p->value - now);
+				break;
+			}
+			case FIX_CSUM: case FIX_NONE: break;
+			}
+			changed = 1;
+		}
+		if (changed) {
+			int err = ext4fs_inode_write(ctx->fs, ino, &in);
+			if (err) {
+				fsck_fatal(ctx, "%s while writing inode %u: %s", ext4fs_strerror(err), ino,
+					   ext4fs_errmsg(ctx->fs));
+				return -1;
+			}
+			ctx->fs_changed = 1;
+		}
+	}
+	return 0;
+}
+
+/* Cut the groups into n ranges of about equal numbers of inodes that may be in use. */
+static void split_groups(struct e4fsck *ctx, unsigned n, uint32_t *first, uint32_t *last)
+{
+	const struct ext4fs_geom *g = ctx->geo;
+	uint64_t total = 0, acc = 0;
+	unsigned k = 0;
+
+	for (uint32_t grp = 0; grp < g->group_count; grp++) {
+		const struct ext4fs_group_desc *gd = ext4fs_group(ctx->fs, grp);
+		total += 1 + (gd->free_inodes_count < g->inodes_per_group ? g->inodes_per_group - gd->free_inodes_count : 0);
+	}
+	first[0] = 0;
+	for (uint32_t grp = 0; grp < g->group_count; grp++) {
+		const struct ext4fs_group_desc *gd = ext4fs_group(ctx->fs, grp);
+		acc += 1 + (gd->free_inodes_count < g->inodes_per_group ? g->inodes_per_group - gd->free_inodes_count : 0);
+		if (k + 1 < n && acc * n >= total * (k + 1) && grp + 1 < g->group_count) {
+			last[k] = grp;
+			first[++k] = grp + 1;
+		}
+	}
+	last[k] = g->group_count - 1;
+	for (unsigned i = k + 1; i < n; i++) {
+		first[i] = 1;
+		last[i] = 0;    /* empty */
+	}
+}
+
+int fsck_pass1(struct e4fsck *ctx)
+{
+	const struct ext4fs_geom *g = ctx->geo;
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	unsigned n = ctx->threads > 0 ? (unsigned)ctx->threads : cpus > 0 ? (unsigned)cpus : 1;
+	int rc = -1;
+
+	if (n > g->group_count)
+		n = g->group_count;
+	if (claim_fs_metadata(ctx)) {
+		fsck_fatal(ctx, "out of memory while claiming the file system's metadata");
+		return -1;
+	}
+	/* Workers read the disk through handles of their own: earlier repairs must be there. */
+	if (n > 1 && ctx->fs_changed && ext4fs_flush(ctx->fs)) {
+		fsck_fatal(ctx, "%s while writing repairs before pass 1", ext4fs_errmsg(ctx->fs));
+		return -1;
+	}
+
+	struct p1_worker *w = calloc(n, sizeof(*w));
+	uint32_t *first = calloc(n, sizeof(uint32_t)), *last = calloc(n, sizeof(uint32_t));
+	pthread_t *tid = calloc(n, sizeof(pthread_t));
+	unsigned started = 0, inited = 0;
+	if (!w || !first || !last || !tid) {
+		fsck_fatal(ctx, "out of memory for pass 1");
+		goto out;
+	}
+	split_groups(ctx, n, first, last);
+	for (; inited < n; inited++)
+		if (worker_init(ctx, &w[inited], first[inited], last[inited], n > 1))
+			goto out;
+	if (n == 1) {
+		worker_run(&w[0]);
+	} else {
+		for (; started < n; started++)
+			if (pthread_create(&tid[started], NULL, worker_run, &w[started])) {
+				fsck_fatal(ctx, "cannot start pass 1 thread %u", started);
+				break;
+			}
+		for (unsigned i = 0; i < started; i++)
+			pthread_join(tid[i], NULL);
+		if (started < n)
+			goto out;
+	}
+	for (unsigned i = 0; i < n; i++) {
+		if (w[i].failed) {
+			fsck_fatal(ctx, "pass 1 could not check groups %u-%u: %s", w[i].first_group, w[i].last_group,
+				   w[i].error);
+			goto out;
+		}
+		if (merge_worker(ctx, &w[i]))
+			goto out;
+	}
+	for (unsigned i = 0; i < n && !ctx->aborted; i++)
+		if (answer_problems(ctx, &w[i]))
+			goto out;
+	/* Extended-attribute blocks: claimed once each, whoever names them. */
+	for (size_t i = 0; i < ctx->xattrs.cap; i++)
+		if (ctx->xattrs.slots[i].blk &&
+		    claim_in(&ctx->block_found, &ctx->block_dup, ctx->xattrs.slots[i].blk, 1)) {
+			fsck_fatal(ctx, "out of memory in pass 1");
+			goto out;
+		}
+	if (!ctx->aborted && xattr_refcounts_check(ctx))
+		goto out;
+	uint64_t dups = bitmap_paged_count(&ctx->block_dup, 0, g->blocks_count);
+	if (dups && !ctx->aborted) {
+		struct problem_ctx pctx = { .num = dups };
+		fix_problem(ctx, PR_1B_DUP_UNRESOLVED, &pctx);
+	}
+	rc = 0;
+out:
+	for (unsigned i = 0; w && i < inited; i++)
+		worker_free(&w[i]);
+	free(w);
+	free(first);
+	free(last);
+	free(tid);
+	return rc;
+}

@@ -1,0 +1,1382 @@
+/*
+ * pass2.c - directory structure: every directory block pass 1 found is read
+ * (block 0 of each directory first, then the rest in physical order, in
+ * runs) and its entries are checked the way e2fsck checks them:
+ *
+ *  - records: rec_len a multiple of 4, at least 12, large enough for the
+ *    name, inside the block (before the checksum tail); a bad record is
+ *    salvaged by e2fsck's rules (drop an 8-byte hole, shorten a record that
+ *    runs past the end, let the previous record absorb it, else give up on
+ *    the rest of the block);
+ *  - '.' first and '..' second in block 0, and nowhere else;
+ *  - the inode an entry names: a legal number, in use, not the root or
+ *    the directory itself, not damaged (pass 1's inode_bad with an invalid
+ *    mode), not skipped by the scan (uninit groups), named by only one
+ *    entry if it is a directory; the name (no '/' or NUL, not empty, not
+ *    twice in the block); the file type against the inode's mode;
+ *  - metadata_csum: the leaf tail and the htree index tails;
+ *  - htree directories: the root (e2fsck's pass 1 checks), each index
+ *    block's limit, count, hash order and child numbers, and at the end
+ *    every block referenced once, at the right depth, with hashes inside
+ *    the range its parent gives it.
+ *
+ * Each entry that survives counts one link for the inode it names
+ * (links_seen, '.' and '..' included); '..' is recorded as the directory's
+ * dotdot and the first other entry naming a directory as its parent, for
+ * pass 3.
+ *
+ * A name found twice in a block is cleared (e2fsck renames it "name~0" when
+ * it rebuilds the directory in its pass 3A); the inode it named is then
+ * linked into /lost+found by pass 4 if nothing else names it.  A leaf
+ * missing its checksum tail gets one when its last 12 bytes are free.
+ *
+ * Repairs change the block in memory and write it back (with its checksum)
+ * once the block is done.  With -n a declined salvage is still applied in
+ * memory, so that the rest of the block is read as -y would read it
+ * (e2fsck aborts there instead); such a block is never written.  An htree
+ * index found bad is dropped: the index blocks are rewritten as empty
+ * leaves and the directory becomes a linear one (e2fsck rebuilds the index
+ * in its pass 3A, which e4fsck does not have yet).
+ *
+ * Inline-data directories are not checked yet: their entries are only
+ * counted.
+ */
+#include "config.h"
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "ext4fs/dir.h"
+#include "ext4fs/dxhash.h"
+#include "ext4fs/errors.h"
+#include "ext4fs/htree.h"
+#include "ext4fs/super.h"
+#include "dirs.h"
+#include "e4fsck.h"
+#include "problem.h"
+#include "problems_dirs.h"
+
+/* Directory entry layout. */
+#define DE_INODE     0
+#define DE_REC_LEN   4
+#define DE_NAME_LEN  6
+#define DE_TYPE      7
+#define DE_NAME      8
+#define DE_MIN_LEN   12     /* the smallest record e2fsck accepts */
+
+#define RUN_BYTES    (256 * 1024)   /* directory blocks read per request, at most */
+#define HTREE_MAX_DEPTH 32
+
+static uint16_t ld16(const unsigned char *p)
+{
+	return (uint16_t)(p[0] | p[1] << 8);
+}
+
+static uint32_t ld32(const unsigned char *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static void st16(unsigned char *p, uint16_t v)
+{
+	p[0] = (unsigned char)v;
+	p[1] = (unsigned char)(v >> 8);
+}
+
+static void st32(unsigned char *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (unsigned char)(v >> (8 * i));
+}
+
+/* -- Names in messages ------------------------------------------------------- */
+
+void fsck_safe_name(const char *name, size_t len, char *out, size_t size)
+{
+	size_t o = 0;
+
+	if (!size)
+		return;
+	for (size_t i = 0; i < len && o + 4 < size; i++) {
+		unsigned char c = (unsigned char)name[i];
+		if (c >= 128) {
+			out[o++] = 'M';
+			out[o++] = '-';
+			c = (unsigned char)(c - 128);
+		}
+		if (c < 32 || c == 127) {
+			out[o++] = '^';
+			c ^= 0x40;
+		}
+		out[o++] = (char)c;
+	}
+	out[o] = '\0';
+}
+
+static const char *const special_names[] = {
+	"<The NULL inode>", "<The bad blocks inode>", "/", "<The user quota inode>",
+	"<The group quota inode>", "<The boot loader inode>", "<The undelete directory inode>",
+	"<The group descriptor inode>", "<The journal inode>", "<Reserved inode 9>",
+	"<Reserved inode 10>",
+};
+
+struct name_search {
+	uint32_t want;          /* the inode whose name is looked for; 0: none */
+	uint32_t dotdot;        /* what '..' names (the last one seen) */
+	char *name;             /* found: malloc'd */
+	int nomem;
+};
+
+static int name_search_entry(const struct ext4fs_dirent *d, void *arg)
+{
+	struct name_search *s = arg;
+
+	if (d->name_len == 2 && d->name[0] == '.' && d->name[1] == '.')
+		s->dotdot = d->inode;
+	if (s->want && d->inode == s->want) {
+		s->name = malloc((size_t)d->name_len + 1);
+		if (!s->name) {
+			s->nomem = 1;
+			return 1;
+		}
+		memcpy(s->name, d->name, d->name_len);
+		s->name[d->name_len] = '\0';
+		return 1;
+	}
+	return 0;
+}
+
+static char *str_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static char *str_printf(const char *fmt, ...)
+{
+	va_list ap;
+	char *s = NULL;
+
+	va_start(ap, fmt);
+	if (vasprintf(&s, fmt, ap) < 0)
+		s = NULL;
+	va_end(ap);
+	return s;
+}
+
+/*
+ * e2fsck's path walk: read dir, note what its '..' names and the name it
+ * gives ino, then the parent's path.  NULL on an error (the caller prints
+ * "???") or without memory.
+ */
+static char *path_walk(struct e4fsck *ctx, uint32_t dir, uint32_t ino, int depth)
+{
+	struct name_search s = { .want = ino };
+	struct ext4fs_inode in;
+	char *parent, *ret;
+	int err;
+
+	if (dir == ino)
+		return strdup(dir == EXT4FS_ROOT_INO ? "/" : ".");
+	if (!dir || depth < 0)
+		return strdup("...");
+	if (dir > ctx->geo->inodes_count || ext4fs_inode_read(ctx->fs, dir, &in))
+		return NULL;
+	if (!EXT4FS_ISDIR(in.i_mode))
+		return ino ? str_printf("<%" PRIu32 ">/<%" PRIu32 ">", dir, ino)
+			   : str_printf("<%" PRIu32 ">", dir);
+	err = ext4fs_dir_iterate(ctx->fs, dir, &in, 0, name_search_entry, &s);
+	if (err < 0 || s.nomem) {
+		free(s.name);
+		return NULL;
+	}
+	parent = path_walk(ctx, s.dotdot, dir, depth - 1);
+	if (!parent || !ino) {
+		free(s.name);
+		return parent;
+	}
+	ret = str_printf("%s/%s", parent[1] ? parent : "", s.name ? s.name : "???");
+	free(parent);
+	free(s.name);
+	return ret;
+}
+
+char *fsck_path(struct e4fsck *ctx, uint32_t dir, uint32_t ino)
+{
+	char *raw, *safe;
+	size_t len;
+
+	if (!dir && ino < sizeof(special_names) / sizeof(special_names[0]))
+		return strdup(special_names[ino]);
+	if (dir == ino)
+		ino = 0;
+	raw = path_walk(ctx, dir, ino, 32);
+	if (!raw)
+		return strdup("???");
+	len = strlen(raw);
+	safe = malloc(len * 4 + 1);
+	if (safe)
+		fsck_safe_name(raw, len, safe, len * 4 + 1);
+	free(raw);
+	return safe;
+}
+
+/* -- State of the pass --------------------------------------------------------- */
+
+enum dx_type { DX_NONE, DX_LEAF, DX_NODE, DX_ROOT };
+
+#define DXF_REFERENCED 0x01
+#define DXF_DUP_REF    0x02
+#define DXF_FIRST      0x04
+#define DXF_LAST       0x08
+
+/* One block of an indexed directory, as the pass learns it. */
+struct dx_block {
+	uint64_t pblk;
+	uint32_t parent;                    /* the index block naming it */
+	uint32_t previous;                  /* the block its parent names just before it, 0 for none */
+	uint32_t min_hash, max_hash;        /* of its entries (leaf) or index entries (node) */
+	uint32_t node_min_hash, node_max_hash;  /* the range its parent gives it */
+	uint8_t type;                       /* enum dx_type; DX_NONE: not read */
+	uint8_t flags;                      /* DXF_* */
+};
+
+struct dx_dir {
+	uint32_t nblocks;
+	int hash_version;                   /* effective (unsigned per s_flags) */
+	unsigned depth;                     /* indirect_levels + 1 */
+	struct dx_block *blocks;
+};
+
+/* What pass 2 keeps per directory, parallel to ctx->dirs[]. */
+struct dir_state {
+	uint32_t i_flags;
+	uint32_t generation;
+	uint64_t nblocks;                   /* i_size in blocks */
+	struct dx_dir *dx;                  /* an index being checked, or NULL */
+	uint8_t clear_index;                /* the index is to be dropped (answered yes) */
+	uint8_t unreadable;                 /* the inode could not be read */
+};
+
+/* An index block to rewrite as an empty leaf once the pass is done. */
+struct rewrite {
+	uint32_t ino, lblk;
+	uint64_t pblk;
+};
+
+struct pass2 {
+	struct e4fsck *ctx;
+	struct ext4fs_fs *fs;
+	uint32_t bs;
+	int filetype, csum, dir_index, largedir;
+	struct dir_state *st;
+	struct rewrite *rewrites;
+	size_t nrewrites, caprewrites;
+	/* the path of the directory whose entries are being reported */
+	uint32_t path_dir;
+	char *path;
+	/* names seen in the current block (offset + 1 per slot; 0 empty) */
+	uint32_t *names;
+	uint32_t names_mask;
+};
+
+/* The block being checked. */
+struct block_ctx {
+	struct pass2 *p;
+	const struct dir_block *db;
+	struct dir_info *di;
+	struct dir_state *ds;
+	unsigned char *buf;
+	uint32_t max;               /* end of the entries: the block less its checksum tail */
+	int modified;               /* buf differs from the disk */
+	int no_write;               /* a salvage was declined: buf is a reading aid only */
+	struct dx_block *dxb;       /* this block in an index being checked, or NULL */
+	char name[4 * 255 + 1];     /* the current entry's name as printed */
+};
+
+static void forget_path(struct pass2 *p)
+{
+	free(p->path);
+	p->path = NULL;
+	p->path_dir = 0;
+}
+
+static const char *dir_path(struct pass2 *p, uint32_t dir)
+{
+	if (p->path && p->path_dir == dir)
+		return p->path;
+	forget_path(p);
+	p->path = fsck_path(p->ctx, dir, 0);
+	p->path_dir = dir;
+	return p->path ? p->path : "???";
+}
+
+static struct dir_state *state_of(struct pass2 *p, uint32_t ino, struct dir_info **di_out)
+{
+	struct dir_info *di = fsck_dir_info(p->ctx, ino);
+
+	if (di_out)
+		*di_out = di;
+	return di ? &p->st[di - p->ctx->dirs] : NULL;
+}
+
+/* The inode flags the library's block-kind test looks at. */
+static unsigned block_kind(const struct pass2 *p, const struct dir_state *ds, uint32_t lblk,
+			   const unsigned char *buf)
+{
+	struct ext4fs_inode fake;
+
+	memset(&fake, 0, sizeof(fake));
+	fake.i_flags = ds->i_flags;
+	return ext4fs_dir_block_kind(p->fs, &fake, lblk, buf);
+}
+
+static uint32_t rec_len_of(const struct pass2 *p, const unsigned char *de)
+{
+	return ext4fs_dirent_rec_len(ld16(de + DE_REC_LEN), p->bs);
+}
+
+static void set_rec_len(const struct pass2 *p, unsigned char *de, uint32_t len)
+{
+	if (p->bs < 65536 || len < 65536)
+		st16(de + DE_REC_LEN, (uint16_t)len);
+	else if (len == 65536)
+		st16(de + DE_REC_LEN, 65535);
+	else
+		st16(de + DE_REC_LEN, (uint16_t)((len & 65532U) | ((len >> 16) & 3U)));
+}
+
+/* The record length a name of name_len bytes needs. */
+static uint32_t needed_len(const struct dir_state *ds, unsigned name_len)
+{
+	uint32_t extra = (ds->i_flags & EXT4FS_ENCRYPT_FL) && (ds->i_flags & EXT4FS_CASEFOLD_FL) ? 8 : 0;
+
+	return (name_len + 8 + extra + 3) & ~3U;
+}
+
+/* Store the checksum block buf should carry, as a leaf or as an index block. */
+static void set_block_csum(struct pass2 *p, const struct dir_state *ds, uint32_t ino, uint32_t lblk,
+			   unsigned char *buf)
+{
+	unsigned kind = block_kind(p, ds, lblk, buf);
+	uint32_t calc, have;
+
+	if (!p->csum)
+		return;
+	if (kind) {
+		uint32_t off = kind == EXT4FS_DIRENT_DX_ROOT ? EXT4FS_DX_ROOT_COUNT_OFFSET
+							     : EXT4FS_DX_NODE_COUNT_OFFSET;
+		if (ext4fs_dx_block_csum(p->fs, ino, ds->generation, buf, off, &calc, &have) == 0)
+			st32(buf + off + (uint32_t)ld16(buf + off) * 8 + 4, calc);
+		return;
+	}
+	if (ext4fs_dirent_tail_offset(p->fs, buf) >= 0)
+		st32(buf + p->bs - 4, ext4fs_dirent_csum(p->fs, ino, ds->generation, buf,
+							 p->bs - EXT4FS_DIRENT_TAIL_SIZE));
+}
+
+static int write_block(struct pass2 *p, const struct dir_state *ds, uint32_t ino, uint32_t lblk,
+		       uint64_t pblk, unsigned char *buf)
+{
+	struct problem_ctx pc = { .ino = ino, .blk = lblk, .blk2 = pblk };
+	int err;
+
+	set_block_csum(p, ds, ino, lblk, buf);
+	err = ext4fs_block_write(p->fs, pblk, buf);
+	forget_path(p);
+	if (err) {
+		pc.errcode = err;
+		fix_problem(p->ctx, PR_2_WRITE_DIRBLOCK, &pc);
+		p->ctx->exit_status |= FSCK_ERROR;
+		return -1;
+	}
+	p->ctx->fs_changed = 1;
+	return 0;
+}
+
+/* -- htree -------------------------------------------------------------------- */
+
+static int add_rewrite(struct pass2 *p, uint32_t ino, uint32_t lblk, uint64_t pblk)
+{
+	if (p->nrewrites == p->caprewrites) {
+		size_t cap = p->caprewrites ? p->caprewrites * 2 : 16;
+		struct rewrite *grown = realloc(p->rewrites, cap * sizeof(*grown));
+		if (!grown)
+			return -1;
+		p->rewrites = grown;
+		p->caprewrites = cap;
+	}
+	p->rewrites[p->nrewrites++] = (struct rewrite){ ino, lblk, pblk };
+	return 0;
+}
+
+/*
+ * The index of ds is to be dropped: note the index blocks read so far; the
+ * later ones are noted as they are read (check_block).
+ */
+static void clear_index(struct pass2 *p, struct dir_state *ds, uint32_t ino, uint64_t root_pblk)
+{
+	if (ds->clear_index)
+		return;
+	ds->clear_index = 1;
+	if (p->ctx->read_only)
+		return;
+	if (ds->dx) {
+		for (uint32_t b = 0; b < ds->dx->nblocks; b++) {
+			const struct dx_block *x = &ds->dx->blocks[b];
+			if ((x->type == DX_ROOT || x->type == DX_NODE) && add_rewrite(p, ino, b, x->pblk))
+				p->ctx->exit_status |= FSCK_ERROR;
+		}
+	} else if (root_pblk && add_rewrite(p, ino, 0, root_pblk)) {
+		p->ctx->exit_status |= FSCK_ERROR;
+	}
+}
+
+/*
+ * Block 0 of a directory flagged as indexed: e2fsck's root checks.  Sets
+ * up ds->dx when the root is sound; drops the index when a problem is
+ * answered yes.  0, or -1 without memory.
+ */
+static int check_root(struct pass2 *p, struct dir_info *di, struct dir_state *ds, uint64_t pblk,
+		      const unsigned char *buf)
+{
+	struct problem_ctx pc = { .ino = di->ino };
+	uint32_t reserved = ld32(buf + 0x18);
+	unsigned hash_version = buf[0x1C], info_len = buf[0x1D], levels = buf[0x1E], flags = buf[0x1F];
+	unsigned max_levels = p->largedir ? 3 : 2;
+	int bad = 0;
+
+	if (!p->dir_index) {
+		if (fix_problem(p->ctx, PR_1_HTREE_SET, &pc))
+			clear_index(p, ds, di->ino, pblk);
+		return 0;
+	}
+	if (reserved || info_len < 8 || !block_kind(p, ds, 0, buf)) {
+		bad = 1;
+		if (fix_problem(p->ctx, PR_1_HTREE_BADROOT, &pc))
+			goto clear;
+	}
+	if (hash_version != EXT4FS_HASH_LEGACY && hash_version != EXT4FS_HASH_HALF_MD4 &&
+	    hash_version != EXT4FS_HASH_TEA && hash_version != EXT4FS_HASH_SIPHASH) {
+		bad = 1;
+		pc.num = hash_version;
+		if (fix_problem(p->ctx, PR_1_HTREE_HASHV, &pc))
+			goto clear;
+	}
+	if (flags & 1) {
+		bad = 1;
+		if (fix_problem(p->ctx, PR_1_HTREE_INCOMPAT, &pc))
+			goto clear;
+	}
+	if (levels >= max_levels) {
+		bad = 1;
+		pc.num = levels;
+		if (fix_problem(p->ctx, PR_1_HTREE_DEPTH, &pc))
+			goto clear;
+	}
+	if (bad)
+		return 0;       /* declined: the directory is read as a linear one */
+	if (ds->nblocks > UINT32_MAX / 2)
+		return 0;
+	ds->dx = calloc(1, sizeof(*ds->dx));
+	if (!ds->dx)
+		return -1;
+	ds->dx->nblocks = (uint32_t)ds->nblocks;
+	ds->dx->blocks = calloc(ds->dx->nblocks ? ds->dx->nblocks : 1, sizeof(*ds->dx->blocks));
+	if (!ds->dx->blocks)
+		return -1;
+	ds->dx->hash_version = ext4fs_dx_hash_version_effective((int)hash_version,
+								 ext4fs_sb(p->fs)->s_flags);
+	ds->dx->depth = levels + 1;
+	ds->dx->blocks[0].flags = DXF_REFERENCED;
+	return 0;
+clear:
+	clear_index(p, ds, di->ino, pblk);
+	return 0;
+}
+
+/* An index block (root or interior node): its count/limit and entries.  Returns 1 if the index was dropped. */
+static int check_index_block(struct block_ctx *b, int failed_csum)
+{
+	struct pass2 *p = b->p;
+	struct dx_dir *dx = b->ds->dx;
+	uint32_t lblk = b->db->lblk, ino = b->di->ino;
+	struct problem_ctx pc = { .ino = ino, .dir = ino, .blk = lblk, .blk2 = b->db->pblk };
+	uint32_t ent, limit, count, expect, hash = 0, min_hash = UINT32_MAX, max_hash = 0;
+
+	if (lblk == 0) {
+		ent = 0x18 + b->buf[0x1D];
+		if (failed_csum && fix_problem(p->ctx, PR_2_HTREE_ROOT_CSUM_INVALID, &pc))
+			goto clear;
+	} else {
+		ent = EXT4FS_DX_NODE_COUNT_OFFSET;
+		if (failed_csum && fix_problem(p->ctx, PR_2_HTREE_NODE_CSUM_INVALID, &pc))
+			goto clear;
+	}
+	if (ent + 8 > p->bs)
+		return 0;
+	limit = ld16(b->buf + ent);
+	count = ld16(b->buf + ent + 2);
+	expect = (p->bs - ent - (p->csum ? EXT4FS_DX_TAIL_SIZE : 0)) / 8;
+	if (limit != expect) {
+		pc.num = limit;
+		if (fix_problem(p->ctx, PR_2_HTREE_BAD_LIMIT, &pc))
+			goto clear;
+	}
+	if (count > expect) {
+		pc.num = count;
+		if (fix_problem(p->ctx, PR_2_HTREE_BAD_COUNT, &pc))
+			goto clear;
+		count = expect;
+	}
+	for (uint32_t i = 0; i < count; i++) {
+		const unsigned char *e = b->buf + ent + i * 8;
+		uint32_t prev_hash = hash, child = ld32(e + 4) & EXT4FS_DX_BLOCK_MASK;
+		hash = i ? ld32(e) & ~1U : 0;
+		if (child >= dx->nblocks) {
+			pc.num = child;
+			pc.path3 = dir_path(p, ino);
+			int yes = fix_problem(p->ctx, PR_2_HTREE_BADBLK, &pc);
+			pc.path3 = NULL;
+			if (yes)
+				goto clear;
+			continue;
+		}
+		if (hash < prev_hash && fix_problem(p->ctx, PR_2_HTREE_HASH_ORDER, &pc))
+			goto clear;
+		struct dx_block *x = &dx->blocks[child];
+		if (x->flags & DXF_REFERENCED) {
+			x->flags |= DXF_DUP_REF;
+		} else {
+			x->flags |= DXF_REFERENCED;
+			x->parent = lblk;
+		}
+		if (hash < min_hash)
+			min_hash = hash;
+		if (hash > max_hash)
+			max_hash = hash;
+		x->previous = i ? ld32(e - 8 + 4) & EXT4FS_DX_BLOCK_MASK : 0;
+		x->node_min_hash = hash;
+		if (i + 1 < count) {
+			x->node_max_hash = ld32(e + 8) & ~1U;
+		} else {
+			x->node_max_hash = 0xfffffffe;
+			x->flags |= DXF_LAST;
+		}
+		if (i == 0)
+			x->flags |= DXF_FIRST;
+	}
+	b->dxb->min_hash = min_hash;
+	b->dxb->max_hash = max_hash;
+	return 0;
+clear:
+	clear_index(p, b->ds, ino, 0);
+	return 1;
+}
+
+/*
+ * An index block's own range is that of the blocks under it: the first
+ * child's lowest hash and the last child's highest (which also bounds the
+ * block before it in its parent).
+ */
+static void take_children_hashes(struct dx_dir *dx, uint8_t type)
+{
+	for (uint32_t b = 0; b < dx->nblocks; b++) {
+		const struct dx_block *x = &dx->blocks[b];
+		struct dx_block *up = &dx->blocks[x->parent < dx->nblocks ? x->parent : 0];
+		if (x->type != type)
+			continue;
+		if (x->flags & DXF_FIRST) {
+			up->min_hash = x->min_hash;
+			if (up->previous && up->previous < dx->nblocks)
+				dx->blocks[up->previous].node_max_hash = up->min_hash;
+		}
+		if (x->flags & DXF_LAST)
+			up->max_hash = x->max_hash;
+	}
+}
+
+/* After every block: each index block and leaf where the index says it should be. */
+static void check_index_final(struct pass2 *p, struct dir_info *di, struct dir_state *ds)
+{
+	struct dx_dir *dx = ds->dx;
+	struct problem_ctx pc = { .ino = di->ino, .dir = di->ino };
+	int bad = 0;
+
+	take_children_hashes(dx, DX_LEAF);
+	take_children_hashes(dx, DX_NODE);
+	for (uint32_t b = 0; b < dx->nblocks; b++) {
+		const struct dx_block *x = &dx->blocks[b];
+		pc.blk = b;
+		pc.blk2 = x->pblk;
+		if (!(x->flags & DXF_FIRST) && x->min_hash < x->node_min_hash) {
+			fix_problem(p->ctx, PR_2_HTREE_MIN_HASH, &pc);
+			bad++;
+		}
+		if (x->type == DX_LEAF) {
+			const struct dx_block *up = x;
+			unsigned depth = 0;
+			while (up->type != DX_ROOT && depth < HTREE_MAX_DEPTH) {
+				up = &dx->blocks[up->parent < dx->nblocks ? up->parent : 0];
+				depth++;
+			}
+			if (depth != dx->depth) {
+				pc.num = dx->depth;
+				fix_problem(p->ctx, PR_2_HTREE_BAD_DEPTH, &pc);
+				bad++;
+			}
+		}
+		if (b && x->max_hash > x->node_max_hash) {
+			fix_problem(p->ctx, PR_2_HTREE_MAX_HASH, &pc);
+			bad++;
+		}
+		if (!(x->flags & DXF_REFERENCED)) {
+			fix_problem(p->ctx, PR_2_HTREE_NOTREF, &pc);
+			bad++;
+		} else if (x->flags & DXF_DUP_REF) {
+			fix_problem(p->ctx, PR_2_HTREE_DUPREF, &pc);
+			bad++;
+		}
+	}
+	if (!bad)
+		return;
+	pc.blk = pc.blk2 = 0;
+	pc.path3 = dir_path(p, di->ino);
+	if (fix_problem(p->ctx, PR_2_HTREE_CLEAR, &pc))
+		clear_index(p, ds, di->ino, 0);
+}
+
+/*
+ * Drop the indexes answered away: rewrite their index blocks as empty
+ * leaves ('.' and '..' kept in the root), then clear the inode's flag.
+ */
+static int drop_indexes(struct pass2 *p)
+{
+	unsigned char *buf = malloc(p->bs);
+	int rc = 0;
+
+	if (!buf)
+		return -1;
+	for (size_t i = 0; i < p->nrewrites; i++) {
+		const struct rewrite *r = &p->rewrites[i];
+		struct dir_state *ds = state_of(p, r->ino, NULL);
+		uint32_t end = p->bs - (p->csum ? EXT4FS_DIRENT_TAIL_SIZE : 0);
+		if (!ds || ext4fs_block_read(p->fs, r->pblk, buf))
+			continue;
+		if (r->lblk == 0) {
+			/* Only a '..' hiding the rest of the block is an index to drop; else leave the entries be. */
+			if (rec_len_of(p, buf) != 12 || rec_len_of(p, buf + 12) != p->bs - 12)
+				continue;
+			set_rec_len(p, buf + 12, end - 12);
+			memset(buf + 24, 0, p->bs - 24);
+		} else {
+			memset(buf, 0, p->bs);
+			set_rec_len(p, buf, end);
+		}
+		if (p->csum) {
+			unsigned char *t = buf + end;
+			memset(t, 0, EXT4FS_DIRENT_TAIL_SIZE);
+			set_rec_len(p, t, EXT4FS_DIRENT_TAIL_SIZE);
+			t[DE_TYPE] = EXT4FS_FT_DIR_CSUM;
+		}
+		struct dir_state linear = *ds;
+		linear.i_flags &= ~(uint32_t)EXT4FS_INDEX_FL;
+		if (write_block(p, &linear, r->ino, r->lblk, r->pblk, buf))
+			rc = -1;
+	}
+	for (size_t i = 0; i < p->ctx->ndirs; i++) {
+		struct ext4fs_inode in;
+		uint32_t ino = p->ctx->dirs[i].ino;
+		if (!p->st[i].clear_index || p->ctx->read_only)
+			continue;
+		if (ext4fs_inode_read(p->fs, ino, &in))
+			continue;
+		in.i_flags &= ~(uint32_t)EXT4FS_INDEX_FL;
+		int err = ext4fs_inode_write(p->fs, ino, &in);
+		if (err) {
+			fsck_fatal(p->ctx, "%s while clearing the htree flag of inode %u: %s",
+				   ext4fs_strerror(err), ino, ext4fs_errmsg(p->fs));
+			rc = -1;
+			continue;
+		}
+		p->ctx->fs_changed = 1;
+	}
+	free(buf);
+	return rc;
+}
+
+/* -- Entries -------------------------------------------------------------------- */
+
+/*
+ * A bad record at *off: e2fsck's salvage rules.  prev is the previous
+ * record's offset, or -1 for the first.  *off moves past what was given up.
+ */
+static void salvage(struct block_ctx *b, uint32_t *off, int64_t prev)
+{
+	struct pass2 *p = b->p;
+	unsigned char *de = b->buf + *off;
+	int room = *off + 8 <= b->max;      /* else the fields cannot be read: the rest is one record */
+	uint32_t rec_len = room ? rec_len_of(p, de) : b->max - *off;
+	unsigned name_len = room ? de[DE_NAME_LEN] : 0;
+	int64_t left = (int64_t)b->max - *off - rec_len;
+
+	/* An 8-byte hole: close it by moving the rest of the block down. */
+	if (left >= 12 && rec_len == 8) {
+		memmove(de, de + 8, (size_t)left);
+		memset(de + left, 0, 8);
+		return;
+	}
+	/* A record running past the end whose name still fits: end it at the end. */
+	if (left < 0 && (int64_t)rec_len + left > 8 && name_len + 8 <= (int64_t)rec_len + left &&
+	    ld32(de + DE_INODE) <= p->ctx->geo->inodes_count &&
+	    memchr(de + DE_NAME, '\0', name_len) == NULL) {
+		set_rec_len(p, de, (uint32_t)(rec_len + left));
+		return;
+	}
+	/* A plausible length: the previous record absorbs this one. */
+	if (prev >= 0 && rec_len && rec_len % 4 == 0 && *off + rec_len <= b->max) {
+		unsigned char *pde = b->buf + prev;
+		set_rec_len(p, pde, rec_len_of(p, pde) + rec_len);
+		*off += rec_len;
+		return;
+	}
+	/* Give up on the rest of the block. */
+	if (prev >= 0) {
+		unsigned char *pde = b->buf + prev;
+		set_rec_len(p, pde, rec_len_of(p, pde) + (b->max - *off));
+		*off = b->max;
+	} else if (room) {
+		set_rec_len(p, de, b->max - *off);
+		st32(de + DE_INODE, 0);
+		de[DE_NAME_LEN] = 0;
+		de[DE_TYPE] = 0;
+	} else {
+		*off = b->max;
+	}
+}
+
+/* Fill pc for a message about the entry at de. */
+static void describe(struct block_ctx *b, struct problem_ctx *pc, const unsigned char *de, uint32_t off)
+{
+	memset(pc, 0, sizeof(*pc));
+	pc->ino = b->di->ino;
+	pc->ino2 = ld32(de + DE_INODE);
+	pc->blk = b->db->lblk;
+	pc->blk2 = b->db->pblk;
+	pc->num = off;
+	fsck_safe_name((const char *)de + DE_NAME, de[DE_NAME_LEN], b->name, sizeof(b->name));
+	pc->name = b->name;
+}
+
+/* Report a problem about an entry (the directory's path is found only now) or the block. */
+static int say(struct block_ctx *b, uint32_t code, struct problem_ctx *pc)
+{
+	if (pc->name)
+		pc->path = dir_path(b->p, b->di->ino);
+	return fix_problem(b->p->ctx, code, pc);
+}
+
+/* The same, and the block will need writing if the answer is yes. */
+static int ask(struct block_ctx *b, uint32_t code, struct problem_ctx *pc)
+{
+	int yes = say(b, code, pc);
+
+	if (yes)
+		b->modified = 1;
+	return yes;
+}
+
+static uint8_t dir_file_type(const struct pass2 *p)
+{
+	return p->filetype ? EXT4FS_FT_DIR : EXT4FS_FT_UNKNOWN;
+}
+
+/* The first entry of block 0.  Returns nothing; repairs in place. */
+static void check_dot(struct block_ctx *b, unsigned char *de, uint32_t off)
+{
+	struct problem_ctx pc;
+	uint32_t ino = b->di->ino, rec_len = rec_len_of(b->p, de);
+	uint32_t code = 0;
+	int created = 0;
+
+	describe(b, &pc, de, off);
+	if (!ld32(de + DE_INODE))
+		code = PR_2_MISSING_DOT;
+	else if (de[DE_NAME_LEN] != 1 || de[DE_NAME] != '.')
+		code = PR_2_1ST_NOT_DOT;
+	else if (de[DE_NAME + 1] != '\0')
+		code = PR_2_DOT_NULL_TERM;
+	if (code && ask(b, code, &pc)) {
+		st32(de + DE_INODE, ino);
+		de[DE_NAME_LEN] = 1;
+		de[DE_TYPE] = dir_file_type(b->p);
+		de[DE_NAME] = '.';
+		de[DE_NAME + 1] = '\0';
+		created = 1;
+	}
+	if (ld32(de + DE_INODE) != ino && ask(b, PR_2_BAD_INODE_DOT, &pc))
+		st32(de + DE_INODE, ino);
+	if (rec_len > 12 && rec_len - 12 > 12 && (created || ask(b, PR_2_SPLIT_DOT, &pc))) {
+		unsigned char *next = de + 12;
+		b->modified = 1;
+		set_rec_len(b->p, de, 12);
+		memset(next, 0, 8);
+		set_rec_len(b->p, next, rec_len - 12);
+	}
+}
+
+/* The second entry of block 0: records dotdot when it is sound. */
+static void check_dotdot(struct block_ctx *b, unsigned char *de, uint32_t off)
+{
+	struct problem_ctx pc;
+	uint32_t code = 0;
+
+	describe(b, &pc, de, off);
+	if (!ld32(de + DE_INODE))
+		code = PR_2_MISSING_DOT_DOT;
+	else if (de[DE_NAME_LEN] != 2 || de[DE_NAME] != '.' || de[DE_NAME + 1] != '.')
+		code = PR_2_2ND_NOT_DOT_DOT;
+	else if (de[DE_NAME + 2] != '\0')
+		code = PR_2_DOT_DOT_NULL_TERM;
+	if (code) {
+		/* The parent is not known yet: the root for now, pass 3 puts the right one. */
+		if (ask(b, code, &pc)) {
+			st32(de + DE_INODE, EXT4FS_ROOT_INO);
+			de[DE_NAME_LEN] = 2;
+			de[DE_TYPE] = dir_file_type(b->p);
+			de[DE_NAME] = '.';
+			de[DE_NAME + 1] = '.';
+			de[DE_NAME + 2] = '\0';
+		}
+		return;
+	}
+	b->di->dotdot = ld32(de + DE_INODE);
+}
+
+/* Whether ino lies where pass 1's scan did not look (uninit group, unused table tail). */
+static uint32_t scan_skipped(struct pass2 *p, uint32_t ino, uint32_t *group)
+{
+	const struct ext4fs_geom *g = p->ctx->geo;
+	uint32_t grp = (ino - 1) / g->inodes_per_group;
+	const struct ext4fs_group_desc *gd;
+
+	if (!(g->has_gdt_csum || g->has_metadata_csum) || grp >= g->group_count ||
+	    !ext4fs_group_desc_csum_ok(p->fs, grp))
+		return 0;
+	gd = ext4fs_group(p->fs, grp);
+	*group = grp;
+	if (gd->flags & EXT4FS_BG_INODE_UNINIT)
+		return PR_2_INOREF_BG_INO_UNINIT;
+	if (gd->itable_unused <= g->inodes_per_group &&
+	    ino >= grp * g->inodes_per_group + 1 + g->inodes_per_group - gd->itable_unused)
+		return PR_2_INOREF_IN_UNUSED;
+	return 0;
+}
+
+static int valid_mode_type(uint16_t mode)
+{
+	switch (mode & EXT4FS_S_IFMT) {
+	case EXT4FS_S_IFREG: case EXT4FS_S_IFDIR: case EXT4FS_S_IFLNK: case EXT4FS_S_IFCHR:
+	case EXT4FS_S_IFBLK: case EXT4FS_S_IFIFO: case EXT4FS_S_IFSOCK:
+		return 1;
+	}
+	return 0;
+}
+
+/* An entry naming an inode pass 1 found damaged: 1 when the entry was cleared. */
+static int check_bad_inode(struct block_ctx *b, unsigned char *de, uint32_t ino)
+{
+	struct pass2 *p = b->p;
+	struct problem_ctx pc = { 0 };
+	struct ext4fs_inode in;
+	char mode[16];
+	int yes;
+
+	if (ext4fs_inode_read(p->fs, ino, &in) || valid_mode_type(in.i_mode))
+		return 0;
+	snprintf(mode, sizeof(mode), "0%o", in.i_mode);
+	pc.ino = ino;
+	pc.dir = b->di->ino;
+	pc.str = mode;
+	pc.path = fsck_path(p->ctx, b->di->ino, ino);
+	yes = ask(b, PR_2_BAD_MODE, &pc);
+	free((char *)pc.path);
+	if (!yes)
+		return 0;
+	if (fsck_release_inode(p->ctx, ino) == 0)
+		forget_path(p);
+	st32(de + DE_INODE, 0);
+	return 1;
+}
+
+/* The file type an entry naming ino should carry. */
+static uint8_t file_type_of(struct pass2 *p, uint32_t ino)
+{
+	struct ext4fs_inode in;
+
+	if (bitmap_paged_test(&p->ctx->inode_dir, ino))
+		return EXT4FS_FT_DIR;
+	if (bitmap_paged_test(&p->ctx->inode_reg, ino))
+		return EXT4FS_FT_REG_FILE;
+	if (bitmap_paged_test(&p->ctx->inode_bad, ino) || ext4fs_inode_read(p->fs, ino, &in))
+		return EXT4FS_FT_UNKNOWN;
+	return ext4fs_file_type_of_mode(in.i_mode);
+}
+
+static void check_filetype(struct block_ctx *b, unsigned char *de, struct problem_ctx *pc)
+{
+	struct pass2 *p = b->p;
+	uint8_t have = de[DE_TYPE], want;
+
+	if (!p->filetype) {
+		if (have && ask(b, PR_2_CLEAR_FILETYPE, pc))
+			de[DE_TYPE] = 0;
+		return;
+	}
+	want = file_type_of(p, ld32(de + DE_INODE));
+	if (have == want)
+		return;
+	pc->num = want;
+	pc->num2 = have;
+	if (have) {
+		if (ask(b, PR_2_BAD_FILETYPE, pc))
+			de[DE_TYPE] = want;
+	} else if (!p->ctx->read_only) {
+		/* Not a question: e2fsck sets it and says so, and says nothing with -n. */
+		say(b, PR_2_SET_FILETYPE, pc);
+		de[DE_TYPE] = want;
+		b->modified = 1;
+	}
+}
+
+static uint32_t name_hash(const unsigned char *name, unsigned len)
+{
+	uint32_t h = 2166136261U;
+
+	for (unsigned i = 0; i < len; i++)
+		h = (h ^ name[i]) * 16777619U;
+	return h;
+}
+
+/* Remember the name at off; 1 when the block named it already. */
+static int seen_name(struct block_ctx *b, uint32_t off)
+{
+	struct pass2 *p = b->p;
+	const unsigned char *de = b->buf + off;
+	unsigned len = de[DE_NAME_LEN];
+	uint32_t slot = name_hash(de + DE_NAME, len) & p->names_mask;
+
+	for (uint32_t probes = 0; probes <= p->names_mask; probes++) {
+		uint32_t have = p->names[slot];
+		if (!have) {
+			p->names[slot] = off + 1;
+			return 0;
+		}
+		const unsigned char *o = b->buf + have - 1;
+		if (o[DE_NAME_LEN] == len && ld32(o + DE_INODE) && !memcmp(o + DE_NAME, de + DE_NAME, len))
+			return 1;
+		slot = (slot + 1) & p->names_mask;
+	}
+	return 0;
+}
+
+/*
+ * One entry (not '.' or '..' in their places, which came first).  Returns
+ * 1 when the entry still names an inode and counts as one of its links.
+ */
+static int check_entry(struct block_ctx *b, unsigned char *de, uint32_t off, int dot_state)
+{
+	struct pass2 *p = b->p;
+	struct e4fsck *ctx = p->ctx;
+	uint32_t dir = b->di->ino, ino = ld32(de + DE_INODE), code = 0, group = 0;
+	unsigned name_len = de[DE_NAME_LEN];
+	struct problem_ctx pc;
+
+	describe(b, &pc, de, off);
+	if (dot_state > 1 && ino == dir && ask(b, PR_2_LINK_DOT, &pc)) {
+		st32(de + DE_INODE, 0);
+		return 0;
+	}
+	if (!ino)
+		return 0;
+	if ((ino != EXT4FS_ROOT_INO && ino < ctx->geo->first_ino) || ino > ctx->geo->inodes_count)
+		code = PR_2_BAD_INO;
+	else if (dot_state > 1 && name_len == 1 && de[DE_NAME] == '.')
+		code = PR_2_DUP_DOT;
+	else if (dot_state > 1 && name_len == 2 && de[DE_NAME] == '.' && de[DE_NAME + 1] == '.')
+		code = PR_2_DUP_DOT_DOT;
+	else if (dot_state > 1 && ino == EXT4FS_ROOT_INO)
+		code = PR_2_LINK_ROOT;
+	else if (dot_state > 1 && name_len == 0)
+		code = PR_2_NULL_NAME;
+	if (code) {
+		if (ask(b, code, &pc)) {
+			st32(de + DE_INODE, 0);
+			return 0;
+		}
+		if (code == PR_2_BAD_INO)
+			return 0;
+	}
+	if (bitmap_paged_test(&ctx->inode_bad, ino) && check_bad_inode(b, de, ino))
+		return 0;
+	if (!bitmap_paged_test(&ctx->inode_used, ino)) {
+		struct ext4fs_inode in;
+		code = scan_skipped(p, ino, &group);
+		if (code && ext4fs_inode_read(p->fs, ino, &in) == 0 && in.i_links_count) {
+			/*
+			 * Pass 1 did not look at it, and it looks in use: the group's
+			 * summary is wrong and the group needs scanning (e2fsck restarts).
+			 */
+			pc.group = group;
+			say(b, code, &pc);
+			return 0;
+		}
+		if (ask(b, PR_2_UNUSED_INODE, &pc)) {
+			st32(de + DE_INODE, 0);
+			return 0;
+		}
+	}
+	if (!(b->ds->i_flags & EXT4FS_ENCRYPT_FL) && (memchr(de + DE_NAME, '/', name_len) ||
+						       memchr(de + DE_NAME, '\0', name_len))) {
+		if (ask(b, PR_2_BAD_NAME, &pc)) {
+			for (unsigned i = 0; i < name_len; i++)
+				if (de[DE_NAME + i] == '/' || de[DE_NAME + i] == '\0')
+					de[DE_NAME + i] = '.';
+			fsck_safe_name((const char *)de + DE_NAME, name_len, b->name, sizeof(b->name));
+		}
+	}
+	check_filetype(b, de, &pc);
+	if (b->dxb && b->dxb->type == DX_LEAF && !b->ds->clear_index &&
+	    !(b->ds->i_flags & EXT4FS_ENCRYPT_FL)) {
+		struct ext4fs_inode fake;
+		uint32_t hash, minor;
+		int approx = 0;
+		memset(&fake, 0, sizeof(fake));
+		fake.i_flags = b->ds->i_flags;
+		if (ext4fs_htree_name_hash(p->fs, &fake, b->ds->dx->hash_version, (const char *)de + DE_NAME,
+					   name_len, &hash, &minor, &approx) == 0 && !approx) {
+			if (hash < b->dxb->min_hash)
+				b->dxb->min_hash = hash;
+			if (hash > b->dxb->max_hash)
+				b->dxb->max_hash = hash;
+		}
+	}
+	if (dot_state > 1 && bitmap_paged_test(&ctx->inode_dir, ino)) {
+		struct dir_info *sub = fsck_dir_info(ctx, ino);
+		if (sub && sub->parent) {
+			pc.path2 = fsck_path(ctx, sub->parent, ino);
+			int yes = ask(b, PR_2_LINK_DIR, &pc);
+			free((char *)pc.path2);
+			pc.path2 = NULL;
+			if (yes) {
+				st32(de + DE_INODE, 0);
+				return 0;
+			}
+		} else if (sub) {
+			sub->parent = dir;
+		}
+	}
+	if (dot_state > 1 && seen_name(b, off) && ask(b, PR_2_DUPLICATE_DIRENT, &pc)) {
+		st32(de + DE_INODE, 0);
+		return 0;
+	}
+	return 1;
+}
+
+/* -- Blocks --------------------------------------------------------------------- */
+
+/*
+ * A leaf without its checksum tail: offered to be given one where the last
+ * record (at prev) can spare 12 bytes, or is an empty 12-byte record at the
+ * very end.  Returns 1 when the tail was added.
+ */
+static int add_tail(struct block_ctx *b, int64_t prev)
+{
+	struct pass2 *p = b->p;
+	struct problem_ctx pc = { .ino = b->di->ino, .blk = b->db->lblk, .blk2 = b->db->pblk };
+	uint32_t tail_off = p->bs - EXT4FS_DIRENT_TAIL_SIZE, rec_len = 0, need = 0;
+	unsigned char *last = prev >= 0 ? b->buf + prev : NULL, *tail = b->buf + tail_off;
+	int reuse = 0, room = 0;
+
+	if (last) {
+		rec_len = rec_len_of(p, last);
+		need = ld32(last + DE_INODE) ? needed_len(b->ds, last[DE_NAME_LEN]) : 8;
+		reuse = (uint32_t)prev == tail_off && rec_len == EXT4FS_DIRENT_TAIL_SIZE && !ld32(last + DE_INODE);
+		room = reuse || (rec_len >= need + EXT4FS_DIRENT_TAIL_SIZE && prev + rec_len == p->bs);
+	}
+	if (!ask(b, room ? PR_2_LEAF_NODE_MISSING_CSUM : PR_2_LEAF_NODE_NO_ROOM_CSUM, &pc))
+		return 0;
+	if (!reuse)
+		set_rec_len(p, last, rec_len - EXT4FS_DIRENT_TAIL_SIZE);
+	memset(tail, 0, EXT4FS_DIRENT_TAIL_SIZE);
+	set_rec_len(p, tail, EXT4FS_DIRENT_TAIL_SIZE);
+	tail[DE_TYPE] = EXT4FS_FT_DIR_CSUM;
+	return 1;
+}
+
+static int check_block(struct pass2 *p, const struct dir_block *db, unsigned char *buf)
+{
+	struct e4fsck *ctx = p->ctx;
+	struct block_ctx b = { .p = p, .db = db, .buf = buf, .max = p->bs };
+	struct problem_ctx pc = { .ino = db->ino, .blk = db->lblk, .blk2 = db->pblk };
+	int failed_csum = 0, has_tail = 0, missing_tail = 0, dot_state = db->lblk == 0 ? 0 : 2;
+	unsigned kind;
+	int64_t prev = -1;
+	uint32_t off = 0, guard = 0;
+
+	b.ds = state_of(p, db->ino, &b.di);
+	if (!b.ds || b.ds->unreadable || (b.ds->i_flags & EXT4FS_INLINE_DATA_FL))
+		return 0;
+	if (db->lblk == 0 && (b.ds->i_flags & EXT4FS_INDEX_FL) && !b.ds->dx && !b.ds->clear_index &&
+	    check_root(p, b.di, b.ds, db->pblk, buf)) {
+		fsck_fatal(ctx, "out of memory in pass 2");
+		return -1;
+	}
+	kind = block_kind(p, b.ds, db->lblk, buf);
+	if (b.ds->clear_index && kind && db->lblk && !ctx->read_only &&
+	    add_rewrite(p, db->ino, db->lblk, db->pblk)) {
+		fsck_fatal(ctx, "out of memory in pass 2");
+		return -1;
+	}
+	if (b.ds->dx && !b.ds->clear_index && db->lblk < b.ds->dx->nblocks) {
+		b.dxb = &b.ds->dx->blocks[db->lblk];
+		b.dxb->pblk = db->pblk;
+		b.dxb->min_hash = UINT32_MAX;
+		b.dxb->max_hash = 0;
+		if (db->lblk == 0) {
+			b.dxb->type = DX_ROOT;
+			b.dxb->flags |= DXF_FIRST | DXF_LAST;
+		} else {
+			b.dxb->type = kind == EXT4FS_DIRENT_DX_NODE ? DX_NODE : DX_LEAF;
+		}
+	}
+
+	if (p->csum && !(kind && b.ds->clear_index)) {
+		uint32_t calc, have;
+		if (kind) {
+			uint32_t coff = kind == EXT4FS_DIRENT_DX_ROOT ? EXT4FS_DX_ROOT_COUNT_OFFSET
+								      : EXT4FS_DX_NODE_COUNT_OFFSET;
+			failed_csum = ext4fs_dx_block_csum(p->fs, db->ino, b.ds->generation, buf, coff, &calc,
+							   &have) || calc != have;
+		} else if (ext4fs_dirent_tail_offset(p->fs, buf) >= 0) {
+			has_tail = 1;
+			b.max = p->bs - EXT4FS_DIRENT_TAIL_SIZE;
+			failed_csum = ext4fs_dirent_csum(p->fs, db->ino, b.ds->generation, buf, b.max) !=
+				      ld32(buf + p->bs - 4);
+		} else {
+			missing_tail = 1;
+		}
+	}
+
+	memset(p->names, 0, ((size_t)p->names_mask + 1) * sizeof(*p->names));
+	while (off < b.max && guard++ < 2 * p->bs) {
+		unsigned char *de = buf + off;
+		uint32_t rec_len = off + 8 <= b.max ? rec_len_of(p, de) : 0;
+
+		if (off + 8 > b.max || off + rec_len > b.max || rec_len < DE_MIN_LEN || rec_len % 4 ||
+		    needed_len(b.ds, de[DE_NAME_LEN]) > rec_len) {
+			pc.num = off;
+			if (!fix_problem(ctx, PR_2_DIR_CORRUPTED, &pc))
+				b.no_write = 1;
+			salvage(&b, &off, prev);
+			b.modified = 1;
+			continue;
+		}
+		if (dot_state == 0)
+			check_dot(&b, de, off);
+		else if (dot_state == 1)
+			check_dotdot(&b, de, off);
+		if (check_entry(&b, de, off, dot_state) &&
+		    counter_paged_inc(&ctx->links_seen, ld32(de + DE_INODE)) < 0) {
+			fsck_fatal(ctx, "out of memory in pass 2");
+			return -1;
+		}
+		prev = off;
+		off += rec_len_of(p, de);
+		dot_state++;
+		if (ctx->aborted)
+			return 0;
+	}
+
+	if (b.dxb && (b.dxb->type == DX_ROOT || b.dxb->type == DX_NODE))
+		check_index_block(&b, failed_csum);
+	if (missing_tail && !add_tail(&b, prev) && !b.modified)
+		ask(&b, PR_2_LEAF_NODE_ONLY_CSUM_INVALID, &pc);
+	if (has_tail && failed_csum && !b.modified)
+		ask(&b, PR_2_LEAF_NODE_ONLY_CSUM_INVALID, &pc);
+	if (b.modified && !b.no_write && !ctx->read_only)
+		write_block(p, b.ds, db->ino, db->lblk, db->pblk, buf);   /* a failure is reported */
+	return 0;
+}
+
+/* Entries of an inline-data directory: counted, not checked (yet). */
+struct inline_count {
+	struct e4fsck *ctx;
+	struct dir_info *di;
+};
+
+static int count_inline_entry(const struct ext4fs_dirent *d, void *arg)
+{
+	struct inline_count *ic = arg;
+	struct e4fsck *ctx = ic->ctx;
+	int is_dotdot = d->name_len == 2 && d->name[0] == '.' && d->name[1] == '.';
+
+	if ((d->inode != EXT4FS_ROOT_INO && d->inode < ctx->geo->first_ino) ||
+	    d->inode > ctx->geo->inodes_count)
+		return 0;
+	if ((d->flags & EXT4FS_DIRENT_SYNTHETIC) && is_dotdot)
+		ic->di->dotdot = d->inode;
+	if (!(d->flags & EXT4FS_DIRENT_SYNTHETIC) && bitmap_paged_test(&ctx->inode_dir, d->inode)) {
+		struct dir_info *sub = fsck_dir_info(ctx, d->inode);
+		if (sub && !sub->parent)
+			sub->parent = ic->di->ino;
+	}
+	return counter_paged_inc(&ctx->links_seen, d->inode) < 0 ? -ENOMEM : 0;
+}
+
+static int cmp_ino_lblk(const void *a, const void *b)
+{
+	const struct dir_block *x = a, *y = b;
+
+	if (x->ino != y->ino)
+		return x->ino < y->ino ? -1 : 1;
+	return x->lblk < y->lblk ? -1 : x->lblk > y->lblk;
+}
+
+/* e2fsck's order: every directory's block 0 first (htree roots before their leaves), then by block. */
+static int cmp_read_order(const void *a, const void *b)
+{
+	const struct dir_block *x = a, *y = b;
+
+	if ((x->lblk == 0) != (y->lblk == 0))
+		return x->lblk == 0 ? -1 : 1;
+	if (x->pblk != y->pblk)
+		return x->pblk < y->pblk ? -1 : 1;
+	return x->ino < y->ino ? -1 : x->ino > y->ino;
+}
+
+/* Holes below i_size (the blocks are in (ino, lblk) order here). */
+static void report_holes(struct pass2 *p)
+{
+	struct e4fsck *ctx = p->ctx;
+	size_t i = 0;
+
+	for (size_t d = 0; d < ctx->ndirs; d++) {
+		uint32_t ino = ctx->dirs[d].ino;
+		uint64_t want = 0;
+		if (p->st[d].unreadable || (p->st[d].i_flags & EXT4FS_INLINE_DATA_FL))
+			continue;
+		while (i < ctx->ndir_blocks && ctx->dir_blocks[i].ino < ino)
+			i++;
+		for (; i < ctx->ndir_blocks && ctx->dir_blocks[i].ino == ino; i++) {
+			for (; want < ctx->dir_blocks[i].lblk && want < p->st[d].nblocks; want++) {
+				struct problem_ctx pc = { .ino = ino, .blk = want };
+				fix_problem(ctx, PR_2_DIRECTORY_HOLE, &pc);
+			}
+			want = (uint64_t)ctx->dir_blocks[i].lblk + 1;
+		}
+	}
+}
+
+static int load_states(struct pass2 *p)
+{
+	struct e4fsck *ctx = p->ctx;
+
+	p->st = calloc(ctx->ndirs ? ctx->ndirs : 1, sizeof(*p->st));
+	if (!p->st)
+		return -1;
+	for (size_t i = 0; i < ctx->ndirs; i++) {
+		struct ext4fs_inode in;
+		struct dir_state *ds = &p->st[i];
+		if (ext4fs_inode_read(p->fs, ctx->dirs[i].ino, &in)) {
+			ds->unreadable = 1;
+			continue;
+		}
+		ds->i_flags = in.i_flags;
+		ds->generation = in.i_generation;
+		ds->nblocks = (ext4fs_inode_size(&in) + p->bs - 1) / p->bs;
+		if (in.i_flags & EXT4FS_INLINE_DATA_FL) {
+			struct inline_count ic = { ctx, &ctx->dirs[i] };
+			if (ext4fs_dir_iterate(p->fs, ctx->dirs[i].ino, &in, 0, count_inline_entry, &ic) ==
+			    -ENOMEM)
+				return -1;
+		}
+	}
+	return 0;
+}
+
+static void free_pass2(struct pass2 *p)
+{
+	if (p->st)
+		for (size_t i = 0; i < p->ctx->ndirs; i++)
+			if (p->st[i].dx) {
+				free(p->st[i].dx->blocks);
+				free(p->st[i].dx);
+			}
+	free(p->st);
+	free(p->rewrites);
+	free(p->names);
+	forget_path(p);
+}
+
+int fsck_pass2(struct e4fsck *ctx)
+{
+	struct pass2 p = { .ctx = ctx, .fs = ctx->fs, .bs = ctx->geo->block_size };
+	struct dir_info *root = fsck_dir_info(ctx, EXT4FS_ROOT_INO);
+	unsigned char *run = NULL;
+	size_t run_max = RUN_BYTES / p.bs ? RUN_BYTES / p.bs : 1;
+	uint32_t slots = 16;
+	int rc = -1;
+
+	p.filetype = ext4fs_has_incompat(p.fs, EXT4FS_FEATURE_INCOMPAT_FILETYPE);
+	p.csum = ctx->geo->has_metadata_csum;
+	p.dir_index = ext4fs_has_compat(p.fs, EXT4FS_FEATURE_COMPAT_DIR_INDEX);
+	p.largedir = ext4fs_has_incompat(p.fs, EXT4FS_FEATURE_INCOMPAT_LARGEDIR);
+	while (slots < 2 * (p.bs / DE_MIN_LEN))
+		slots *= 2;
+	p.names = malloc(slots * sizeof(*p.names));
+	p.names_mask = slots - 1;
+	run = malloc(run_max * p.bs);
+	if (root)
+		root->parent = EXT4FS_ROOT_INO;
+	if (!p.names || !run || load_states(&p))
+		goto nomem;
+
+	qsort(ctx->dir_blocks, ctx->ndir_blocks, sizeof(*ctx->dir_blocks), cmp_ino_lblk);
+	report_holes(&p);
+	qsort(ctx->dir_blocks, ctx->ndir_blocks, sizeof(*ctx->dir_blocks), cmp_read_order);
+
+	for (size_t i = 0; i < ctx->ndir_blocks && !ctx->aborted;) {
+		size_t n = 1;
+		while (i + n < ctx->ndir_blocks && n < run_max &&
+		       ctx->dir_blocks[i + n].pblk == ctx->dir_blocks[i + n - 1].pblk + 1)
+			n++;
+		int run_failed = ext4fs_blocks_read(p.fs, ctx->dir_blocks[i].pblk, n, run) != 0;
+		for (size_t k = 0; k < n; k++) {
+			const struct dir_block *db = &ctx->dir_blocks[i + k];
+			unsigned char *buf = run + k * p.bs;
+			int err = run_failed ? ext4fs_block_read(p.fs, db->pblk, buf) : 0;
+			if (err) {
+				struct problem_ctx pc = { .ino = db->ino, .blk = db->lblk, .blk2 = db->pblk,
+							  .errcode = err };
+				fix_problem(ctx, PR_2_READ_DIRBLOCK, &pc);
+				ctx->exit_status |= FSCK_UNCORRECTED;
+				continue;
+			}
+			if (check_block(&p, db, buf))
+				goto out;
+		}
+		i += n;
+	}
+	for (size_t d = 0; d < ctx->ndirs && !ctx->aborted; d++)
+		if (p.st[d].dx && !p.st[d].clear_index)
+			check_index_final(&p, &ctx->dirs[d], &p.st[d]);
+	if (!ctx->read_only && drop_indexes(&p))
+		goto nomem;
+	rc = 0;
+	goto out;
+nomem:
+	fsck_fatal(ctx, "out of memory in pass 2");
+out:
+	free(run);
+	free_pass2(&p);
+	return rc;
+}

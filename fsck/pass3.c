@@ -1,0 +1,481 @@
+/*
+ * pass3.c - directory connectivity, and the repairs passes 3 and 4 share
+ * (/lost+found, reconnecting, moving links; see dirs.h).
+ *
+ * Pass 2 recorded for every directory what its '..' names (dotdot) and
+ * which directory's entry named it first (parent).  Pass 3 walks each
+ * directory's parents upwards, marking the directories it passes as done,
+ * until it meets one already done (the root is done from the start): a
+ * directory on the way without a parent is unconnected and is offered to
+ * be linked into /lost+found, its '..' then pointing there.  Afterwards
+ * '..' must name the parent; if not it is fixed.  As in e2fsck, a cycle of
+ * directories that names no directory outside it is not noticed (each walk
+ * stops at the first directory already done).
+ *
+ * Link counts move with every repair, on disk and in the maps, the way
+ * e2fsck moves them: reconnecting a file adds one to its i_links_count as
+ * well as to the entries counted, so pass 4 may then report the count on
+ * disk one too high and fix it, as e2fsck does.
+ */
+#include "config.h"
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "ext4fs/bitmap.h"
+#include "ext4fs/blockmap.h"
+#include "ext4fs/dir.h"
+#include "ext4fs/errors.h"
+#include "ext4fs/fsops.h"
+#include "ext4fs/super.h"
+#include "dirs.h"
+#include "e4fsck.h"
+#include "problem.h"
+#include "problems_dirs.h"
+
+#define LOST_FOUND "lost+found"
+
+/* -- Keeping the maps in step ------------------------------------------------------ */
+
+int fsck_dir_insert(struct e4fsck *ctx, uint32_t ino, uint32_t dotdot, uint32_t parent)
+{
+	size_t lo = 0, hi = ctx->ndirs;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (ctx->dirs[mid].ino < ino)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < ctx->ndirs && ctx->dirs[lo].ino == ino) {
+		ctx->dirs[lo].dotdot = dotdot;
+		ctx->dirs[lo].parent = parent;
+		return 0;
+	}
+	if (ctx->ndirs == ctx->capdirs) {
+		size_t cap = ctx->capdirs ? ctx->capdirs * 2 : 64;
+		struct dir_info *grown = realloc(ctx->dirs, cap * sizeof(*grown));
+		if (!grown) {
+			fsck_fatal(ctx, "out of memory for the directory list");
+			return -1;
+		}
+		ctx->dirs = grown;
+		ctx->capdirs = cap;
+	}
+	memmove(&ctx->dirs[lo + 1], &ctx->dirs[lo], (ctx->ndirs - lo) * sizeof(*ctx->dirs));
+	ctx->dirs[lo] = (struct dir_info){ .ino = ino, .dotdot = dotdot, .parent = parent };
+	ctx->ndirs++;
+	return 0;
+}
+
+/* Blocks of an inode, gathered before it is released. */
+struct block_list {
+	struct e4fsck *ctx;
+	struct { uint64_t blk, n; } *runs;
+	size_t nruns, cap;
+	int claim;                  /* set them in block_found as they are visited */
+};
+
+static int visit_run(const struct ext4fs_block_visit *v, void *arg)
+{
+	struct block_list *l = arg;
+
+	if (!ext4fs_block_in_fs(l->ctx->fs, v->pblk) ||
+	    !ext4fs_block_in_fs(l->ctx->fs, v->pblk + v->count - 1))
+		return 0;
+	if (l->claim)
+		return bitmap_paged_set_range(&l->ctx->block_found, v->pblk, v->count) < 0 ? -ENOMEM : 0;
+	if (l->nruns == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 16;
+		void *grown = realloc(l->runs, cap * sizeof(*l->runs));
+		if (!grown)
+			return -ENOMEM;
+		l->runs = grown;
+		l->cap = cap;
+	}
+	l->runs[l->nruns].blk = v->pblk;
+	l->runs[l->nruns].n = v->count;
+	l->nruns++;
+	return 0;
+}
+
+int fsck_claim_blocks(struct e4fsck *ctx, uint32_t ino)
+{
+	struct block_list l = { .ctx = ctx, .claim = 1 };
+	struct ext4fs_inode in;
+	int err = ext4fs_inode_read(ctx->fs, ino, &in);
+
+	if (!err)
+		err = ext4fs_block_iterate(ctx->fs, ino, &in, 0, visit_run, &l);
+	if (err) {
+		fsck_fatal(ctx, "%s while noting the blocks of inode %u: %s", ext4fs_strerror(err), ino,
+			   ext4fs_errmsg(ctx->fs));
+		return -1;
+	}
+	return 0;
+}
+
+/* Whether the inode's blocks are a map the library releases (as ext4fs_inode_release does). */
+static int has_blocks(struct e4fsck *ctx, const struct ext4fs_inode *in)
+{
+	return !ext4fs_inode_is_fast_symlink(ctx->fs, in) && !ext4fs_inode_has_inline_data(in) &&
+	       (EXT4FS_ISREG(in->i_mode) || EXT4FS_ISDIR(in->i_mode) || EXT4FS_ISLNK(in->i_mode));
+}
+
+int fsck_release_inode(struct e4fsck *ctx, uint32_t ino)
+{
+	struct block_list l = { .ctx = ctx };
+	struct problem_ctx pc = { .ino = ino };
+	const struct ext4fs_bitmap *bmap;
+	struct ext4fs_inode in;
+	uint64_t acl;
+	int err = ext4fs_inode_read(ctx->fs, ino, &in);
+
+	if (!err && has_blocks(ctx, &in) && ext4fs_block_iterate(ctx->fs, ino, &in, 0, visit_run, &l) == -ENOMEM)
+		err = -ENOMEM;
+	acl = err ? 0 : ext4fs_inode_file_acl(ctx->fs, &in);
+	if (!err)
+		err = ext4fs_inode_release(ctx->fs, ino);
+	if (err == EXT4FS_E_INODE_STATE) {
+		/* The bitmap says free already (pass 5 will agree): just retire the inode. */
+		in.i_links_count = 0;
+		in.i_dtime = (uint32_t)time(NULL);
+		err = ext4fs_inode_write(ctx->fs, ino, &in);
+		l.nruns = 0;
+		acl = 0;
+	}
+	if (err) {
+		pc.errcode = err;
+		fix_problem(ctx, PR_2_DEALLOC_INODE, &pc);
+		free(l.runs);
+		return -1;
+	}
+	ctx->fs_changed = 1;
+	bitmap_paged_clear_range(&ctx->inode_used, ino, 1);
+	bitmap_paged_clear_range(&ctx->inode_dir, ino, 1);
+	bitmap_paged_clear_range(&ctx->inode_reg, ino, 1);
+	bitmap_paged_clear_range(&ctx->inode_bad, ino, 1);
+	counter_paged_set(&ctx->links_disk, ino, 0);
+	if (ctx->inodes_in_use)
+		ctx->inodes_in_use--;
+	/* Blocks the release freed are no longer claimed (a block also claimed elsewhere stays). */
+	if (ext4fs_fs_block_bitmap(ctx->fs, &bmap) == 0) {
+		for (size_t i = 0; i < l.nruns; i++)
+			for (uint64_t b = l.runs[i].blk; b < l.runs[i].blk + l.runs[i].n; b++)
+				if (!bitmap_paged_test(&ctx->block_dup, b) && ext4fs_bitmap_test(bmap, b) == 0)
+					bitmap_paged_clear_range(&ctx->block_found, b, 1);
+		if (acl && !bitmap_paged_test(&ctx->block_dup, acl) && ext4fs_bitmap_test(bmap, acl) == 0)
+			bitmap_paged_clear_range(&ctx->block_found, acl, 1);
+	}
+	free(l.runs);
+	return 0;
+}
+
+int fsck_adjust_links(struct e4fsck *ctx, uint32_t ino, int delta)
+{
+	struct problem_ctx pc = { .ino = ino };
+	struct ext4fs_inode in;
+	int err;
+
+	if (!ino)
+		return 0;
+	if (ino > ctx->geo->inodes_count || ext4fs_inode_read(ctx->fs, ino, &in)) {
+		fix_problem(ctx, PR_3_ADJUST_INODE, &pc);
+		return -1;
+	}
+	if (delta > 0) {
+		if (counter_paged_inc(&ctx->links_seen, ino) < 0)
+			goto nomem;
+		if (in.i_links_count == UINT16_MAX)
+			return 0;
+		in.i_links_count++;
+	} else {
+		uint16_t seen = counter_paged_get(&ctx->links_seen, ino);
+		if (seen && counter_paged_set(&ctx->links_seen, ino, (uint16_t)(seen - 1)))
+			goto nomem;
+		if (in.i_links_count == 0)
+			return 0;
+		in.i_links_count--;
+	}
+	if (counter_paged_set(&ctx->links_disk, ino, in.i_links_count))
+		goto nomem;
+	err = ext4fs_inode_write(ctx->fs, ino, &in);
+	if (err) {
+		pc.errcode = err;
+		fix_problem(ctx, PR_3_ADJUST_INODE, &pc);
+		return -1;
+	}
+	ctx->fs_changed = 1;
+	return 0;
+nomem:
+	fsck_fatal(ctx, "out of memory while counting links");
+	return -1;
+}
+
+int fsck_fix_dotdot(struct e4fsck *ctx, uint32_t dir, uint32_t parent)
+{
+	struct problem_ctx pc = { .ino = dir };
+	struct dir_info *di;
+	struct ext4fs_inode in;
+	uint32_t old = 0;
+	uint8_t ftype = ext4fs_has_incompat(ctx->fs, EXT4FS_FEATURE_INCOMPAT_FILETYPE) ? EXT4FS_FT_DIR : 0;
+	int err = ext4fs_inode_read(ctx->fs, dir, &in), rc = 0;
+
+	if (!err)
+		err = ext4fs_dir_set_entry(ctx->fs, dir, &in, "..", 2, parent, ftype, &old);
+	if (err) {
+		pc.errcode = err;
+		fix_problem(ctx, err == EXT4FS_E_NOT_FOUND ? PR_3_FIX_PARENT_NOFIND : PR_3_FIX_PARENT_ERR, &pc);
+		ctx->exit_status |= FSCK_UNCORRECTED;
+		rc = -1;
+	} else {
+		ctx->fs_changed = 1;
+		if (fsck_adjust_links(ctx, old, -1) || fsck_adjust_links(ctx, parent, 1))
+			rc = -1;
+	}
+	di = fsck_dir_info(ctx, dir);
+	if (di) {
+		di->dotdot = parent;
+		di->parent = parent;
+	}
+	return rc;
+}
+
+/* -- /lost+found -------------------------------------------------------------------- */
+
+static int make_lost_found(struct e4fsck *ctx, uint32_t *ino)
+{
+	struct ext4fs_new_attrs attrs = { .mode = EXT4FS_S_IFDIR | 0700 };
+	struct problem_ctx pc = { 0 };
+	struct ext4fs_inode in;
+	int err;
+
+	err = ext4fs_mkdir(ctx->fs, EXT4FS_ROOT_INO, LOST_FOUND, &attrs, ino);
+	if (err) {
+		pc.errcode = err;
+		pc.str = "ext4fs_mkdir";
+		fix_problem(ctx, PR_3_CREATE_LPF_ERROR, &pc);
+		return -1;
+	}
+	ctx->fs_changed = 1;
+	if (bitmap_paged_test(&ctx->inode_used, *ino))
+		fsck_fatal(ctx, "/lost+found was made as inode %u, which is in use: the inode bitmap is wrong",
+			   *ino);
+	if (bitmap_paged_set_range(&ctx->inode_used, *ino, 1) < 0 ||
+	    bitmap_paged_set_range(&ctx->inode_dir, *ino, 1) < 0 ||
+	    fsck_dir_insert(ctx, *ino, EXT4FS_ROOT_INO, EXT4FS_ROOT_INO) ||
+	    counter_paged_set(&ctx->links_seen, *ino, 2) ||
+	    counter_paged_inc(&ctx->links_seen, EXT4FS_ROOT_INO) < 0)
+		goto nomem;
+	ctx->inodes_in_use++;
+	if (ext4fs_inode_read(ctx->fs, *ino, &in) == 0 && counter_paged_set(&ctx->links_disk, *ino, in.i_links_count))
+		goto nomem;
+	if (ext4fs_inode_read(ctx->fs, EXT4FS_ROOT_INO, &in) == 0 &&
+	    counter_paged_set(&ctx->links_disk, EXT4FS_ROOT_INO, in.i_links_count))
+		goto nomem;
+	if (fsck_claim_blocks(ctx, *ino) || fsck_claim_blocks(ctx, EXT4FS_ROOT_INO))
+		return -1;
+	return 0;
+nomem:
+	fsck_fatal(ctx, "out of memory while making /lost+found");
+	return -1;
+}
+
+uint32_t fsck_lost_found(struct e4fsck *ctx)
+{
+	struct problem_ctx pc = { 0 };
+	uint32_t ino = 0;
+	int err;
+
+	if (ctx->lost_found)
+		return ctx->lost_found;
+	err = ext4fs_dir_lookup(ctx->fs, EXT4FS_ROOT_INO, LOST_FOUND, strlen(LOST_FOUND), &ino);
+	if (!err && bitmap_paged_test(&ctx->inode_dir, ino)) {
+		ctx->lost_found = ino;
+		return ino;
+	}
+	if (ctx->read_only)
+		return 0;
+	if (!err) {
+		struct ext4fs_inode root;
+		pc.ino = ino;
+		if (!fix_problem(ctx, PR_3_LPF_NOTDIR, &pc))
+			return 0;
+		err = ext4fs_inode_read(ctx->fs, EXT4FS_ROOT_INO, &root);
+		if (!err)
+			err = ext4fs_dir_remove(ctx->fs, EXT4FS_ROOT_INO, &root, LOST_FOUND, strlen(LOST_FOUND),
+						NULL);
+		if (err) {
+			pc.errcode = err;
+			pc.str = "ext4fs_dir_remove";
+			fix_problem(ctx, PR_3_CREATE_LPF_ERROR, &pc);
+			return 0;
+		}
+		ctx->fs_changed = 1;
+		fsck_adjust_links(ctx, ino, -1);
+		pc.ino = 0;
+	} else if (err != EXT4FS_E_NOT_FOUND) {
+		pc.errcode = err;
+		fix_problem(ctx, PR_3_ERR_FIND_LPF, &pc);
+	}
+	if (!fix_problem(ctx, PR_3_NO_LF_DIR, NULL))
+		return 0;
+	if (make_lost_found(ctx, &ino))
+		return 0;
+	ctx->lost_found = ino;
+	return ino;
+}
+
+static uint8_t entry_type(struct e4fsck *ctx, uint32_t ino)
+{
+	struct ext4fs_inode in;
+
+	if (!ext4fs_has_incompat(ctx->fs, EXT4FS_FEATURE_INCOMPAT_FILETYPE))
+		return EXT4FS_FT_UNKNOWN;
+	if (bitmap_paged_test(&ctx->inode_dir, ino))
+		return EXT4FS_FT_DIR;
+	if (bitmap_paged_test(&ctx->inode_reg, ino))
+		return EXT4FS_FT_REG_FILE;
+	if (ext4fs_inode_read(ctx->fs, ino, &in))
+		return EXT4FS_FT_UNKNOWN;
+	return ext4fs_file_type_of_mode(in.i_mode);
+}
+
+int fsck_reconnect(struct e4fsck *ctx, uint32_t ino)
+{
+	struct problem_ctx pc = { .ino = ino };
+	struct ext4fs_inode lf;
+	char name[16];
+	int err;
+
+	if (!ctx->lost_found && !ctx->lost_found_bad && !fsck_lost_found(ctx))
+		ctx->lost_found_bad = 1;
+	if (ctx->lost_found_bad) {
+		fix_problem(ctx, PR_3_NO_LPF, &pc);
+		ctx->exit_status |= FSCK_UNCORRECTED;
+		return -1;
+	}
+	snprintf(name, sizeof(name), "#%" PRIu32, ino);
+	err = ext4fs_inode_read(ctx->fs, ctx->lost_found, &lf);
+	if (!err)
+		err = ext4fs_dir_add(ctx->fs, ctx->lost_found, &lf, name, strlen(name), ino,
+				     entry_type(ctx, ino));
+	if (err) {
+		pc.errcode = err;
+		fix_problem(ctx, PR_3_CANT_RECONNECT, &pc);
+		ctx->exit_status |= FSCK_UNCORRECTED;
+		return -1;
+	}
+	ctx->fs_changed = 1;
+	if (fsck_claim_blocks(ctx, ctx->lost_found))
+		return -1;
+	return fsck_adjust_links(ctx, ino, 1);
+}
+
+/* -- The pass ------------------------------------------------------------------------ */
+
+/* Walk from dir to a directory already done; offer to reconnect where the chain breaks. */
+static int check_directory(struct e4fsck *ctx, struct bitmap_paged *done, uint32_t dir)
+{
+	struct problem_ctx pc = { 0 };
+	struct dir_info *di;
+	uint32_t ino = dir;
+
+	for (;;) {
+		if (bitmap_paged_set_range(done, ino, 1) != 0)
+			break;          /* done already (or no memory: stop walking) */
+		di = fsck_dir_info(ctx, ino);
+		if (!di)
+			break;
+		if (!di->parent) {
+			char *was = fsck_path(ctx, di->dotdot, 0);
+			pc.ino = ino;
+			pc.dir = di->dotdot;
+			pc.path = was;
+			int yes = fix_problem(ctx, PR_3_UNCONNECTED_DIR, &pc);
+			free(was);
+			if (yes && fsck_reconnect(ctx, ino) == 0)
+				fsck_fix_dotdot(ctx, ino, ctx->lost_found);
+			break;
+		}
+		ino = di->parent;
+	}
+
+	if (ctx->aborted)
+		return -1;
+	di = fsck_dir_info(ctx, dir);
+	if (!di || di->dotdot == di->parent)
+		return 0;
+	memset(&pc, 0, sizeof(pc));
+	pc.ino = dir;
+	pc.ino2 = di->dotdot;
+	pc.dir = di->parent;
+	char *here = fsck_path(ctx, di->parent, dir);
+	char *names = fsck_path(ctx, di->dotdot, 0);
+	char *should = fsck_path(ctx, di->parent, 0);
+	pc.path = here;
+	pc.path2 = names;
+	pc.path3 = should;
+	uint32_t parent = di->parent;
+	int yes = fix_problem(ctx, PR_3_BAD_DOT_DOT, &pc);
+	free(here);
+	free(names);
+	free(should);
+	if (yes)
+		fsck_fix_dotdot(ctx, dir, parent);
+	return ctx->aborted ? -1 : 0;
+}
+
+/* The first directory after ino in the (growing) list, or NULL. */
+static struct dir_info *next_dir(struct e4fsck *ctx, uint32_t ino)
+{
+	size_t lo = 0, hi = ctx->ndirs;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (ctx->dirs[mid].ino <= ino)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < ctx->ndirs ? &ctx->dirs[lo] : NULL;
+}
+
+int fsck_pass3(struct e4fsck *ctx)
+{
+	struct bitmap_paged done;
+	struct dir_info *di;
+	uint32_t cur = 0;
+	int rc = 0;
+
+	if (!bitmap_paged_test(&ctx->inode_used, EXT4FS_ROOT_INO)) {
+		fix_problem(ctx, PR_3_NO_ROOT_INODE, NULL);
+		fix_problem(ctx, PR_3_NO_ROOT_INODE_ABORT, NULL);
+		ctx->exit_status |= FSCK_ERROR | FSCK_UNCORRECTED;
+		return -1;
+	}
+	if (!bitmap_paged_test(&ctx->inode_dir, EXT4FS_ROOT_INO) || !fsck_dir_info(ctx, EXT4FS_ROOT_INO)) {
+		fix_problem(ctx, PR_3_ROOT_NOT_DIR_ABORT, NULL);
+		ctx->exit_status |= FSCK_ERROR | FSCK_UNCORRECTED;
+		return -1;
+	}
+	if (bitmap_paged_init(&done, (uint64_t)ctx->geo->inodes_count + 1, ctx->inode_used.p.page_shift)) {
+		fsck_fatal(ctx, "out of memory in pass 3");
+		return -1;
+	}
+	fsck_dir_info(ctx, EXT4FS_ROOT_INO)->parent = EXT4FS_ROOT_INO;
+	if (bitmap_paged_set_range(&done, EXT4FS_ROOT_INO, 1) < 0)
+		rc = -1;
+	while (!rc && (di = next_dir(ctx, cur)) != NULL) {
+		cur = di->ino;
+		if (bitmap_paged_test(&ctx->inode_dir, cur) && check_directory(ctx, &done, cur))
+			rc = -1;
+	}
+	if (!rc && !ctx->read_only)
+		fsck_lost_found(ctx);
+	bitmap_paged_free(&done);
+	return rc;
+}

@@ -1,0 +1,162 @@
+/*
+ * pass4.c - reference counts: every inode in use against the entries that
+ * name it (links_seen, from pass 2 and the repairs since).
+ *
+ * An inode no entry names is unattached: one without data (no blocks, no
+ * in-inode attributes, a regular file or directory) is offered to be
+ * cleared, any other to be linked into /lost+found.  Then i_links_count
+ * must equal the entries counted, with the dir_nlink rule: a directory
+ * with more than 65000 links counts as 1, and a directory whose count is
+ * the overflow value 1 although it could hold the real one is given the
+ * real one (not an error; only when writable, as e2fsck).
+ *
+ * Inodes no directory can name are skipped: the reserved ones below
+ * s_first_ino except the root, the quota and orphan-file inodes, and
+ * extended-attribute inodes (their count is references from attributes).
+ */
+#include "config.h"
+#include <stdlib.h>
+#include <string.h>
+#include "ext4fs/errors.h"
+#include "ext4fs/inode.h"
+#include "ext4fs/super.h"
+#include "dirs.h"
+#include "e4fsck.h"
+#include "problem.h"
+#include "problems_dirs.h"
+
+#define LINK_MAX_DIR 65000   /* above this a directory's links count is 1 (dir_nlink) */
+#define EA_MAGIC 0xEA020000U
+
+static int not_named_by_entries(struct e4fsck *ctx, uint32_t ino)
+{
+	const struct ext4fs_super *sb = ext4fs_sb(ctx->fs);
+
+	if (ino == EXT4FS_BAD_INO || (ino > EXT4FS_ROOT_INO && ino < ctx->geo->first_ino))
+		return 1;
+	return ino == sb->s_usr_quota_inum || ino == sb->s_grp_quota_inum ||
+	       ino == sb->s_prj_quota_inum || ino == sb->s_orphan_file_inum;
+}
+
+/* Attributes stored in the inode's extra space (they make a file worth keeping). */
+static int has_inode_xattrs(struct e4fsck *ctx, uint32_t ino, const struct ext4fs_inode *in)
+{
+	uint32_t size = ctx->geo->inode_size, off;
+	unsigned char *raw;
+	int has = 0;
+
+	if (size <= EXT4FS_INODE_BASE_SIZE)
+		return 0;
+	off = EXT4FS_INODE_BASE_SIZE + in->i_extra_isize;
+	if (off + 4 > size)
+		return 0;
+	raw = malloc(size);
+	if (raw && ext4fs_inode_read_raw(ctx->fs, ino, raw) == 0)
+		has = ((uint32_t)raw[off] | (uint32_t)raw[off + 1] << 8 | (uint32_t)raw[off + 2] << 16 |
+		       (uint32_t)raw[off + 3] << 24) == EA_MAGIC;
+	free(raw);
+	return has;
+}
+
+/*
+ * An inode in use that no entry names.  Returns 1 when pass 4 is done with
+ * it (cleared, or left unattached), 0 to go on to the count check.
+ */
+static int unattached(struct e4fsck *ctx, uint32_t ino, const struct ext4fs_inode *in)
+{
+	struct problem_ctx pc = { .ino = ino };
+
+	if (ext4fs_inode_blocks_raw(ctx->fs, in) == 0 && !has_inode_xattrs(ctx, ino, in) &&
+	    (EXT4FS_ISREG(in->i_mode) || EXT4FS_ISDIR(in->i_mode)) &&
+	    fix_problem(ctx, PR_4_ZERO_LEN_INODE, &pc)) {
+		fsck_release_inode(ctx, ino);
+		return 1;
+	}
+	if (!fix_problem(ctx, PR_4_UNATTACHED_INODE, &pc))
+		return 1;       /* nothing to gain from forcing its count to 0 */
+	fsck_reconnect(ctx, ino);
+	return 0;
+}
+
+static int set_dir_nlink(struct e4fsck *ctx)
+{
+	struct ext4fs_super sb = *ext4fs_sb(ctx->fs);
+	int err;
+
+	sb.s_feature_ro_compat |= EXT4FS_FEATURE_RO_COMPAT_DIR_NLINK;
+	err = ext4fs_super_set(ctx->fs, &sb);
+	if (err) {
+		fsck_fatal(ctx, "%s while setting dir_nlink: %s", ext4fs_strerror(err), ext4fs_errmsg(ctx->fs));
+		return -1;
+	}
+	ctx->fs_changed = 1;
+	return 0;
+}
+
+int fsck_pass4(struct e4fsck *ctx)
+{
+	uint64_t limit = (uint64_t)ctx->geo->inodes_count + 1;
+	int dir_nlink = ext4fs_has_ro_compat(ctx->fs, EXT4FS_FEATURE_RO_COMPAT_DIR_NLINK);
+
+	for (uint64_t next = bitmap_paged_next_set(&ctx->inode_used, 1); next < limit && !ctx->aborted;
+	     next = bitmap_paged_next_set(&ctx->inode_used, next + 1)) {
+		uint32_t ino = (uint32_t)next;
+		struct problem_ctx pc = { .ino = ino };
+		struct ext4fs_inode in;
+		uint32_t disk, seen;
+		int isdir, yes;
+
+		if (not_named_by_entries(ctx, ino))
+			continue;
+		disk = counter_paged_get(&ctx->links_disk, ino);
+		seen = counter_paged_get(&ctx->links_seen, ino);
+		if (seen == 0) {
+			if (ext4fs_inode_read(ctx->fs, ino, &in) || (in.i_flags & EXT4FS_EA_INODE_FL))
+				continue;
+			if (unattached(ctx, ino, &in))
+				continue;
+			disk = counter_paged_get(&ctx->links_disk, ino);
+			seen = counter_paged_get(&ctx->links_seen, ino);
+		}
+		isdir = bitmap_paged_test(&ctx->inode_dir, ino);
+		if (isdir && seen > LINK_MAX_DIR) {
+			if (!dir_nlink && fix_problem(ctx, PR_4_DIR_NLINK_FEATURE, &pc)) {
+				if (set_dir_nlink(ctx))
+					return -1;
+				dir_nlink = 1;
+			}
+			seen = 1;
+		}
+		if (seen == disk)
+			continue;
+		if (ext4fs_inode_read(ctx->fs, ino, &in))
+			continue;
+		pc.num = seen;
+		pc.num2 = in.i_links_count;
+		if (isdir && seen > 1 && (in.i_flags & EXT4FS_INDEX_FL) && disk == 1)
+			yes = !ctx->read_only && fix_problem(ctx, PR_4_DIR_OVERFLOW_REF_COUNT, &pc);
+		else
+			yes = fix_problem(ctx, PR_4_BAD_REF_COUNT, &pc);
+		if (!yes)
+			continue;
+		in.i_links_count = (uint16_t)seen;
+		int err = ext4fs_inode_write(ctx->fs, ino, &in);
+		if (err) {
+			fsck_fatal(ctx, "%s while writing inode %u: %s", ext4fs_strerror(err), ino,
+				   ext4fs_errmsg(ctx->fs));
+			return -1;
+		}
+		counter_paged_set(&ctx->links_disk, ino, (uint16_t)seen);
+		ctx->fs_changed = 1;
+	}
+	/* Pass 5 reads the bitmaps from disk: write what passes 2-4 allocated and freed. */
+	if (ctx->fs_changed && !ctx->read_only) {
+		int err = ext4fs_flush(ctx->fs);
+		if (err) {
+			fsck_fatal(ctx, "%s while writing the file system's summaries: %s", ext4fs_strerror(err),
+				   ext4fs_errmsg(ctx->fs));
+			return -1;
+		}
+	}
+	return 0;
+}

@@ -1,0 +1,311 @@
+/*
+ * problem.c - looking up, printing and answering problems (see problem.h).
+ */
+#include "config.h"
+#include <ctype.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "ext4fs/errors.h"
+#include "e4fsck.h"
+#include "problem.h"
+#include "problems.h"
+
+static const struct problem_table *const tables[] = {
+	&problems_pass0, &problems_pass1, &problems_pass2, &problems_pass3, &problems_pass4,
+	&problems_pass5,
+};
+
+const struct problem *problem_find(uint32_t code)
+{
+	for (size_t t = 0; t < sizeof(tables) / sizeof(tables[0]); t++)
+		for (size_t i = 0; i < tables[t]->n; i++)
+			if (tables[t]->rows[i].code == code)
+				return &tables[t]->rows[i];
+	return NULL;
+}
+
+/* The question, and what preen mode prints after a repair: e2fsck's words. */
+static const struct {
+	const char *ask, *preen;
+} prompt_words[] = {
+	[PROMPT_NONE] = { "", "" },
+	[PROMPT_FIX] = { "Fix", "FIXED" },
+	[PROMPT_CLEAR] = { "Clear", "CLEARED" },
+	[PROMPT_RELOCATE] = { "Relocate", "RELOCATED" },
+	[PROMPT_ALLOCATE] = { "Allocate", "ALLOCATED" },
+	[PROMPT_EXPAND] = { "Expand", "EXPANDED" },
+	[PROMPT_CONNECT] = { "Connect to /lost+found", "RECONNECTED" },
+	[PROMPT_CREATE] = { "Create", "CREATED" },
+	[PROMPT_SALVAGE] = { "Salvage", "SALVAGED" },
+	[PROMPT_TRUNCATE] = { "Truncate", "TRUNCATED" },
+	[PROMPT_CLEAR_INODE] = { "Clear inode", "INODE CLEARED" },
+	[PROMPT_ABORT] = { "Abort", "ABORTED" },
+	[PROMPT_SPLIT] = { "Split", "SPLIT" },
+	[PROMPT_CONTINUE] = { "Continue", "CONTINUING" },
+	[PROMPT_CLONE] = { "Clone multiply-claimed blocks", "MULTIPLY-CLAIMED BLOCKS CLONED" },
+	[PROMPT_DELETE] = { "Delete file", "FILE DELETED" },
+	[PROMPT_SUPPRESS] = { "Suppress messages", "SUPPRESSED" },
+	[PROMPT_UNLINK] = { "Unlink", "UNLINKED" },
+	[PROMPT_CLEAR_HTREE] = { "Clear HTree index", "HTREE INDEX CLEARED" },
+	[PROMPT_RECREATE] = { "Recreate", "WILL RECREATE" },
+	[PROMPT_OPTIMIZE] = { "Optimize", "WILL OPTIMIZE" },
+	[PROMPT_CLEAR_FLAG] = { "Clear flag", "FLAG CLEARED" },
+	[PROMPT_IGNORED] = { "", "IGNORED" },
+};
+
+const char *problem_prompt_text(enum prompt p)
+{
+	return (unsigned)p < sizeof(prompt_words) / sizeof(prompt_words[0]) ? prompt_words[p].ask : "";
+}
+
+/* Append to buf[*len..size), keeping it terminated. */
+static void put(char *buf, size_t size, size_t *len, const char *s)
+{
+	while (*s && *len + 1 < size)
+		buf[(*len)++] = *s++;
+	buf[*len] = '\0';
+}
+
+void problem_format(const struct e4fsck *ctx, const struct problem *p, const struct problem_ctx *pctx,
+		    char *buf, size_t size)
+{
+	static const struct problem_ctx none;
+	size_t len = 0;
+	char num[64];
+
+	if (!size)
+		return;
+	buf[0] = '\0';
+	if (!pctx)
+		pctx = &none;
+	for (const char *m = p->msg; *m; m++) {
+		if (*m != '%' || !m[1]) {
+			char c[2] = { *m, '\0' };
+			put(buf, size, &len, c);
+			continue;
+		}
+		num[0] = '\0';
+		switch (*++m) {
+		case 'i': snprintf(num, sizeof(num), "%" PRIu32, pctx->ino); break;
+		case 'j': snprintf(num, sizeof(num), "%" PRIu32, pctx->ino2); break;
+		case 'd': snprintf(num, sizeof(num), "%" PRIu32, pctx->dir); break;
+		case 'b': snprintf(num, sizeof(num), "%" PRIu64, pctx->blk); break;
+		case 'c': snprintf(num, sizeof(num), "%" PRIu64, pctx->blk2); break;
+		case 'N': snprintf(num, sizeof(num), "%" PRIu64, pctx->num); break;
+		case 'M': snprintf(num, sizeof(num), "%" PRIu64, pctx->num2); break;
+		case 'g': snprintf(num, sizeof(num), "%" PRIu32, pctx->group); break;
+		case 'x': snprintf(num, sizeof(num), "0x%04" PRIx64, pctx->num); break;
+		case 'y': snprintf(num, sizeof(num), "0x%04" PRIx64, pctx->num2); break;
+		case 's': put(buf, size, &len, pctx->str ? pctx->str : ""); break;
+		case 'n': put(buf, size, &len, pctx->name ? pctx->name : ""); break;
+		case 'p': put(buf, size, &len, pctx->path ? pctx->path : ""); break;
+		case 'P': put(buf, size, &len, pctx->path2 ? pctx->path2 : ""); break;
+		case 'q': put(buf, size, &len, pctx->path3 ? pctx->path3 : ""); break;
+		case 'm': put(buf, size, &len, ctx && ctx->fs ? ext4fs_errmsg(ctx->fs) : ""); break;
+		case '%': put(buf, size, &len, "%"); break;
+		default: {
+			char c[3] = { '%', *m, '\0' };
+			put(buf, size, &len, c);
+		}
+		}
+		put(buf, size, &len, num);
+	}
+}
+
+static int log_problem(struct e4fsck *ctx, const struct problem *p, const struct problem_ctx *pctx,
+		       const char *message, int fixed)
+{
+	if (!ctx->json_path)
+		return 0;
+	if (ctx->nlog == ctx->caplog) {
+		size_t cap = ctx->caplog ? ctx->caplog * 2 : 64;
+		struct problem_record *grown = realloc(ctx->log, cap * sizeof(*grown));
+		if (!grown)
+			return -1;
+		ctx->log = grown;
+		ctx->caplog = cap;
+	}
+	struct problem_record *r = &ctx->log[ctx->nlog];
+	memset(r, 0, sizeof(*r));
+	r->code = p->code;
+	r->id = p->id;
+	r->pass = (int)(p->code >> 16);
+	if (pctx) {
+		r->ino = pctx->ino;
+		r->blk = pctx->blk;
+		r->num = pctx->num;
+		r->group = pctx->group;
+	}
+	r->fixed = fixed;
+	r->message = strdup(message);
+	if (!r->message)
+		return -1;
+	ctx->nlog++;
+	return 0;
+}
+
+/* Ask on the terminal; 1 for yes.  Anything unreadable is a no. */
+static int ask_terminal(const struct problem *p)
+{
+	int def_yes = !(p->flags & PF_NO_DEFAULT);
+	char line[32];
+
+	for (;;) {
+		printf("%s<%c>? ", problem_prompt_text(p->prompt), def_yes ? 'y' : 'n');
+		fflush(stdout);
+		if (!fgets(line, sizeof(line), stdin)) {
+			printf("no\n\n");
+			return 0;
+		}
+		char c = (char)tolower((unsigned char)line[0]);
+		if (c == '\n') {
+			printf("%s\n\n", def_yes ? "yes" : "no");
+			return def_yes;
+		}
+		if (c == 'y' || c == 'n') {
+			printf("%s\n\n", c == 'y' ? "yes" : "no");
+			return c == 'y';
+		}
+	}
+}
+
+/* In preen mode a message and its "FIXED." share a line: a final newline is dropped. */
+static void print_trimmed(const char *s)
+{
+	size_t n = strlen(s);
+
+	while (n && s[n - 1] == '\n')
+		n--;
+	printf("%.*s", (int)n, s);
+}
+
+/*
+ * Latched families: the family's question is asked once, the first time a
+ * member turns up, and every member then prints its message followed by
+ * "FIXED." or "IGNORED." as answered there (e2fsck's latches).
+ */
+static const struct {
+	uint32_t member, question;
+} latch_families[] = {
+	{ PR_0_GDT_CSUM, PR_0_GDT_CSUM_LATCH },
+	{ PR_1_LOW_DTIME, PR_1_ORPHAN_LIST_REFUGEES },
+};
+
+static uint32_t latch_of(uint32_t code)
+{
+	for (size_t i = 0; i < sizeof(latch_families) / sizeof(latch_families[0]); i++)
+		if (latch_families[i].member == code)
+			return latch_families[i].question;
+	return 0;
+}
+
+/* A member of a latched family; returns the family's answer. */
+static int latched(struct e4fsck *ctx, const struct problem *p, uint32_t question,
+		   const struct problem_ctx *pctx, const char *message)
+{
+	int answer = -1;
+
+	for (int i = 0; i < ctx->nlatches; i++)
+		if (ctx->latches[i].code == question)
+			answer = ctx->latches[i].answer;
+	if (answer < 0) {
+		answer = fix_problem(ctx, question, pctx);
+		if (ctx->nlatches < (int)(sizeof(ctx->latches) / sizeof(ctx->latches[0]))) {
+			ctx->latches[ctx->nlatches].code = question;
+			ctx->latches[ctx->nlatches].answer = answer;
+			ctx->nlatches++;
+		}
+	}
+	if (ctx->mode == MODE_PREEN) {
+		if (ctx->aborted)
+			return 0;
+		printf("%s: ", ctx->device);
+	}
+	fputs(message, stdout);
+	printf("%s.\n", answer ? prompt_words[p->prompt].preen : "IGNORED");
+	ctx->problems++;
+	if (answer)
+		ctx->problems_fixed++;
+	else if (!(p->flags & (PF_NOT_AN_ERROR | PF_AFTER_NO)))
+		ctx->exit_status |= FSCK_UNCORRECTED;
+	if (log_problem(ctx, p, pctx, message, answer))
+		ctx->exit_status |= FSCK_ERROR;
+	return answer;
+}
+
+int fix_problem(struct e4fsck *ctx, uint32_t code, const struct problem_ctx *pctx)
+{
+	const struct problem *p = problem_find(code);
+	char message[1024];
+	int answer;
+
+	if (!p) {
+		fprintf(stderr, "%s: internal error: unknown problem code 0x%06" PRIx32 "\n", ctx->prog, code);
+		ctx->exit_status |= FSCK_ERROR;
+		return 0;
+	}
+	problem_format(ctx, p, pctx, message, sizeof(message));
+	uint32_t question = latch_of(code);
+	if (question)
+		return latched(ctx, p, question, pctx, message);
+	ctx->problems++;
+
+	if ((p->flags & PF_CHECK_ONLY) && (ctx->mode == MODE_YES || ctx->mode == MODE_ASK) &&
+	    p->prompt != PROMPT_NONE) {
+		fputs(message, stdout);
+		printf("IGNORED (e4fsck cannot repair this yet).\n\n");
+		ctx->exit_status |= FSCK_UNCORRECTED;
+		if (log_problem(ctx, p, pctx, message, 0))
+			ctx->exit_status |= FSCK_ERROR;
+		return 0;
+	}
+	if (ctx->mode == MODE_PREEN) {
+		int check_only = (p->flags & PF_CHECK_ONLY) && p->prompt != PROMPT_NONE;
+		if ((p->flags & PF_PREEN_NOMSG) && !check_only) {
+			answer = !ctx->read_only;
+		} else if ((p->flags & (PF_PREEN_OK | PF_PREEN_NO)) && !check_only) {
+			answer = (p->flags & PF_PREEN_OK) && !ctx->read_only;
+			printf("%s: ", ctx->device);
+			print_trimmed(message);
+			if (p->prompt != PROMPT_NONE)
+				printf("%s.", answer || p->prompt == PROMPT_IGNORED ?
+					       prompt_words[p->prompt].preen : "IGNORED");
+			printf("\n");
+		} else {
+			printf("%s: ", ctx->device);
+			print_trimmed(message);
+			printf("\n\n%s: UNEXPECTED INCONSISTENCY; RUN fsck MANUALLY.\n"
+			       "\t(i.e., without -a or -p options)\n", ctx->device);
+			ctx->aborted = 1;
+			ctx->exit_status |= FSCK_UNCORRECTED;
+			log_problem(ctx, p, pctx, message, 0);
+			return 0;
+		}
+	} else {
+		fputs(message, stdout);
+		if (p->prompt == PROMPT_NONE) {
+			answer = 0;
+		} else if (p->prompt == PROMPT_IGNORED) {
+			printf("IGNORED.\n");
+			answer = 0;
+		} else if (ctx->mode == MODE_NO || ctx->read_only) {
+			printf("%s? no\n\n", prompt_words[p->prompt].ask);
+			answer = 0;
+		} else if (ctx->mode == MODE_YES) {
+			printf("%s? yes\n\n", prompt_words[p->prompt].ask);
+			answer = 1;
+		} else {
+			answer = ask_terminal(p);
+		}
+	}
+	if (answer)
+		ctx->problems_fixed++;
+	else if (p->prompt != PROMPT_NONE && !(p->flags & (PF_NOT_AN_ERROR | PF_AFTER_NO)))
+		ctx->exit_status |= FSCK_UNCORRECTED;
+	if (log_problem(ctx, p, pctx, message, answer))
+		ctx->exit_status |= FSCK_ERROR;
+	return answer;
+}

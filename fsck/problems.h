@@ -1,0 +1,54 @@
+/*
+ * problems.h - the codes of the problems found before pass 1, in pass 1
+ * and in pass 5 (passes 2-4: problems_dirs.h).  e2fsck's numbers where it
+ * has the same problem; 0x..E0xx are e4fsck's own.
+ */
+#ifndef E4FSCK_PROBLEMS_H
+#define E4FSCK_PROBLEMS_H
+
+/* Before pass 1: superblock and group descriptors. */
+#define PR_0_BB_NOT_GROUP              0x000001
+#define PR_0_IB_NOT_GROUP              0x000002
+#define PR_0_ITABLE_NOT_GROUP          0x000003
+#define PR_0_GDT_CSUM                  0x00E001
+#define PR_0_GDT_CSUM_LATCH            0x00E002
+#define PR_0_GDT_ITABLE_UNUSED         0x00E003
+
+/* Pass 1 */
+#define PR_1_ROOT_NO_DIR               0x010001
+#define PR_1_ZERO_DTIME                0x010004
+#define PR_1_SET_DTIME                 0x010005
+#define PR_1_LOW_DTIME                 0x010036
+#define PR_1_ORPHAN_LIST_REFUGEES      0x010037
+#define PR_1_BAD_I_SIZE                0x01000C
+#define PR_1_BAD_I_BLOCKS              0x01000D
+#define PR_1_ILLEGAL_BLOCKS            0x010010
+#define PR_1_BAD_EA_BLOCK              0x01003A
+#define PR_1_EXTATTR_REFCOUNT          0x01003C
+#define PR_1_READ_EXTENT               0x01E001
+#define PR_1_INODE_ONLY_CSUM_INVALID   0x01E002
+#define PR_1_READ_EA_BLOCK             0x010039
+#define PR_1B_DUP_UNRESOLVED           0x01E003
+
+/* Pass 5 */
+#define PR_5_INODE_BMAP_PADDING        0x050001
+#define PR_5_BLOCK_BMAP_PADDING        0x050002
+#define PR_5_BLOCK_BITMAP_HEADER       0x050003
+#define PR_5_BLOCK_UNUSED              0x050004
+#define PR_5_BLOCK_USED                0x050005
+#define PR_5_BLOCK_BITMAP_END          0x050006
+#define PR_5_INODE_BITMAP_HEADER       0x050007
+#define PR_5_INODE_UNUSED              0x050008
+#define PR_5_INODE_USED                0x050009
+#define PR_5_INODE_BITMAP_END          0x05000A
+#define PR_5_FREE_INODE_COUNT_GROUP    0x05000B
+#define PR_5_FREE_DIR_COUNT_GROUP      0x05000C
+#define PR_5_FREE_INODE_COUNT          0x05000D
+#define PR_5_FREE_BLOCK_COUNT_GROUP    0x05000E
+#define PR_5_FREE_BLOCK_COUNT          0x05000F
+#define PR_5_BLOCK_RANGE_UNUSED        0x050014
+#define PR_5_BLOCK_RANGE_USED          0x050015
+#define PR_5_INODE_RANGE_UNUSED        0x050016
+#define PR_5_INODE_RANGE_USED          0x050017
+
+#endif

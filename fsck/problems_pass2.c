@@ -1,0 +1,117 @@
+/*
+ * problems_pass2.c - problems found in pass 2 (directory structure), in
+ * e2fsck's words.  "Entry '%n' in %p (%i)" is e2fsck's "@E": the entry's
+ * name, the directory's path and inode; "block #%b" is a logical block of
+ * the directory.
+ */
+#include "config.h"
+#include "problem.h"
+#include "problems_dirs.h"
+
+#define ENTRY "Entry '%n' in %p (%i)"
+#define HTREE "Problem in HTREE directory inode %d"
+
+static const struct problem rows[] = {
+	/* htree roots: e2fsck checks these in its pass 1 */
+	{ PR_1_HTREE_SET, "PR_1_HTREE_SET",
+	  "Inode %i has INDEX_FL flag set on filesystem without htree support.\n", PROMPT_CLEAR_HTREE,
+	  PF_PREEN_OK },
+	{ PR_1_HTREE_BADROOT, "PR_1_HTREE_BADROOT", "HTREE directory inode %i has an invalid root node.\n",
+	  PROMPT_CLEAR_HTREE, PF_PREEN_OK },
+	{ PR_1_HTREE_HASHV, "PR_1_HTREE_HASHV",
+	  "HTREE directory inode %i has an unsupported hash version (%N)\n", PROMPT_CLEAR_HTREE,
+	  PF_PREEN_OK },
+	{ PR_1_HTREE_INCOMPAT, "PR_1_HTREE_INCOMPAT",
+	  "HTREE directory inode %i uses an incompatible htree root node flag.\n", PROMPT_CLEAR_HTREE,
+	  PF_PREEN_OK },
+	{ PR_1_HTREE_DEPTH, "PR_1_HTREE_DEPTH",
+	  "HTREE directory inode %i has a tree depth (%N) which is too big\n", PROMPT_CLEAR_HTREE,
+	  PF_PREEN_OK },
+
+	{ PR_2_BAD_INODE_DOT, "PR_2_BAD_INODE_DOT", "Invalid inode number for '.' in directory inode %i.\n",
+	  PROMPT_FIX, 0 },
+	{ PR_2_BAD_INO, "PR_2_BAD_INO", ENTRY " has invalid inode #: %j.\n", PROMPT_CLEAR, 0 },
+	{ PR_2_UNUSED_INODE, "PR_2_UNUSED_INODE", ENTRY " has deleted/unused inode %j.  ", PROMPT_CLEAR,
+	  PF_PREEN_OK },
+	{ PR_2_LINK_DOT, "PR_2_LINK_DOT", ENTRY " is a link to '.'  ", PROMPT_CLEAR, 0 },
+	{ PR_2_LINK_DIR, "PR_2_LINK_DIR", ENTRY " is a link to directory %P (%j).\n", PROMPT_CLEAR, 0 },
+	{ PR_2_LINK_ROOT, "PR_2_LINK_ROOT", ENTRY " is a link to the root inode.\n", PROMPT_CLEAR, 0 },
+	{ PR_2_BAD_NAME, "PR_2_BAD_NAME", ENTRY " has illegal characters in its name.\n", PROMPT_FIX, 0 },
+	{ PR_2_MISSING_DOT, "PR_2_MISSING_DOT", "Missing '.' in directory inode %i.\n", PROMPT_FIX, 0 },
+	{ PR_2_MISSING_DOT_DOT, "PR_2_MISSING_DOT_DOT", "Missing '..' in directory inode %i.\n", PROMPT_FIX,
+	  0 },
+	{ PR_2_1ST_NOT_DOT, "PR_2_1ST_NOT_DOT",
+	  "First entry '%n' (inode=%j) in directory inode %i (%p) should be '.'\n", PROMPT_FIX, 0 },
+	{ PR_2_2ND_NOT_DOT_DOT, "PR_2_2ND_NOT_DOT_DOT",
+	  "Second entry '%n' (inode=%j) in directory inode %i should be '..'\n", PROMPT_FIX, 0 },
+	/* %i is the damaged inode here, %p its path, %s its mode in octal */
+	{ PR_2_BAD_MODE, "PR_2_BAD_MODE", "Inode %i (%p) has invalid mode (%s).\n", PROMPT_CLEAR, 0 },
+	{ PR_2_DIR_CORRUPTED, "PR_2_DIR_CORRUPTED",
+	  "Directory inode %i, block #%b, offset %N: directory corrupted\n", PROMPT_SALVAGE, 0 },
+	{ PR_2_DIRECTORY_HOLE, "PR_2_DIRECTORY_HOLE",
+	  "Directory inode %i has an unallocated block #%b.  ", PROMPT_ALLOCATE, PF_CHECK_ONLY },
+	{ PR_2_DOT_NULL_TERM, "PR_2_DOT_NULL_TERM",
+	  "'.' directory entry in directory inode %i is not NULL terminated\n", PROMPT_FIX, 0 },
+	{ PR_2_DOT_DOT_NULL_TERM, "PR_2_DOT_DOT_NULL_TERM",
+	  "'..' directory entry in directory inode %i is not NULL terminated\n", PROMPT_FIX, 0 },
+	{ PR_2_DUP_DOT, "PR_2_DUP_DOT", ENTRY " is duplicate '.' entry.\n", PROMPT_FIX, 0 },
+	{ PR_2_DUP_DOT_DOT, "PR_2_DUP_DOT_DOT", ENTRY " is duplicate '..' entry.\n", PROMPT_FIX, 0 },
+	/* %c: the physical block */
+	{ PR_2_READ_DIRBLOCK, "PR_2_READ_DIRBLOCK", "Error reading directory block %c (inode %i): %m\n",
+	  PROMPT_NONE, 0 },
+	{ PR_2_WRITE_DIRBLOCK, "PR_2_WRITE_DIRBLOCK", "Error writing directory block %c (inode %i): %m\n",
+	  PROMPT_NONE, 0 },
+	{ PR_2_DEALLOC_INODE, "PR_2_DEALLOC_INODE", "Error deallocating inode %i: %m\n", PROMPT_NONE, 0 },
+	{ PR_2_SPLIT_DOT, "PR_2_SPLIT_DOT", "Directory entry for '.' in %p (%i) is big.\n", PROMPT_SPLIT,
+	  PF_NOT_AN_ERROR },
+	/* No question: repaired when the file system is writable, not mentioned with -n. */
+	{ PR_2_SET_FILETYPE, "PR_2_SET_FILETYPE", "Setting filetype for entry '%n' in %p (%i) to %N.\n",
+	  PROMPT_NONE, PF_PREEN_OK },
+	{ PR_2_BAD_FILETYPE, "PR_2_BAD_FILETYPE",
+	  ENTRY " has an incorrect filetype (was %M, should be %N).\n", PROMPT_FIX, 0 },
+	{ PR_2_CLEAR_FILETYPE, "PR_2_CLEAR_FILETYPE", ENTRY " has filetype set.\n", PROMPT_CLEAR,
+	  PF_PREEN_OK },
+	{ PR_2_NULL_NAME, "PR_2_NULL_NAME", ENTRY " has a zero-length name.\n", PROMPT_CLEAR, 0 },
+	{ PR_2_HTREE_NOTREF, "PR_2_HTREE_NOTREF", HTREE ": block #%b not referenced\n", PROMPT_NONE, 0 },
+	{ PR_2_HTREE_DUPREF, "PR_2_HTREE_DUPREF", HTREE ": block #%b referenced twice\n", PROMPT_NONE, 0 },
+	{ PR_2_HTREE_MIN_HASH, "PR_2_HTREE_MIN_HASH", HTREE ": block #%b has bad min hash\n", PROMPT_NONE,
+	  0 },
+	{ PR_2_HTREE_MAX_HASH, "PR_2_HTREE_MAX_HASH", HTREE ": block #%b has bad max hash\n", PROMPT_NONE,
+	  0 },
+	{ PR_2_HTREE_CLEAR, "PR_2_HTREE_CLEAR", "Invalid HTREE directory inode %d (%q).  ",
+	  PROMPT_CLEAR_HTREE, 0 },
+	{ PR_2_HTREE_BADBLK, "PR_2_HTREE_BADBLK", HTREE " (%q): bad block number %N.\n",
+	  PROMPT_CLEAR_HTREE, 0 },
+	{ PR_2_HTREE_BAD_LIMIT, "PR_2_HTREE_BAD_LIMIT", HTREE ": block #%b has invalid limit (%N)\n",
+	  PROMPT_CLEAR_HTREE, PF_PREEN_OK },
+	{ PR_2_HTREE_BAD_COUNT, "PR_2_HTREE_BAD_COUNT", HTREE ": block #%b has invalid count (%N)\n",
+	  PROMPT_CLEAR_HTREE, PF_PREEN_OK },
+	{ PR_2_HTREE_HASH_ORDER, "PR_2_HTREE_HASH_ORDER", HTREE ": block #%b has an unordered hash table\n",
+	  PROMPT_CLEAR_HTREE, PF_PREEN_OK },
+	{ PR_2_HTREE_BAD_DEPTH, "PR_2_HTREE_BAD_DEPTH", HTREE ": block #%b has invalid depth (%N)\n",
+	  PROMPT_NONE, 0 },
+	{ PR_2_DUPLICATE_DIRENT, "PR_2_DUPLICATE_DIRENT", "Duplicate entry '%n' in %p (%i) found.  ", PROMPT_CLEAR, 0 },
+	/* Repairing these means scanning the group again (e2fsck restarts): not done yet. */
+	{ PR_2_INOREF_BG_INO_UNINIT, "PR_2_INOREF_BG_INO_UNINIT",
+	  ENTRY " references inode %j in group %g where _INODE_UNINIT is set.\n", PROMPT_FIX,
+	  PF_CHECK_ONLY },
+	{ PR_2_INOREF_IN_UNUSED, "PR_2_INOREF_IN_UNUSED",
+	  ENTRY " references inode %j found in group %g's unused inodes area.\n", PROMPT_FIX,
+	  PF_CHECK_ONLY },
+	{ PR_2_HTREE_ROOT_CSUM_INVALID, "PR_2_HTREE_ROOT_CSUM_INVALID", HTREE ": root node fails checksum.\n",
+	  PROMPT_CLEAR_HTREE, PF_PREEN_OK },
+	{ PR_2_HTREE_NODE_CSUM_INVALID, "PR_2_HTREE_NODE_CSUM_INVALID",
+	  HTREE ": internal node fails checksum.\n", PROMPT_CLEAR_HTREE, PF_PREEN_OK },
+	{ PR_2_LEAF_NODE_MISSING_CSUM, "PR_2_LEAF_NODE_MISSING_CSUM",
+	  "Directory inode %i, block #%b, offset %N: directory has no checksum.\n", PROMPT_FIX,
+	  PF_PREEN_OK },
+	/* The same when the block's last 12 bytes are in use: it needs rebuilding (e2fsck's pass 3A). */
+	{ PR_2_LEAF_NODE_NO_ROOM_CSUM, "PR_2_LEAF_NODE_NO_ROOM_CSUM",
+	  "Directory inode %i, block #%b, offset %N: directory has no checksum.\n", PROMPT_FIX,
+	  PF_CHECK_ONLY },
+	{ PR_2_LEAF_NODE_ONLY_CSUM_INVALID, "PR_2_LEAF_NODE_ONLY_CSUM_INVALID",
+	  "Directory inode %i, block #%b: directory passes checks but fails checksum.\n", PROMPT_FIX,
+	  PF_PREEN_OK },
+};
+
+const struct problem_table problems_pass2 = { rows, sizeof(rows) / sizeof(rows[0]) };

@@ -1,0 +1,41 @@
+/*
+ * problems_pass3.c - problems found in pass 3 (directory connectivity) and
+ * while reconnecting files to /lost+found, in e2fsck's words.
+ */
+#include "config.h"
+#include "problem.h"
+#include "problems_dirs.h"
+
+static const struct problem rows[] = {
+	{ PR_3_NO_ROOT_INODE, "PR_3_NO_ROOT_INODE", "Root inode not allocated.  ", PROMPT_ALLOCATE,
+	  PF_CHECK_ONLY },
+	/* %p: the path of the directory its '..' names */
+	{ PR_3_UNCONNECTED_DIR, "PR_3_UNCONNECTED_DIR", "Unconnected directory inode %i (was in %p)\n",
+	  PROMPT_CONNECT, 0 },
+	{ PR_3_NO_LF_DIR, "PR_3_NO_LF_DIR", "/lost+found not found.  ", PROMPT_CREATE, PF_PREEN_OK },
+	/* %p the directory, %P what its '..' names, %q its parent */
+	{ PR_3_BAD_DOT_DOT, "PR_3_BAD_DOT_DOT", "'..' in %p (%i) is %P (%j), should be %q (%d).\n",
+	  PROMPT_FIX, 0 },
+	{ PR_3_NO_LPF, "PR_3_NO_LPF", "Bad or non-existent /lost+found.  Cannot reconnect.\n", PROMPT_NONE,
+	  0 },
+	{ PR_3_CANT_RECONNECT, "PR_3_CANT_RECONNECT", "Could not reconnect %i: %m\n", PROMPT_NONE, 0 },
+	{ PR_3_ERR_FIND_LPF, "PR_3_ERR_FIND_LPF", "Error while trying to find /lost+found: %m\n",
+	  PROMPT_NONE, 0 },
+	{ PR_3_ADJUST_INODE, "PR_3_ADJUST_INODE", "Error while adjusting inode count on inode %i\n",
+	  PROMPT_NONE, 0 },
+	{ PR_3_FIX_PARENT_ERR, "PR_3_FIX_PARENT_ERR", "Couldn't fix parent of inode %i: %m\n\n", PROMPT_NONE,
+	  0 },
+	{ PR_3_FIX_PARENT_NOFIND, "PR_3_FIX_PARENT_NOFIND",
+	  "Couldn't fix parent of inode %i: Couldn't find parent directory entry\n\n", PROMPT_NONE, 0 },
+	{ PR_3_CREATE_ROOT_ERROR, "PR_3_CREATE_ROOT_ERROR", "Error creating root directory (%s): %m\n",
+	  PROMPT_NONE, 0 },
+	{ PR_3_CREATE_LPF_ERROR, "PR_3_CREATE_LPF_ERROR", "Error creating /lost+found directory (%s): %m\n",
+	  PROMPT_NONE, 0 },
+	{ PR_3_ROOT_NOT_DIR_ABORT, "PR_3_ROOT_NOT_DIR_ABORT", "Root inode is not a directory; aborting.\n",
+	  PROMPT_NONE, 0 },
+	{ PR_3_NO_ROOT_INODE_ABORT, "PR_3_NO_ROOT_INODE_ABORT", "Cannot proceed without a root inode.\n",
+	  PROMPT_NONE, 0 },
+	{ PR_3_LPF_NOTDIR, "PR_3_LPF_NOTDIR", "/lost+found is not a directory (ino=%i)\n", PROMPT_UNLINK, 0 },
+};
+
+const struct problem_table problems_pass3 = { rows, sizeof(rows) / sizeof(rows[0]) };

@@ -1,0 +1,42 @@
+/*
+ * problems_pass5.c - problems found in pass 5, in e2fsck's words.  The
+ * bitmap differences are a header, one item per block or range, and an
+ * end line that asks; preen mode repairs them without a word, as e2fsck.
+ */
+#include "config.h"
+#include "problem.h"
+#include "problems.h"
+
+#define QUIET (PF_PREEN_OK | PF_PREEN_NOMSG)
+
+static const struct problem rows[] = {
+	{ PR_5_INODE_BMAP_PADDING, "PR_5_INODE_BMAP_PADDING", "Padding at end of inode bitmap is not set. ",
+	  PROMPT_FIX, PF_PREEN_OK },
+	{ PR_5_BLOCK_BMAP_PADDING, "PR_5_BLOCK_BMAP_PADDING", "Padding at end of block bitmap is not set. ",
+	  PROMPT_FIX, PF_PREEN_OK },
+	{ PR_5_BLOCK_BITMAP_HEADER, "PR_5_BLOCK_BITMAP_HEADER", "Block bitmap differences: ", PROMPT_NONE, QUIET },
+	{ PR_5_BLOCK_UNUSED, "PR_5_BLOCK_UNUSED", " -%b", PROMPT_NONE, QUIET },
+	{ PR_5_BLOCK_USED, "PR_5_BLOCK_USED", " +%b", PROMPT_NONE, QUIET },
+	{ PR_5_BLOCK_RANGE_UNUSED, "PR_5_BLOCK_RANGE_UNUSED", " -(%b--%c)", PROMPT_NONE, QUIET },
+	{ PR_5_BLOCK_RANGE_USED, "PR_5_BLOCK_RANGE_USED", " +(%b--%c)", PROMPT_NONE, QUIET },
+	{ PR_5_BLOCK_BITMAP_END, "PR_5_BLOCK_BITMAP_END", "\n", PROMPT_FIX, QUIET },
+	{ PR_5_INODE_BITMAP_HEADER, "PR_5_INODE_BITMAP_HEADER", "Inode bitmap differences: ", PROMPT_NONE, QUIET },
+	{ PR_5_INODE_UNUSED, "PR_5_INODE_UNUSED", " -%i", PROMPT_NONE, QUIET },
+	{ PR_5_INODE_USED, "PR_5_INODE_USED", " +%i", PROMPT_NONE, QUIET },
+	{ PR_5_INODE_RANGE_UNUSED, "PR_5_INODE_RANGE_UNUSED", " -(%i--%j)", PROMPT_NONE, QUIET },
+	{ PR_5_INODE_RANGE_USED, "PR_5_INODE_RANGE_USED", " +(%i--%j)", PROMPT_NONE, QUIET },
+	{ PR_5_INODE_BITMAP_END, "PR_5_INODE_BITMAP_END", "\n", PROMPT_FIX, QUIET },
+	{ PR_5_FREE_BLOCK_COUNT_GROUP, "PR_5_FREE_BLOCK_COUNT_GROUP",
+	  "Free blocks count wrong for group #%g (%M, counted=%N).\n", PROMPT_FIX, QUIET },
+	/* The kernel does not keep the superblock's totals exact: "no" is not an error. */
+	{ PR_5_FREE_BLOCK_COUNT, "PR_5_FREE_BLOCK_COUNT", "Free blocks count wrong (%M, counted=%N).\n",
+	  PROMPT_FIX, QUIET | PF_NOT_AN_ERROR },
+	{ PR_5_FREE_INODE_COUNT_GROUP, "PR_5_FREE_INODE_COUNT_GROUP",
+	  "Free inodes count wrong for group #%g (%M, counted=%N).\n", PROMPT_FIX, QUIET },
+	{ PR_5_FREE_DIR_COUNT_GROUP, "PR_5_FREE_DIR_COUNT_GROUP",
+	  "Directories count wrong for group #%g (%M, counted=%N).\n", PROMPT_FIX, QUIET },
+	{ PR_5_FREE_INODE_COUNT, "PR_5_FREE_INODE_COUNT", "Free inodes count wrong (%M, counted=%N).\n",
+	  PROMPT_FIX, QUIET | PF_NOT_AN_ERROR },
+};
+
+const struct problem_table problems_pass5 = { rows, sizeof(rows) / sizeof(rows[0]) };

@@ -1,0 +1,262 @@
+#!/bin/bash
+# t0890-e4fsck-inodes-bitmaps.sh - e4fsck's pass 1 (inodes, sizes, block
+# counts) and pass 5 (bitmaps and counters), judged by e2fsck.
+#
+# No false positives: clean images from mke2fs (ext2, ext3, ext4; 1 KiB and
+# 4 KiB; with and without metadata_csum), from mke4fs (empty and -d with a
+# tree) and, as root, from the kernel (files copied in through a loop
+# mount) must give `e4fsck -fn` exit 0 and no problem lines.
+#
+# Damage: each case writes a small file system with debugfs, damages it in
+# one way with `debugfs -w` (dtime, i_size, i_blocks, bitmap bits, group
+# and superblock counters), and then requires
+#   - `e4fsck -fn` exits as `e2fsck -fn` does, prints the same lines (apart
+#     from the version banner), changes no byte of the image, and prints
+#     the same with pass 1 in 1 and in 4 threads;
+#   - `e4fsck -fp` exits and prints as `e2fsck -fp` on a copy;
+#   - `e4fsck -fy` exits 1 and prints the same lines as `e2fsck -fy` on a
+#     copy of the same damaged image;
+#   - a second `e4fsck -fy` exits 0, `e2fsck -fn` exits 0 on the result,
+#     and the files' bytes are intact.
+#
+# Journal: as root, a copy of an image taken while the kernel had it
+# mounted is replayed with -fy, -p and -fn, and compared with e2fsck.
+
+set -eu
+
+# shellcheck source-path=SCRIPTDIR source=../lib/common.sh
+. "$(dirname -- "$0")/../lib/common.sh"
+
+need_cmd e2fsck
+need_cmd mke2fs
+need_cmd debugfs
+[ -x "$E4FSCK" ] || skip "e4fsck is not built ($E4FSCK)"
+make_tmpdir
+
+failed=0
+pass() { echo "PASS $*"; }
+bad() { echo "FAIL $*"; failed=1; }
+
+# Output without the version banner, with the image's name made neutral.
+neutral() { grep -v -e '^e2fsck [0-9]' -e '^e4fsck [0-9]' "$1" | sed "s|$2|IMG|g"; }
+
+# ---------------------------------------------------------------- clean images
+clean_case() {
+	local name=$1 img=$2
+	local out="$T/clean.out" rc=0
+	"$E4FSCK" -fn "$img" >"$out" 2>&1 || rc=$?
+	if [ "$rc" != 0 ] || grep -q -e '? no' -e 'IGNORED' "$out"; then
+		bad "clean $name: e4fsck -fn exit $rc"; sed 's/^/    /' "$out" | head -n 20
+	else
+		pass "clean $name"
+	fi
+}
+
+src="$T/tree"
+mkdir -p "$src/sub/deeper" "$src/many"
+head -c 300000 /dev/urandom >"$src/big"
+head -c 5000 /dev/urandom >"$src/sub/small"
+printf 'x' >"$src/sub/deeper/one"
+truncate -s 5M "$src/sparse"; printf 'end' >>"$src/sparse"
+for i in $(seq 1 400); do printf '%s' "$i" >"$src/many/f$i"; done
+ln -s sub/small "$src/link"
+
+for opts in "-t ext2 -b 1024" "-t ext2 -b 4096" "-t ext3 -b 1024" "-t ext3 -b 4096" \
+	    "-t ext4 -b 1024" "-t ext4 -b 4096" "-t ext4 -O ^metadata_csum" "-t ext4 -O ^flex_bg" \
+	    "-t ext4 -O ^extents,^64bit -b 1024"; do
+	img="$T/clean.img"; rm -f "$img"
+	# shellcheck disable=SC2086
+	mke2fs -q -F $opts -d "$src" "$img" 32M >/dev/null 2>&1 || { bad "mke2fs $opts"; continue; }
+	clean_case "mke2fs $opts -d" "$img"
+done
+for opts in "" "-b 1024" "-O ^metadata_csum"; do
+	img="$T/clean.img"; rm -f "$img"
+	# shellcheck disable=SC2086
+	"$MKE4FS" -q -F $opts -d "$src" "$img" 32M >/dev/null 2>&1 || { bad "mke4fs $opts"; continue; }
+	clean_case "mke4fs $opts -d" "$img"
+done
+
+# kernel_copy IMG [CRASH_COPY]: a fresh 64 MiB ext4 image with the tree copied
+# in by the kernel; with CRASH_COPY, a copy of the image taken while mounted.
+kernel_copy() {
+	rm -f "$1"
+	mke2fs -q -F -t ext4 "$1" 64M >/dev/null
+	mkdir -p "$T/mnt"
+	loop_mount "$1" "$T/mnt"
+	cp -a "$src/." "$T/mnt/"
+	if [ $# = 2 ]; then
+		sync
+		cp --sparse=always "$1" "$2"
+	fi
+	rm -rf "$T/mnt/many"/f1?? "$T/mnt/sub/small"
+	loop_umount "$T/mnt"
+}
+
+if [ "$(root_loop_reason)" = yes ]; then
+	kernel_copy "$T/kernel.img"
+	clean_case "kernel-written (copy, then deletes)" "$T/kernel.img"
+else
+	echo "SKIP kernel-written image: $(root_loop_reason)"
+fi
+
+# ---------------------------------------------------------------- damage
+# A small populated image; $1 = mke2fs options.
+base_image() {
+	local img=$1 opts=$2
+	rm -f "$img"
+	# shellcheck disable=SC2086
+	mke2fs -q -F $opts "$img" 16M >/dev/null 2>&1
+	debugfs -w -f - "$img" >/dev/null 2>&1 <<-EOF
+		write $src/big big
+		mkdir d
+		write $src/sub/small d/small
+		write $src/sub/deeper/one d/one
+	EOF
+}
+
+damage_case() {
+	local name=$1 opts=$2 cmds=$3
+	local img="$T/dmg.img" ref="$T/ref.img" rc
+	base_image "$img" "$opts"
+	# @BIG0@: the block holding /big's first block in this image.
+	cmds=${cmds//@BIG0@/$(debugfs -R "bmap /big 0" "$img" 2>/dev/null)}
+	debugfs -w -f - "$img" >/dev/null 2>&1 <<<"$cmds"
+	cp "$img" "$ref"
+	cp "$img" "$T/preen.img"; cp "$img" "$T/preen-ref.img"
+	local before; before=$(md5sum <"$img")
+
+	rc=0; "$E4FSCK" -fn "$img" >"$T/ours.n" 2>&1 || rc=$?
+	want=0; e2fsck -fn "$ref" >"$T/theirs.n" 2>&1 || want=$?
+	if ! grep -q '? no$' "$T/ours.n"; then
+		bad "$name: e4fsck -fn found nothing"; sed 's/^/    /' "$T/ours.n" | head -n 20; return
+	fi
+	if [ "$rc" != "$want" ]; then
+		bad "$name: e4fsck -fn exit $rc, e2fsck's $want"; sed 's/^/    /' "$T/ours.n" | head -n 20; return
+	fi
+	if [ "$(md5sum <"$img")" != "$before" ]; then
+		bad "$name: e4fsck -fn changed the image"; return
+	fi
+	# Pass 1 in 1 or 4 threads: the same output, byte for byte.
+	for j in 1 4; do
+		"$E4FSCK" -fn -j "$j" "$img" >"$T/ours.n$j" 2>&1 || true
+		if ! cmp -s "$T/ours.n" "$T/ours.n$j"; then
+			bad "$name: e4fsck -fn -j $j prints something else:"
+			diff "$T/ours.n" "$T/ours.n$j" | sed 's/^/    /' | head -n 10; return
+		fi
+	done
+	if ! diff <(neutral "$T/ours.n" "$img") <(neutral "$T/theirs.n" "$ref") >"$T/diff" 2>&1; then
+		bad "$name: -fn output differs from e2fsck's:"; sed 's/^/    /' "$T/diff" | head -n 20; return
+	fi
+
+	# Preen: the same lines (each prefixed with the image) and exit status as e2fsck -p.
+	rc=0; "$E4FSCK" -fp "$T/preen.img" >"$T/ours.p" 2>&1 || rc=$?
+	want=0; e2fsck -fp "$T/preen-ref.img" >"$T/theirs.p" 2>&1 || want=$?
+	if [ "$rc" != "$want" ] ||
+	   ! diff <(neutral "$T/ours.p" "$T/preen.img") <(neutral "$T/theirs.p" "$T/preen-ref.img") >"$T/diff" 2>&1; then
+		bad "$name: -fp exit $rc (e2fsck $want) or output differs:"; sed 's/^/    /' "$T/diff" | head -n 20; return
+	fi
+
+	rc=0; "$E4FSCK" -fy "$img" >"$T/ours.y" 2>&1 || rc=$?
+	e2fsck -fy "$ref" >"$T/theirs.y" 2>&1 || true
+	if [ "$rc" != 1 ]; then
+		bad "$name: e4fsck -fy exit $rc, want 1"; sed 's/^/    /' "$T/ours.y" | head -n 20; return
+	fi
+	if ! diff <(neutral "$T/ours.y" "$img") <(neutral "$T/theirs.y" "$ref") >"$T/diff" 2>&1; then
+		bad "$name: -fy output differs from e2fsck's:"; sed 's/^/    /' "$T/diff" | head -n 20; return
+	fi
+	rc=0; "$E4FSCK" -fy "$img" >"$T/ours.y2" 2>&1 || rc=$?
+	if [ "$rc" != 0 ]; then
+		bad "$name: second e4fsck -fy exit $rc"; sed 's/^/    /' "$T/ours.y2" | head -n 20; return
+	fi
+	if ! e2fsck -fn "$img" >"$T/check" 2>&1; then
+		bad "$name: e2fsck -fn is not clean after the repair:"; sed 's/^/    /' "$T/check" | head -n 20; return
+	fi
+	debugfs -R "cat /big" "$img" 2>/dev/null >"$T/big.out"
+	# A repaired i_size covers the last block whole, as e2fsck's does: compare the source's length.
+	if ! cmp -s -n "$(stat -c %s "$src/big")" "$T/big.out" "$src/big"; then
+		bad "$name: /big changed"; return
+	fi
+	pass "$name"
+}
+
+for opts in "-t ext4" "-t ext4 -O ^metadata_csum -b 1024" "-t ext3"; do
+	tag="[$opts]"
+	damage_case "dtime on a file $tag" "$opts" "set_inode_field /d/small dtime 12345"
+	damage_case "i_size too small $tag" "$opts" "set_inode_field /big size 1000"
+	damage_case "i_blocks wrong $tag" "$opts" "set_inode_field /d/small blocks 200"
+	damage_case "directory size wrong $tag" "$opts" "set_inode_field /d size 9999"
+	damage_case "used block free in the bitmap $tag" "$opts" "freeb @BIG0@"
+	# /lost+found is made again while /big's blocks look free: it must not take them.
+	damage_case "no lost+found, used blocks free $tag" "$opts" "rmdir lost+found
+freeb @BIG0@ 40"
+	damage_case "free blocks marked in use $tag" "$opts" "setb 3900 5"
+	damage_case "used inode free in the bitmap $tag" "$opts" "freei /d/one"
+	damage_case "free inode marked in use $tag" "$opts" "seti <40>"
+	damage_case "group free blocks count $tag" "$opts" "set_bg 0 free_blocks_count 3"
+	damage_case "group free inodes count $tag" "$opts" "set_bg 0 free_inodes_count 7"
+	damage_case "group directories count $tag" "$opts" "set_bg 0 used_dirs_count 40"
+	damage_case "superblock free blocks $tag" "$opts" "set_super_value free_blocks_count 11"
+	damage_case "superblock free inodes $tag" "$opts" "set_super_value free_inodes_count 11"
+done
+
+# ---------------------------------------------------------------- threads
+# Damage in many groups (the kernel spreads top-level directories): pass 1
+# in 1, 2 and 4 threads must print exactly what e2fsck prints.
+if [ "$(root_loop_reason)" = yes ]; then
+	img="$T/spread.img"; rm -f "$img"
+	mke2fs -q -F -t ext4 -b 1024 -G 4 "$img" 128M >/dev/null
+	mkdir -p "$T/mnt"
+	loop_mount "$img" "$T/mnt"
+	for i in $(seq 1 40); do mkdir "$T/mnt/d$i"; head -c $((i * 700)) /dev/urandom >"$T/mnt/d$i/f"; done
+	loop_umount "$T/mnt"
+	debugfs -w -f - "$img" >/dev/null 2>&1 <<-EOF
+		set_inode_field /d1/f dtime 7
+		set_inode_field /d13/f size 10
+		set_inode_field /d27/f blocks 1
+		set_inode_field /d40/f dtime 9
+		set_inode_field /d40/f size 1
+	EOF
+	e2fsck -fn "$img" >"$T/spread.theirs" 2>&1 || true
+	ok=1
+	for j in 1 2 4; do
+		"$E4FSCK" -fn -j "$j" "$img" >"$T/spread.$j" 2>&1 || true
+		if ! diff <(neutral "$T/spread.$j" "$img") <(neutral "$T/spread.theirs" "$img") >"$T/diff"; then
+			bad "damage in many groups, -j $j: output differs from e2fsck's:"; sed 's/^/    /' "$T/diff" | head
+			ok=0
+		fi
+	done
+	groups=$(dumpe2fs -h "$img" 2>/dev/null | awk -F: '/^Inode count/ {i=$2} /^Inodes per group/ {p=$2} END {print int(i / p)}')
+	[ $ok = 1 ] && pass "damage in many groups ($groups groups): -j 1, 2, 4 print what e2fsck prints"
+else
+	echo "SKIP damage in many groups: $(root_loop_reason)"
+fi
+
+# ---------------------------------------------------------------- journal
+# A copy taken while the kernel had the file system mounted needs its
+# journal replayed: e4fsck -fy, -p and -fn must print and exit as e2fsck
+# does, and the replayed image must be clean for e2fsck.
+if [ "$(root_loop_reason)" = yes ]; then
+	kernel_copy "$T/crash-src.img" "$T/crash.img"
+	if ! dumpe2fs -h "$T/crash.img" 2>/dev/null | grep -q needs_recovery; then
+		echo "SKIP journal replay: the copy did not need recovery"
+	else
+		for m in -fy -p -fn; do
+			cp "$T/crash.img" "$T/j-ours.img"; cp "$T/crash.img" "$T/j-ref.img"
+			rc=0; "$E4FSCK" $m "$T/j-ours.img" >"$T/j.ours" 2>&1 || rc=$?
+			want=0; e2fsck $m "$T/j-ref.img" >"$T/j.theirs" 2>&1 || want=$?
+			if [ "$rc" != "$want" ] ||
+			   ! diff <(neutral "$T/j.ours" "$T/j-ours.img") <(neutral "$T/j.theirs" "$T/j-ref.img") >"$T/diff"; then
+				bad "journal replay $m: exit $rc (e2fsck $want) or output differs:"
+				sed 's/^/    /' "$T/diff" | head -n 20
+			elif [ "$m" != -fn ] && ! e2fsck -fn "$T/j-ours.img" >"$T/check" 2>&1; then
+				bad "journal replay $m: e2fsck -fn is not clean afterwards"; sed 's/^/    /' "$T/check" | head
+			else
+				pass "journal replay $m"
+			fi
+		done
+	fi
+else
+	echo "SKIP journal replay: $(root_loop_reason)"
+fi
+
+[ $failed = 0 ] || fail "e4fsck disagrees with e2fsck or missed damage"
