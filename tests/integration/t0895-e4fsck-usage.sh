@@ -1,0 +1,85 @@
+#!/bin/bash
+# t0895-e4fsck-usage.sh - e4fsck's command line and bad input: usage errors
+# exit 16, --help and -V exit 0, an image that is not a file system or does
+# not exist exits 8 with a message naming it, interactive mode without a
+# terminal exits 8, --json writes a document that parses, and (as root) a
+# mounted file system is refused without a byte changing, while -n checks
+# it with a warning.
+
+set -eu
+
+# shellcheck source-path=SCRIPTDIR source=../lib/common.sh
+. "$(dirname -- "$0")/../lib/common.sh"
+
+need_cmd mke2fs
+[ -x "$E4FSCK" ] || skip "e4fsck is not built ($E4FSCK)"
+make_tmpdir
+
+failed=0
+expect() {   # expect NAME STATUS PATTERN CMD...: exit status and a line matching PATTERN
+	local name=$1 want=$2 pattern=$3 rc=0
+	shift 3
+	"$@" >"$T/out" 2>&1 </dev/null || rc=$?
+	if [ "$rc" != "$want" ]; then
+		echo "FAIL $name: exit $rc, want $want"; sed 's/^/    /' "$T/out" | head -n 10; failed=1
+	elif [ -n "$pattern" ] && ! grep -q -e "$pattern" "$T/out"; then
+		echo "FAIL $name: no line matching '$pattern'"; sed 's/^/    /' "$T/out" | head -n 10; failed=1
+	else
+		echo "PASS $name"
+	fi
+}
+
+img="$T/fs.img"
+mke2fs -q -F -t ext4 "$img" 16M >/dev/null 2>&1
+head -c 1048576 /dev/zero >"$T/zeros.img"
+
+expect "--help" 0 "Emergency help" "$E4FSCK" --help
+expect "-V" 0 "Using libext4fs" "$E4FSCK" -V
+expect "-n with -y" 16 "Only one of the options -p/-a, -n or -y" "$E4FSCK" -n -y "$img"
+expect "no device" 16 "Usage:" "$E4FSCK" -n
+expect "unknown option" 16 "Usage:" "$E4FSCK" -Q "$img"
+expect "bad -j" 16 "Invalid number of threads" "$E4FSCK" -n -j 0 "$img"
+expect "bad -B" 16 "Invalid blocksize" "$E4FSCK" -n -B 3000 "$img"
+expect "missing image" 8 "No such file" "$E4FSCK" -fn "$T/none.img"
+expect "not a file system" 8 "superblock" "$E4FSCK" -fn "$T/zeros.img"
+expect "interactive without a terminal" 8 "need terminal" "$E4FSCK" -f "$img"
+expect "clean without -f" 0 "clean, 11/" "$E4FSCK" -n "$img"
+backup=$(dumpe2fs "$img" 2>/dev/null | sed -n 's/.*Backup superblock at \([0-9]*\).*/\1/p' | head -n 1)
+bsize=$(dumpe2fs -h "$img" 2>/dev/null | sed -n 's/^Block size: *//p')
+expect "backup superblock (-b $backup -B $bsize)" 0 "files (" "$E4FSCK" -fn -b "$backup" -B "$bsize" "$img"
+
+# --json: a document with the problems found and the passes' timings.
+if command -v python3 >/dev/null 2>&1; then
+	cp "$img" "$T/json.img"
+	debugfs -w -R "set_bg 0 free_blocks_count 1" "$T/json.img" >/dev/null 2>&1 || true
+	rc=0; "$E4FSCK" -fn --json "$T/out.json" "$T/json.img" >/dev/null 2>&1 || rc=$?
+	if python3 - "$T/out.json" <<-'EOF'
+		import json, sys
+		d = json.load(open(sys.argv[1]))
+		assert d["exit_status"] == 4, d["exit_status"]
+		ids = [p["id"] for p in d["problems"]]
+		assert "PR_5_FREE_BLOCK_COUNT_GROUP" in ids, ids
+		assert [p["name"].split(":")[0] for p in d["passes"]] == ["Pass %d" % i for i in range(1, 6)]
+	EOF
+	then echo "PASS --json (exit $rc)"; else echo "FAIL --json"; cat "$T/out.json" | head -n 20; failed=1; fi
+else
+	echo "SKIP --json: python3 is missing"
+fi
+
+if [ "$(root_loop_reason)" = yes ]; then
+	mkdir -p "$T/mnt"
+	loop_mount "$img" "$T/mnt"
+	sync
+	before=$(md5sum <"$img")
+	expect "mounted, -fy refused" 8 "is mounted" "$E4FSCK" -fy "$img"
+	expect "mounted, -n warns and checks" 0 "Warning!.*is mounted" "$E4FSCK" -fn "$img"
+	# An idle mount writes nothing, so any change would be e4fsck's.
+	if [ "$(md5sum <"$img")" != "$before" ]; then
+		echo "FAIL mounted: the image changed"; failed=1
+	fi
+	loop_umount "$T/mnt"
+else
+	echo "SKIP mounted file system: $(root_loop_reason)"
+fi
+
+[ $failed = 0 ] || fail "e4fsck's command line or bad-input handling is wrong"
