@@ -604,16 +604,8 @@ int main(int argc, char **argv)
 		if (open_fs(&ctx, EXT4FS_OPEN_RW))
 			goto out;
 	}
-	/*
-	 * Orphans are not processed yet: pass 5 would free their blocks while the
-	 * list still names them, and the kernel would free them again at mount.
-	 */
-	if (ext4fs_sb(ctx.fs)->s_last_orphan && !ctx.read_only) {
-		fsck_fatal(&ctx, "%s: the orphan list (inode %" PRIu32 ") is not processed by e4fsck yet; "
-			   "run e2fsck, or e4fsck -n to check without repairing", ctx.device,
-			   ext4fs_sb(ctx.fs)->s_last_orphan);
+	if (fsck_release_orphans(&ctx))
 		goto out;
-	}
 	const char *why = check_reason(&ctx);
 	if (!ctx.force && !why) {
 		report_clean(&ctx);

@@ -146,6 +146,7 @@ size_t fsck_memory(const struct e4fsck *ctx);
 
 /* Passes: each returns 0, or -1 when the run must stop (ctx->exit_status says why). */
 int fsck_check_super(struct e4fsck *ctx);
+int fsck_release_orphans(struct e4fsck *ctx);
 int fsck_pass1(struct e4fsck *ctx);
 int fsck_pass2(struct e4fsck *ctx);
 int fsck_pass3(struct e4fsck *ctx);

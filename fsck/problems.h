@@ -10,6 +10,9 @@
 #define PR_0_BB_NOT_GROUP              0x000001
 #define PR_0_IB_NOT_GROUP              0x000002
 #define PR_0_ITABLE_NOT_GROUP          0x000003
+#define PR_0_ORPHAN_CLEAR_INODE        0x000020
+#define PR_0_ORPHAN_ILLEGAL_HEAD_INODE 0x000023
+#define PR_0_ORPHAN_ILLEGAL_INODE      0x000024
 #define PR_0_GDT_CSUM                  0x00E001
 #define PR_0_GDT_CSUM_LATCH            0x00E002
 #define PR_0_GDT_ITABLE_UNUSED         0x00E003

@@ -20,6 +20,12 @@ static const struct problem rows[] = {
 	  "Group descriptor %g checksum is %x, should be %y.  ", PROMPT_FIX, PF_PREEN_OK },
 	{ PR_0_GDT_ITABLE_UNUSED, "PR_0_GDT_ITABLE_UNUSED",
 	  "Group descriptor %g has invalid unused inodes count %N.  ", PROMPT_FIX, PF_PREEN_OK },
+	{ PR_0_ORPHAN_CLEAR_INODE, "PR_0_ORPHAN_CLEAR_INODE", "%s orphaned inode %i %n\n", PROMPT_NONE,
+	  PF_PREEN_OK },
+	{ PR_0_ORPHAN_ILLEGAL_HEAD_INODE, "PR_0_ORPHAN_ILLEGAL_HEAD_INODE",
+	  "Illegal orphaned inode %i in superblock.\n", PROMPT_NONE, PF_PREEN_OK },
+	{ PR_0_ORPHAN_ILLEGAL_INODE, "PR_0_ORPHAN_ILLEGAL_INODE", "Illegal inode %i in orphaned inode list.\n",
+	  PROMPT_NONE, PF_PREEN_OK },
 };
 
 const struct problem_table problems_pass0 = { rows, sizeof(rows) / sizeof(rows[0]) };

@@ -19,8 +19,9 @@
 #   - a second `e4fsck -fy` exits 0, `e2fsck -fn` exits 0 on the result,
 #     and the files' bytes are intact.
 #
-# Journal: as root, a copy of an image taken while the kernel had it
-# mounted is replayed with -fy, -p and -fn, and compared with e2fsck.
+# Journal and orphans: as root, copies of an image taken while the kernel
+# had it mounted (one also holding a deleted file open, so the copy has an
+# orphan list) are checked with -fy, -p and -fn and compared with e2fsck.
 
 set -eu
 
@@ -89,6 +90,23 @@ kernel_copy() {
 		cp --sparse=always "$1" "$2"
 	fi
 	rm -rf "$T/mnt/many"/f1?? "$T/mnt/sub/small"
+	loop_umount "$T/mnt"
+}
+
+# orphan_copy IMG COPY: COPY is taken while a deleted file is still held open.
+orphan_copy() {
+	rm -f "$1"
+	mke2fs -q -F -t ext4 "$1" 64M >/dev/null
+	mkdir -p "$T/mnt"
+	loop_mount "$1" "$T/mnt"
+	head -c 300000 /dev/urandom >"$T/mnt/gone"
+	cp "$src/big" "$T/mnt/kept"
+	sync
+	exec 3<"$T/mnt/gone"
+	rm "$T/mnt/gone"
+	sync
+	cp --sparse=always "$1" "$2"
+	exec 3<&-
 	loop_umount "$T/mnt"
 }
 
@@ -237,24 +255,28 @@ fi
 # does, and the replayed image must be clean for e2fsck.
 if [ "$(root_loop_reason)" = yes ]; then
 	kernel_copy "$T/crash-src.img" "$T/crash.img"
-	if ! dumpe2fs -h "$T/crash.img" 2>/dev/null | grep -q needs_recovery; then
-		echo "SKIP journal replay: the copy did not need recovery"
-	else
+	# The same with a file deleted while still open: an orphan list to finish.
+	orphan_copy "$T/orphan-src.img" "$T/orphan.img"
+	for crash in crash orphan; do
+		if ! dumpe2fs -h "$T/$crash.img" 2>/dev/null | grep -q needs_recovery; then
+			echo "SKIP $crash copy: it did not need recovery"
+			continue
+		fi
 		for m in -fy -p -fn; do
-			cp "$T/crash.img" "$T/j-ours.img"; cp "$T/crash.img" "$T/j-ref.img"
+			cp "$T/$crash.img" "$T/j-ours.img"; cp "$T/$crash.img" "$T/j-ref.img"
 			rc=0; "$E4FSCK" $m "$T/j-ours.img" >"$T/j.ours" 2>&1 || rc=$?
 			want=0; e2fsck $m "$T/j-ref.img" >"$T/j.theirs" 2>&1 || want=$?
 			if [ "$rc" != "$want" ] ||
 			   ! diff <(neutral "$T/j.ours" "$T/j-ours.img") <(neutral "$T/j.theirs" "$T/j-ref.img") >"$T/diff"; then
-				bad "journal replay $m: exit $rc (e2fsck $want) or output differs:"
+				bad "$crash copy $m: exit $rc (e2fsck $want) or output differs:"
 				sed 's/^/    /' "$T/diff" | head -n 20
 			elif [ "$m" != -fn ] && ! e2fsck -fn "$T/j-ours.img" >"$T/check" 2>&1; then
-				bad "journal replay $m: e2fsck -fn is not clean afterwards"; sed 's/^/    /' "$T/check" | head
+				bad "$crash copy $m: e2fsck -fn is not clean afterwards"; sed 's/^/    /' "$T/check" | head
 			else
-				pass "journal replay $m"
+				pass "$crash copy $m"
 			fi
 		done
-	fi
+	done
 else
 	echo "SKIP journal replay: $(root_loop_reason)"
 fi

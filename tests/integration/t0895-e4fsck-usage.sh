@@ -4,7 +4,7 @@
 # not exist exits 8 with a message naming it, interactive mode without a
 # terminal exits 8, --json writes a document that parses, and (as root) a
 # mounted file system is refused without a byte changing, while -n checks
-# it with a warning.
+# it with a warning, and an orphan file with entries is refused for repair.
 
 set -eu
 
@@ -78,8 +78,27 @@ if [ "$(root_loop_reason)" = yes ]; then
 		echo "FAIL mounted: the image changed"; failed=1
 	fi
 	loop_umount "$T/mnt"
+
+	# An orphan file with entries (a deleted file held open at the copy) is
+	# refused for repair, with a message, rather than half processed.
+	of="$T/of.img"
+	mke2fs -q -F -t ext4 -O orphan_file "$of" 64M >/dev/null 2>&1
+	loop_mount "$of" "$T/mnt"
+	head -c 100000 /dev/urandom >"$T/mnt/x"
+	sync
+	exec 3<"$T/mnt/x"
+	rm "$T/mnt/x"
+	sync
+	cp --sparse=always "$of" "$T/of-copy.img"
+	exec 3<&-
+	loop_umount "$T/mnt"
+	if dumpe2fs -h "$T/of-copy.img" 2>/dev/null | grep -q orphan_present; then
+		expect "orphan file with entries refused" 8 "orphan file holds entries" "$E4FSCK" -fy "$T/of-copy.img"
+	else
+		echo "SKIP orphan file: the copy has no orphan_present flag"
+	fi
 else
-	echo "SKIP mounted file system: $(root_loop_reason)"
+	echo "SKIP mounted file system and orphan file: $(root_loop_reason)"
 fi
 
 [ $failed = 0 ] || fail "e4fsck's command line or bad-input handling is wrong"
