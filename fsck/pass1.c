@@ -88,6 +88,9 @@ struct block_walk {
 	uint64_t prev_end;          /* physical block after the previous run */
 	int fragmented;
 	int illegal;                /* blocks outside the file system */
+	uint64_t max_dir_blocks;    /* a directory's blocks beyond this are not believed */
+	uint64_t too_big_lblk;      /* first such block, or UINT64_MAX */
+	uint64_t too_big_pblk;
 };
 
 static void worker_fail(struct p1_worker *w, const char *what)
@@ -204,6 +207,14 @@ static int visit_block(const struct ext4fs_block_visit *v, void *arg)
 	}
 	if (v->kind != EXT4FS_BLOCK_DATA)
 		return 0;
+	if (b->is_dir && v->lblk + v->count > b->max_dir_blocks) {
+		/* As e2fsck: a directory past 2 GiB (without largedir) is damage, not data. */
+		if (b->too_big_lblk == UINT64_MAX) {
+			b->too_big_lblk = v->lblk > b->max_dir_blocks ? v->lblk : b->max_dir_blocks;
+			b->too_big_pblk = v->pblk + (b->too_big_lblk - v->lblk);
+		}
+		return 0;
+	}
 	if (v->lblk + v->count > b->last_lblk_plus1)
 		b->last_lblk_plus1 = v->lblk + v->count;
 	if (!v->unwritten && v->lblk + v->count > b->last_init_plus1)
@@ -265,7 +276,9 @@ static int check_blocks(struct p1_worker *w, uint32_t ino, const struct ext4fs_i
 {
 	const struct ext4fs_geom *g = w->ctx->geo;
 	struct block_walk b = { .w = w, .ino = ino, .is_dir = EXT4FS_ISDIR(in->i_mode),
-				.block_mapped = !(in->i_flags & EXT4FS_EXTENTS_FL) };
+				.block_mapped = !(in->i_flags & EXT4FS_EXTENTS_FL), .too_big_lblk = UINT64_MAX };
+	b.max_dir_blocks = ext4fs_has_incompat(w->fs, EXT4FS_FEATURE_INCOMPAT_LARGEDIR) ? UINT32_MAX
+										       : (1ULL << 31) / g->block_size;
 	struct problem_ctx pctx = { .ino = ino };
 	uint64_t acl = ext4fs_inode_file_acl(w->fs, in);
 	int mapped = has_block_map(w->fs, in), err = 0;
@@ -279,6 +292,15 @@ static int check_blocks(struct p1_worker *w, uint32_t ino, const struct ext4fs_i
 	if (err) {
 		bitmap_paged_set_range(&w->inode_bad, ino, 1);
 		return record(w, PR_1_READ_EXTENT, &pctx, FIX_NONE, 0, ext4fs_errmsg(w->fs));
+	}
+	if (b.too_big_lblk != UINT64_MAX) {
+		pctx.num = b.too_big_lblk;
+		pctx.blk = b.too_big_pblk;
+		bitmap_paged_set_range(&w->inode_bad, ino, 1);
+		if (record(w, PR_1_TOOBIG_DIR, &pctx, FIX_NONE, 0, NULL))
+			return -1;
+		pctx.num = 0;
+		pctx.blk = 0;
 	}
 	if (b.illegal) {
 		bitmap_paged_set_range(&w->inode_bad, ino, 1);

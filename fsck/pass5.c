@@ -290,8 +290,11 @@ static int check_inode_counts(struct e4fsck *ctx, const struct ext4fs_bitmap *di
 				  (uint32_t)count_kept(&ctx->inode_used, disk, use_found, first, geo->inodes_per_group);
 		uint32_t dirs = 0;
 		/* A directory counts where the bitmap that stays has its bit. */
-		for (uint64_t i = bitmap_paged_next_set(&ctx->inode_dir, first);
-		     i < first + geo->inodes_per_group; i = bitmap_paged_next_set(&ctx->inode_dir, i + 1))
+		uint64_t end = first + geo->inodes_per_group;
+		if (end > ctx->inode_dir.p.limit)
+			end = ctx->inode_dir.p.limit;       /* a short inode count (damaged superblock) */
+		for (uint64_t i = bitmap_paged_next_set(&ctx->inode_dir, first); i < end;
+		     i = bitmap_paged_next_set(&ctx->inode_dir, i + 1))
 			dirs += use_found ? 1 : (ext4fs_bitmap_test(disk, i) > 0);
 		struct ext4fs_group_desc gd = *ext4fs_group(ctx->fs, g);
 		struct problem_ctx pctx = { .group = g };

@@ -27,6 +27,7 @@
 #define PR_1_BAD_I_BLOCKS              0x01000D
 #define PR_1_ILLEGAL_BLOCKS            0x010010
 #define PR_1_BAD_EA_BLOCK              0x01003A
+#define PR_1_TOOBIG_DIR                0x010044
 #define PR_1_EXTATTR_REFCOUNT          0x01003C
 #define PR_1_READ_EXTENT               0x01E001
 #define PR_1_INODE_ONLY_CSUM_INVALID   0x01E002

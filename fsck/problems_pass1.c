@@ -21,6 +21,8 @@ static const struct problem rows[] = {
 	  PF_PREEN_OK },
 	{ PR_1_ILLEGAL_BLOCKS, "PR_1_ILLEGAL_BLOCKS", "Inode %i has illegal block(s).  ", PROMPT_CLEAR,
 	  PF_CHECK_ONLY },
+	{ PR_1_TOOBIG_DIR, "PR_1_TOOBIG_DIR", "Block #%N (%b) causes directory to be too big.  ", PROMPT_CLEAR,
+	  PF_CHECK_ONLY },
 	{ PR_1_BAD_EA_BLOCK, "PR_1_BAD_EA_BLOCK", "Inode %i has a bad extended attribute block %b.  ",
 	  PROMPT_CLEAR, PF_CHECK_ONLY },
 	{ PR_1_READ_EA_BLOCK, "PR_1_READ_EA_BLOCK",
