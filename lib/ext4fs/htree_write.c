@@ -342,23 +342,39 @@ static int find_entry(struct path *p, const char *name, size_t len, uint32_t has
 	return 0;
 }
 
+/*
+ * Open directory dir's tree and look for name: *hash, *s and *moved as
+ * find_entry() leaves them.  On success the caller frees p (path_free());
+ * on error p is freed already.
+ */
+static int path_lookup(struct path *p, struct ext4fs_fs *fs, uint32_t dir, struct ext4fs_inode *inode,
+		       const char *name, size_t len, uint32_t *hash, struct dirw_scan *s, int *moved)
+{
+	uint32_t minor;
+	int err = path_alloc(p, fs, dir, inode);
+
+	if (err)
+		return err;
+	err = path_open(p);
+	if (!err)
+		err = name_hash(p, name, len, hash, &minor);
+	if (!err)
+		err = find_entry(p, name, len, *hash, s, moved);
+	if (err)
+		path_free(p);
+	return err;
+}
+
 int dirw_htree_find(struct ext4fs_fs *fs, uint32_t dir, struct ext4fs_inode *inode,
 		    const char *name, size_t len, unsigned char *buf, struct dirw_loc *loc)
 {
 	struct path p;
 	struct dirw_scan s;
-	uint32_t hash, minor;
-	int moved, err = path_alloc(&p, fs, dir, inode);
+	uint32_t hash;
+	int moved, err = path_lookup(&p, fs, dir, inode, name, len, &hash, &s, &moved);
 
 	if (err)
 		return err;
-	err = path_open(&p);
-	if (!err)
-		err = name_hash(&p, name, len, &hash, &minor);
-	if (!err)
-		err = find_entry(&p, name, len, hash, &s, &moved);
-	if (err)
-		goto out;
 	if (!s.found) {
 		err = fs_fail(fs, EXT4FS_E_NOT_FOUND, "directory %u has no entry \"%.*s\"", dir,
 			      (int)len, name);
@@ -601,18 +617,11 @@ int dirw_htree_add(struct ext4fs_fs *fs, uint32_t dir, struct ext4fs_inode *inod
 {
 	struct path p;
 	struct dirw_scan s;
-	uint32_t hash, minor, need = dirw_rec_size((uint32_t)len);
-	int moved, err = path_alloc(&p, fs, dir, inode);
+	uint32_t hash, need = dirw_rec_size((uint32_t)len);
+	int moved, err = path_lookup(&p, fs, dir, inode, name, len, &hash, &s, &moved);
 
 	if (err)
 		return err;
-	err = path_open(&p);
-	if (!err)
-		err = name_hash(&p, name, len, &hash, &minor);
-	if (!err)
-		err = find_entry(&p, name, len, hash, &s, &moved);
-	if (err)
-		goto out;
 	if (s.found) {
 		err = fs_fail(fs, EXT4FS_E_EXISTS, "directory %u already has \"%.*s\"", dir, (int)len,
 			      name);
