@@ -100,6 +100,7 @@ struct e4fsck {
 	/* results */
 	int exit_status;            /* FSCK_* bits gathered so far */
 	int fs_changed;             /* a repair was written */
+	int fs_optimized;           /* something not a repair was written (pass 1E): "modified", exit 0 */
 	int aborted;                /* preen met an unsafe problem: stop */
 	unsigned long problems, problems_fixed;
 	struct problem_record *log;
@@ -121,6 +122,8 @@ struct e4fsck {
 	struct xattr_table xattrs;        /* xattr blocks and how many inodes name them */
 	uint64_t files_fragmented;        /* for the summary's "non-contiguous" share */
 	uint64_t inodes_in_use, blocks_in_use;
+	uint32_t *rebuild;                /* inodes whose extent trees pass 1E rebuilds */
+	size_t nrebuild, caprebuild;
 
 	/* passes 3 and 4 (pass3.c) */
 	uint32_t lost_found;              /* /lost+found once found or made, 0 before */

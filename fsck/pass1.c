@@ -33,6 +33,7 @@
 #include "ext4fs/scan.h"
 #include "ext4fs/super.h"
 #include "e4fsck.h"
+#include "extents.h"
 #include "problem.h"
 #include "problems.h"
 
@@ -44,6 +45,8 @@ enum p1_fix {
 	FIX_SIZE,           /* i_size = value */
 	FIX_BLOCKS,         /* i_blocks to value file system blocks' worth */
 	FIX_CSUM,           /* rewrite the inode (its checksum is recomputed) */
+	FIX_EXTENT,         /* the extent tree repair in ext */
+	FIX_CLEAR_INODE,    /* the inode is no longer in use (e2fsck's "Clear inode") */
 };
 
 struct p1_problem {
@@ -52,7 +55,9 @@ struct p1_problem {
 	enum p1_fix fix;
 	uint64_t value;
 	int only_after_no;          /* asked only when the inode's previous problem was answered no */
+	int skip_if_cleared;        /* not asked once the inode has been cleared */
 	char detail[200];           /* the library's message, for %s */
+	struct extent_fix ext;      /* FIX_EXTENT */
 };
 
 /* One worker: a range of groups and everything it found there. */
@@ -119,6 +124,7 @@ static int record(struct p1_worker *w, uint32_t code, const struct problem_ctx *
 	p->fix = fix;
 	p->value = value;
 	p->only_after_no = 0;
+	p->skip_if_cleared = 0;
 	snprintf(p->detail, sizeof(p->detail), "%s", detail ? detail : "");
 	return 0;
 }
@@ -249,6 +255,29 @@ static int add_dir(struct p1_worker *w, uint32_t ino)
 	return 0;
 }
 
+/* A problem found in an extent tree: recorded with the repair a yes brings. */
+static int extent_problem(void *arg, uint32_t code, const struct problem_ctx *pctx, const struct extent_fix *fix)
+{
+	struct block_walk *b = arg;
+	enum p1_fix kind = fix ? FIX_EXTENT : code == PR_1_MISSING_EXTENT_HEADER ? FIX_CLEAR_INODE : FIX_NONE;
+
+	if (record(b->w, code, pctx, kind, 0, NULL))
+		return -ENOMEM;
+	if (fix)
+		b->w->probs[b->w->nprobs - 1].ext = *fix;
+	return 0;
+}
+
+/* The file system's own metadata was claimed before the workers started; they only read it. */
+static int is_fs_metadata(void *arg, uint64_t blk)
+{
+	const struct block_walk *b = arg;
+
+	return blk < b->w->ctx->geo->blocks_count && bitmap_paged_test(&b->w->ctx->block_found, blk);
+}
+
+static const struct extent_scan_ops extent_ops = { visit_block, extent_problem, is_fs_metadata };
+
 /* Inodes whose blocks are walked: not fast symlinks, inline data or device nodes. */
 static int has_block_map(struct ext4fs_fs *fs, const struct ext4fs_inode *in)
 {
@@ -283,7 +312,10 @@ static int check_blocks(struct p1_worker *w, uint32_t ino, const struct ext4fs_i
 	uint64_t acl = ext4fs_inode_file_acl(w->fs, in);
 	int mapped = has_block_map(w->fs, in), err = 0;
 
-	if (mapped)
+	if (mapped && (in->i_flags & EXT4FS_EXTENTS_FL) &&
+	    ext4fs_has_incompat(w->fs, EXT4FS_FEATURE_INCOMPAT_EXTENTS))
+		err = fsck_extents_scan(w->fs, ino, in, b.max_dir_blocks, &extent_ops, &b);
+	else if (mapped)
 		err = ext4fs_block_iterate(w->fs, ino, in, 0, visit_block, &b);
 	if (err == -ENOMEM) {
 		worker_fail(w, "out of memory walking blocks");
@@ -297,7 +329,7 @@ static int check_blocks(struct p1_worker *w, uint32_t ino, const struct ext4fs_i
 		pctx.num = b.too_big_lblk;
 		pctx.blk = b.too_big_pblk;
 		bitmap_paged_set_range(&w->inode_bad, ino, 1);
-		if (record(w, PR_1_TOOBIG_DIR, &pctx, FIX_NONE, 0, NULL))
+		if (record(w, PR_1_TOOBIG_DIR_MAPPED, &pctx, FIX_NONE, 0, NULL))
 			return -1;
 		pctx.num = 0;
 		pctx.blk = 0;
@@ -324,6 +356,13 @@ static int check_blocks(struct p1_worker *w, uint32_t ino, const struct ext4fs_i
 	}
 	if (b.fragmented)
 		w->files_fragmented++;
+	int after_no = 0;
+	if (!b.blocks && b.is_dir && !(in->i_flags & EXT4FS_INLINE_DATA_FL)) {
+		/* Cleared when answered yes; the size questions follow only a no. */
+		if (record(w, PR_1_ZERO_LENGTH_DIR, &pctx, FIX_CLEAR_INODE, 0, NULL))
+			return -1;
+		after_no = 1;
+	}
 
 	uint64_t size = ext4fs_inode_size(in), bs = g->block_size;
 	int bad_size = 0;
@@ -337,6 +376,7 @@ static int check_blocks(struct p1_worker *w, uint32_t ino, const struct ext4fs_i
 		pctx.num2 = size;
 		if (record(w, PR_1_BAD_I_SIZE, &pctx, FIX_SIZE, pctx.num, NULL))
 			return -1;
+		w->probs[w->nprobs - 1].skip_if_cleared = after_no;
 	}
 
 	/* i_blocks: 512-byte sectors, or file system blocks with huge_file's flag. */
@@ -347,6 +387,7 @@ static int check_blocks(struct p1_worker *w, uint32_t ino, const struct ext4fs_i
 		pctx.num2 = have;
 		if (record(w, PR_1_BAD_I_BLOCKS, &pctx, FIX_BLOCKS, b.blocks, NULL))
 			return -1;
+		w->probs[w->nprobs - 1].skip_if_cleared = after_no;
 	}
 
 	return 0;
@@ -559,17 +600,82 @@ static int merge_worker(struct e4fsck *ctx, struct p1_worker *w)
 	return 0;
 }
 
+/* Which extent node a repair rewrites: its block, or 1 for the root (block 1 is never a tree block). */
+static uint64_t node_key(const struct extent_fix *f)
+{
+	return f->level ? f->nodes[f->level] : 1;
+}
+
+static int node_touched(const uint64_t *touched, unsigned n, const struct extent_fix *f)
+{
+	for (unsigned k = 0; k < n; k++)
+		if (touched[k] == node_key(f))
+			return 1;
+	return 0;
+}
+
+static int queue_rebuild(struct e4fsck *ctx, uint32_t ino)
+{
+	if (ctx->nrebuild == ctx->caprebuild) {
+		size_t cap = ctx->caprebuild ? ctx->caprebuild * 2 : 16;
+		uint32_t *grown = realloc(ctx->rebuild, cap * sizeof(*grown));
+		if (!grown) {
+			fsck_fatal(ctx, "out of memory in pass 1");
+			return -1;
+		}
+		ctx->rebuild = grown;
+		ctx->caprebuild = cap;
+	}
+	ctx->rebuild[ctx->nrebuild++] = ino;
+	return 0;
+}
+
+/* Pass 1E: the extent trees a yes asked to be made smaller. */
+static int pass1e(struct e4fsck *ctx)
+{
+	if (!ctx->nrebuild || ctx->aborted)
+		return 0;
+	fix_problem(ctx, PR_1E_PASS_HEADER, NULL);
+	for (size_t i = 0; i < ctx->nrebuild; i++)
+		if (bitmap_paged_test(&ctx->inode_used, ctx->rebuild[i]) && fsck_extent_rebuild(ctx, ctx->rebuild[i]))
+			return -1;
+	return 0;
+}
+
+/* As e2fsck's "Clear inode": no longer in use, its blocks and entries left to the later passes. */
+static void clear_inode(struct e4fsck *ctx, uint32_t ino, struct ext4fs_inode *in)
+{
+	int64_t sec;
+	uint32_t nsec;
+
+	ext4fs_now(ctx->fs, &sec, &nsec);
+	in->i_flags = 0;
+	in->i_links_count = 0;
+	in->i_dtime = (uint32_t)sec;
+	if (bitmap_paged_test(&ctx->inode_used, ino))
+		ctx->inodes_in_use--;
+	bitmap_paged_clear_range(&ctx->inode_used, ino, 1);
+	bitmap_paged_clear_range(&ctx->inode_dir, ino, 1);
+	bitmap_paged_clear_range(&ctx->inode_reg, ino, 1);
+	bitmap_paged_clear_range(&ctx->inode_bad, ino, 1);
+	counter_paged_set(&ctx->links_disk, ino, 0);
+}
+
 /* Ask about the worker's problems in inode order, repairing each inode once. */
 static int answer_problems(struct e4fsck *ctx, struct p1_worker *w)
 {
 	for (size_t i = 0; i < w->nprobs && !ctx->aborted;) {
 		uint32_t ino = w->probs[i].pctx.ino;
 		struct ext4fs_inode in;
-		int changed = 0, have_inode = 0, last_answer = 0;
+		int changed = 0, have_inode = 0, last_answer = 0, cleared = 0;
+		uint64_t touched[16];       /* extent nodes rewritten: their checksums are right now */
+		unsigned ntouched = 0;
 
 		for (; i < w->nprobs && w->probs[i].pctx.ino == ino && !ctx->aborted; i++) {
 			struct p1_problem *p = &w->probs[i];
-			if (p->only_after_no && last_answer)
+			if ((p->only_after_no && last_answer) || (p->skip_if_cleared && cleared))
+				continue;
+			if (p->fix == FIX_EXTENT && p->ext.kind == EXTENT_FIX_CSUM && node_touched(touched, ntouched, &p->ext))
 				continue;
 			if (p->detail[0])
 				p->pctx.str = p->detail;
@@ -601,10 +707,31 @@ static int answer_problems(struct e4fsck *ctx, struct p1_worker *w)
 				ext4fs_inode_add_blocks(ctx->fs, &in, (int64_t)p->value - now);
 				break;
 			}
+			case FIX_EXTENT: {
+				if (p->ext.kind == EXTENT_FIX_REBUILD) {
+					if (queue_rebuild(ctx, ino))
+						return -1;
+					continue;
+				}
+				int r = fsck_extent_repair(ctx, ino, &in, &p->ext);
+				if (r < 0)
+					return -1;
+				if (ntouched < sizeof(touched) / sizeof(touched[0]))
+					touched[ntouched++] = node_key(&p->ext);
+				/* A tree block rewritten alone does not count as a change, as in e2fsck. */
+				if (!r)
+					continue;
+				break;
+			}
+			case FIX_CLEAR_INODE:
+				clear_inode(ctx, ino, &in);
+				cleared = 1;
+				break;
 			case FIX_CSUM: case FIX_NONE: break;
 			}
 			changed = 1;
 		}
+		problem_latch_end(ctx, PR_1_INODE_TOOBIG);
 		if (changed) {
 			int err = ext4fs_inode_write(ctx->fs, ino, &in);
 			if (err) {
@@ -616,6 +743,22 @@ static int answer_problems(struct e4fsck *ctx, struct p1_worker *w)
 		}
 	}
 	return 0;
+}
+
+/* Directories cleared by an answer leave pass 2's lists, as e2fsck skips blocks of inodes no longer in use. */
+static void drop_cleared_dirs(struct e4fsck *ctx)
+{
+	size_t kept = 0;
+
+	for (size_t i = 0; i < ctx->ndirs; i++)
+		if (bitmap_paged_test(&ctx->inode_dir, ctx->dirs[i].ino))
+			ctx->dirs[kept++] = ctx->dirs[i];
+	ctx->ndirs = kept;
+	kept = 0;
+	for (size_t i = 0; i < ctx->ndir_blocks; i++)
+		if (bitmap_paged_test(&ctx->inode_dir, ctx->dir_blocks[i].ino))
+			ctx->dir_blocks[kept++] = ctx->dir_blocks[i];
+	ctx->ndir_blocks = kept;
 }
 
 /* Cut the groups into n ranges of about equal numbers of inodes that may be in use. */
@@ -709,6 +852,9 @@ int fsck_pass1(struct e4fsck *ctx)
 			goto out;
 		}
 	if (!ctx->aborted && xattr_refcounts_check(ctx))
+		goto out;
+	drop_cleared_dirs(ctx);
+	if (pass1e(ctx))
 		goto out;
 	uint64_t dups = bitmap_paged_count(&ctx->block_dup, 0, g->blocks_count);
 	if (dups && !ctx->aborted) {

@@ -1267,7 +1267,7 @@ static void report_holes(struct pass2 *p)
 		while (i < ctx->ndir_blocks && ctx->dir_blocks[i].ino < ino)
 			i++;
 		for (; i < ctx->ndir_blocks && ctx->dir_blocks[i].ino == ino; i++) {
-			for (; want < ctx->dir_blocks[i].lblk && want < p->st[d].nblocks; want++) {
+			for (; want < ctx->dir_blocks[i].lblk && want < p->st[d].nblocks && !ctx->aborted; want++) {
 				struct problem_ctx pc = { .ino = ino, .blk = want };
 				fix_problem(ctx, PR_2_DIRECTORY_HOLE, &pc);
 			}

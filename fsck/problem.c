@@ -192,7 +192,17 @@ static const struct {
 } latch_families[] = {
 	{ PR_0_GDT_CSUM, PR_0_GDT_CSUM_LATCH },
 	{ PR_1_LOW_DTIME, PR_1_ORPHAN_LIST_REFUGEES },
+	{ PR_1_TOOBIG_DIR, PR_1_INODE_TOOBIG },
 };
+
+void problem_latch_end(struct e4fsck *ctx, uint32_t question)
+{
+	for (int i = 0; i < ctx->nlatches; i++)
+		if (ctx->latches[i].code == question) {
+			ctx->latches[i] = ctx->latches[--ctx->nlatches];
+			return;
+		}
+}
 
 static uint32_t latch_of(uint32_t code)
 {
@@ -276,7 +286,7 @@ int fix_problem(struct e4fsck *ctx, uint32_t code, const struct problem_ctx *pct
 			printf("\n");
 		} else {
 			printf("%s: ", ctx->device);
-			print_trimmed(message);
+			fputs(message, stdout);
 			printf("\n\n%s: UNEXPECTED INCONSISTENCY; RUN fsck MANUALLY.\n"
 			       "\t(i.e., without -a or -p options)\n", ctx->device);
 			ctx->aborted = 1;

@@ -109,6 +109,9 @@ int fix_problem(struct e4fsck *ctx, uint32_t code, const struct problem_ctx *pct
 void problem_format(const struct e4fsck *ctx, const struct problem *p, const struct problem_ctx *pctx,
 		    char *buf, size_t size);
 
+/* Forget the answer to latch question code, so the next member asks it again (e2fsck ends some per inode). */
+void problem_latch_end(struct e4fsck *ctx, uint32_t question);
+
 /* The words of a prompt ("Fix", "Clear", ...). */
 const char *problem_prompt_text(enum prompt p);
 

@@ -67,6 +67,58 @@ int ext4fs_extent_map(struct ext4fs_fs *fs, uint32_t ino, const struct ext4fs_in
 /* Checksum seed of inode ino (metadata_csum): crc32c over the number and generation. */
 uint32_t ext4fs_inode_csum_seed(const struct ext4fs_fs *fs, uint32_t ino, uint32_t generation);
 
+/* -- Single nodes, for checkers and repairs --------------------------------
+ *
+ * A node is the 60-byte root in i_block or a tree block: a 12-byte header,
+ * then 12-byte entries (index entries above the leaves, extents in them),
+ * then, in a block with metadata_csum, a crc32c right after eh_max entries.
+ * These read and change one node in a caller's buffer without validating
+ * it: the caller checks the header against the buffer's size before using
+ * an entry index.
+ */
+
+struct ext4fs_extent_header {
+	uint16_t magic, entries, max, depth;
+};
+
+/* One entry as stored: a leaf extent (len decoded, unwritten split off) or an index entry. */
+struct ext4fs_extent_entry {
+	uint32_t lblk;
+	uint64_t pblk;           /* leaf: first data block; index: the child node's block */
+	uint32_t len;            /* leaf only: 0..32768 */
+	int unwritten;           /* leaf only */
+};
+
+/* Decode the header at the start of node. */
+void ext4fs_extent_node_header(const void *node, struct ext4fs_extent_header *h);
+
+/* Entries in a node of size bytes: (size - 12) / 12. */
+unsigned ext4fs_extent_node_room(size_t size);
+
+/* Encode h as node's header. */
+void ext4fs_extent_node_set_header(void *node, const struct ext4fs_extent_header *h);
+
+/* Decode entry i (i < ext4fs_extent_node_room(size)) as a leaf extent or an index entry. */
+void ext4fs_extent_node_entry(const void *node, unsigned i, int leaf, struct ext4fs_extent_entry *e);
+
+/* Encode entry i; a leaf length above what its kind allows is the caller's error. */
+void ext4fs_extent_node_set_entry(void *node, unsigned i, int leaf, const struct ext4fs_extent_entry *e);
+
+/* Remove entry i (i < entries) by moving the later ones down; the count drops by one. */
+void ext4fs_extent_node_remove(void *node, unsigned i);
+
+/*
+ * Whether tree block node (size bytes) of inode ino (with i_generation
+ * generation) carries the right metadata_csum checksum; 1 without
+ * metadata_csum or when the checksum would not fit after eh_max entries.
+ */
+int ext4fs_extent_node_csum_ok(const struct ext4fs_fs *fs, uint32_t ino, uint32_t generation,
+			       const void *node, size_t size);
+
+/* Store that checksum (nothing to do where ext4fs_extent_node_csum_ok() would say 1 unconditionally). */
+void ext4fs_extent_node_csum_set(const struct ext4fs_fs *fs, uint32_t ino, uint32_t generation,
+				 void *node, size_t size);
+
 #ifdef __cplusplus
 }
 #endif

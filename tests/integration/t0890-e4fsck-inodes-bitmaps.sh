@@ -34,12 +34,8 @@ need_cmd debugfs
 [ -x "$E4FSCK" ] || skip "e4fsck is not built ($E4FSCK)"
 make_tmpdir
 
-failed=0
-pass() { echo "PASS $*"; }
-bad() { echo "FAIL $*"; failed=1; }
-
-# Output without the version banner, with the image's name made neutral.
-neutral() { grep -v -e '^e2fsck [0-9]' -e '^e4fsck [0-9]' "$1" | sed "s|$2|IMG|g"; }
+# shellcheck source-path=SCRIPTDIR source=../lib/fsck-damage.sh
+. "$(dirname -- "$0")/../lib/fsck-damage.sh"
 
 # ---------------------------------------------------------------- clean images
 clean_case() {
@@ -132,70 +128,8 @@ base_image() {
 	EOF
 }
 
-damage_case() {
-	local name=$1 opts=$2 cmds=$3
-	local img="$T/dmg.img" ref="$T/ref.img" rc
-	base_image "$img" "$opts"
-	# @BIG0@: the block holding /big's first block in this image.
-	cmds=${cmds//@BIG0@/$(debugfs -R "bmap /big 0" "$img" 2>/dev/null)}
-	debugfs -w -f - "$img" >/dev/null 2>&1 <<<"$cmds"
-	cp "$img" "$ref"
-	cp "$img" "$T/preen.img"; cp "$img" "$T/preen-ref.img"
-	local before; before=$(md5sum <"$img")
-
-	rc=0; "$E4FSCK" -fn "$img" >"$T/ours.n" 2>&1 || rc=$?
-	want=0; e2fsck -fn "$ref" >"$T/theirs.n" 2>&1 || want=$?
-	if ! grep -q '? no$' "$T/ours.n"; then
-		bad "$name: e4fsck -fn found nothing"; sed 's/^/    /' "$T/ours.n" | head -n 20; return
-	fi
-	if [ "$rc" != "$want" ]; then
-		bad "$name: e4fsck -fn exit $rc, e2fsck's $want"; sed 's/^/    /' "$T/ours.n" | head -n 20; return
-	fi
-	if [ "$(md5sum <"$img")" != "$before" ]; then
-		bad "$name: e4fsck -fn changed the image"; return
-	fi
-	# Pass 1 in 1 or 4 threads: the same output, byte for byte.
-	for j in 1 4; do
-		"$E4FSCK" -fn -j "$j" "$img" >"$T/ours.n$j" 2>&1 || true
-		if ! cmp -s "$T/ours.n" "$T/ours.n$j"; then
-			bad "$name: e4fsck -fn -j $j prints something else:"
-			diff "$T/ours.n" "$T/ours.n$j" | sed 's/^/    /' | head -n 10; return
-		fi
-	done
-	if ! diff <(neutral "$T/ours.n" "$img") <(neutral "$T/theirs.n" "$ref") >"$T/diff" 2>&1; then
-		bad "$name: -fn output differs from e2fsck's:"; sed 's/^/    /' "$T/diff" | head -n 20; return
-	fi
-
-	# Preen: the same lines (each prefixed with the image) and exit status as e2fsck -p.
-	rc=0; "$E4FSCK" -fp "$T/preen.img" >"$T/ours.p" 2>&1 || rc=$?
-	want=0; e2fsck -fp "$T/preen-ref.img" >"$T/theirs.p" 2>&1 || want=$?
-	if [ "$rc" != "$want" ] ||
-	   ! diff <(neutral "$T/ours.p" "$T/preen.img") <(neutral "$T/theirs.p" "$T/preen-ref.img") >"$T/diff" 2>&1; then
-		bad "$name: -fp exit $rc (e2fsck $want) or output differs:"; sed 's/^/    /' "$T/diff" | head -n 20; return
-	fi
-
-	rc=0; "$E4FSCK" -fy "$img" >"$T/ours.y" 2>&1 || rc=$?
-	e2fsck -fy "$ref" >"$T/theirs.y" 2>&1 || true
-	if [ "$rc" != 1 ]; then
-		bad "$name: e4fsck -fy exit $rc, want 1"; sed 's/^/    /' "$T/ours.y" | head -n 20; return
-	fi
-	if ! diff <(neutral "$T/ours.y" "$img") <(neutral "$T/theirs.y" "$ref") >"$T/diff" 2>&1; then
-		bad "$name: -fy output differs from e2fsck's:"; sed 's/^/    /' "$T/diff" | head -n 20; return
-	fi
-	rc=0; "$E4FSCK" -fy "$img" >"$T/ours.y2" 2>&1 || rc=$?
-	if [ "$rc" != 0 ]; then
-		bad "$name: second e4fsck -fy exit $rc"; sed 's/^/    /' "$T/ours.y2" | head -n 20; return
-	fi
-	if ! e2fsck -fn "$img" >"$T/check" 2>&1; then
-		bad "$name: e2fsck -fn is not clean after the repair:"; sed 's/^/    /' "$T/check" | head -n 20; return
-	fi
-	debugfs -R "cat /big" "$img" 2>/dev/null >"$T/big.out"
-	# A repaired i_size covers the last block whole, as e2fsck's does: compare the source's length.
-	if ! cmp -s -n "$(stat -c %s "$src/big")" "$T/big.out" "$src/big"; then
-		bad "$name: /big changed"; return
-	fi
-	pass "$name"
-}
+# @BIG0@: the block holding /big's first block in this image.
+expand() { printf '%s\n' "${2//@BIG0@/$(debugfs -R "bmap /big 0" "$1" 2>/dev/null)}"; }
 
 for opts in "-t ext4" "-t ext4 -O ^metadata_csum -b 1024" "-t ext3"; do
 	tag="[$opts]"

@@ -514,6 +514,117 @@ static void indirect_map__rejects_an_indirect_block_used_twice_instead_of_rescan
 	ext4fs_close(fs);
 }
 
+/* -- Single nodes (ext4fs_extent_node_*) ---------------------------------- */
+
+static unsigned get16(const unsigned char *p)
+{
+	return (unsigned)(p[0] | (p[1] << 8));
+}
+
+static void extent_node__decodes_and_encodes_leaf_and_index_entries_with_high_bits(void **state)
+{
+	(void)state;
+	unsigned char node[60] = { 0 };
+	struct ext4fs_extent_header h = { EXT4FS_EXTENT_MAGIC, 2, 4, 0 };
+	struct ext4fs_extent_entry in[2] = {
+		{ .lblk = 7, .pblk = 0x123456789aULL, .len = 32768, .unwritten = 0 },
+		{ .lblk = 40000, .pblk = 99, .len = 5, .unwritten = 1 },
+	}, out;
+
+	ext4fs_extent_node_set_header(node, &h);
+	for (unsigned i = 0; i < 2; i++)
+		ext4fs_extent_node_set_entry(node, i, 1, &in[i]);
+	/* On disk: a full written extent stores 32768, an unwritten one len + 32768. */
+	assert_int_equal(get16(node + 12 + 4), 32768);
+	assert_int_equal(get16(node + 24 + 4), 32768 + 5);
+	assert_int_equal(get16(node + 12 + 6), 0x12);
+	for (unsigned i = 0; i < 2; i++) {
+		ext4fs_extent_node_entry(node, i, 1, &out);
+		assert_int_equal(out.lblk, in[i].lblk);
+		assert_true(out.pblk == in[i].pblk);
+		assert_int_equal(out.len, in[i].len);
+		assert_int_equal(out.unwritten, in[i].unwritten);
+	}
+	struct ext4fs_extent_entry idx = { .lblk = 3, .pblk = 0xabcd00000042ULL };
+	ext4fs_extent_node_set_entry(node, 1, 0, &idx);
+	ext4fs_extent_node_entry(node, 1, 0, &out);
+	assert_int_equal(out.lblk, 3);
+	assert_true(out.pblk == 0xabcd00000042ULL);
+	assert_int_equal(get16(node + 24 + 8), 0xabcd);
+	struct ext4fs_extent_header back;
+	ext4fs_extent_node_header(node, &back);
+	assert_int_equal(back.magic, EXT4FS_EXTENT_MAGIC);
+	assert_int_equal(back.entries, 2);
+	assert_int_equal(back.max, 4);
+	assert_int_equal(ext4fs_extent_node_room(60), 4);
+	assert_int_equal(ext4fs_extent_node_room(BS), (BS - 12) / 12);
+}
+
+static void extent_node__remove_moves_later_entries_down_and_clears_the_last(void **state)
+{
+	(void)state;
+	unsigned char node[60] = { 0 };
+	struct ext4fs_extent_header h = { EXT4FS_EXTENT_MAGIC, 3, 4, 0 }, back;
+	struct ext4fs_extent_entry e;
+
+	ext4fs_extent_node_set_header(node, &h);
+	for (unsigned i = 0; i < 3; i++) {
+		e = (struct ext4fs_extent_entry){ .lblk = 10 * i, .pblk = 100 + i, .len = 1 };
+		ext4fs_extent_node_set_entry(node, i, 1, &e);
+	}
+	ext4fs_extent_node_remove(node, 0);
+	ext4fs_extent_node_header(node, &back);
+	assert_int_equal(back.entries, 2);
+	ext4fs_extent_node_entry(node, 0, 1, &e);
+	assert_int_equal(e.lblk, 10);
+	ext4fs_extent_node_entry(node, 1, 1, &e);
+	assert_int_equal(e.lblk, 20);
+	for (unsigned k = 36; k < 48; k++)
+		assert_int_equal(node[k], 0);
+	/* Past the count: nothing happens. */
+	ext4fs_extent_node_remove(node, 5);
+	ext4fs_extent_node_header(node, &back);
+	assert_int_equal(back.entries, 2);
+}
+
+static void extent_node__checksum_is_set_and_verified_with_metadata_csum_only(void **state)
+{
+	(void)state;
+	unsigned char node[BS];
+	struct ext4fs_extent_header h = { EXT4FS_EXTENT_MAGIC, 0, (BS - 12) / 12, 0 };
+
+	memset(node, 0, sizeof(node));
+	ext4fs_extent_node_set_header(node, &h);
+	make_image();
+	struct ext4fs_fs *fs = open_image(0);
+	/* Without metadata_csum every node passes and nothing is stored. */
+	assert_true(ext4fs_extent_node_csum_ok(fs, 12, 1, node, BS));
+	ext4fs_extent_node_csum_set(fs, 12, 1, node, BS);
+	assert_int_equal(get32(node + 12 + 12 * h.max), 0);
+	ext4fs_close(fs);
+
+	const struct mem_image_layout l = {
+		.blocks = NBLOCKS, .inodes = NINODES, .inode_size = 256, .extra_isize = 32,
+		.incompat = EXT4FS_FEATURE_INCOMPAT_EXTENTS | EXT4FS_FEATURE_INCOMPAT_FILETYPE,
+		.ro_compat = EXT4FS_FEATURE_RO_COMPAT_METADATA_CSUM, .checksum_type = 1,
+	};
+	mem_image_init(&l);
+	fs = open_image(0);
+	assert_false(ext4fs_extent_node_csum_ok(fs, 12, 1, node, BS));
+	ext4fs_extent_node_csum_set(fs, 12, 1, node, BS);
+	assert_true(ext4fs_extent_node_csum_ok(fs, 12, 1, node, BS));
+	/* The seed is the inode's: another inode or generation does not match. */
+	assert_false(ext4fs_extent_node_csum_ok(fs, 13, 1, node, BS));
+	assert_false(ext4fs_extent_node_csum_ok(fs, 12, 2, node, BS));
+	node[40] ^= 1;
+	assert_false(ext4fs_extent_node_csum_ok(fs, 12, 1, node, BS));
+	/* eh_max so large the checksum would not fit: nothing to check. */
+	h.max = (BS - 12) / 12 + 1;
+	ext4fs_extent_node_set_header(node, &h);
+	assert_true(ext4fs_extent_node_csum_ok(fs, 12, 1, node, BS));
+	ext4fs_close(fs);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -534,6 +645,9 @@ int main(void)
 		cmocka_unit_test(indirect_map__rejects_a_block_number_beyond_the_file_system),
 		cmocka_unit_test(indirect_map__ends_a_walk_over_an_indirect_block_that_maps_itself),
 		cmocka_unit_test(indirect_map__rejects_an_indirect_block_used_twice_instead_of_rescanning_it),
+		cmocka_unit_test(extent_node__decodes_and_encodes_leaf_and_index_entries_with_high_bits),
+		cmocka_unit_test(extent_node__remove_moves_later_entries_down_and_clears_the_last),
+		cmocka_unit_test(extent_node__checksum_is_set_and_verified_with_metadata_csum_only),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

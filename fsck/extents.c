@@ -1,0 +1,580 @@
+/*
+ * extents.c - checking an extent tree entry by entry (extents.h).
+ *
+ * The order of the checks and what each entry is measured against follow
+ * e2fsck, so the same tree gives the same questions in the same order:
+ * every entry must point inside the file system and start at or after
+ * where its node (or the previous extent) starts; an entry must end
+ * within the range its parent's index gives it, unless it is unwritten
+ * space past the end of the file; a leaf extent must have a length, end
+ * inside the file system, not map a logical block twice and, in a
+ * directory, stay below the directory size limit.  An index entry's child
+ * must have a sane header, start where the index says, and carry its
+ * checksum; a checksum that fails on a node whose entries are all fine is
+ * its own question, asked after the node's entries.
+ */
+#include "config.h"
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "ext4fs/alloc.h"
+#include "ext4fs/bitmap.h"
+#include "ext4fs/errors.h"
+#include "ext4fs/super.h"
+#include "e4fsck.h"
+#include "extents.h"
+#include "problems.h"
+
+#define ROOT_SIZE 60
+
+struct scan {
+	struct ext4fs_fs *fs;
+	const struct ext4fs_geom *g;
+	const struct ext4fs_inode *in;
+	uint32_t ino;
+	const struct extent_scan_ops *ops;
+	void *arg;
+	unsigned max_depth;
+	int is_dir;
+	uint64_t dir_limit;
+	uint64_t eof_block;         /* last logical block within i_size (wraps below 0 for an empty file) */
+	uint64_t next_lblock;       /* end of the mapped range so far (leaf extents) */
+	uint64_t nodes[EXTENT_PATH_MAX];
+	struct problem_ctx pctx;    /* the entry being looked at; a node's checksum question reuses the last */
+	struct {
+		uint64_t entries, room; /* over the nodes visited at this level */
+	} levels[EXTENT_PATH_MAX];
+	unsigned char *bufs[EXTENT_PATH_MAX];
+};
+
+/* e2fsck's header test: the right magic, entries within eh_max, eh_max within two of what fits. */
+static int header_sane(const struct ext4fs_extent_header *h, size_t size)
+{
+	unsigned room = ext4fs_extent_node_room(size);
+
+	return h->magic == EXT4FS_EXTENT_MAGIC && h->entries <= h->max && h->max <= room && (unsigned)h->max + 2 >= room;
+}
+
+static int report(struct scan *s, uint32_t code, enum extent_fix_kind kind, unsigned level, int leaf,
+		  const struct ext4fs_extent_entry *e, uint32_t new_lblk)
+{
+	struct extent_fix fix = { .kind = kind, .level = level, .leaf = leaf, .new_lblk = new_lblk };
+
+	memcpy(fix.nodes, s->nodes, sizeof(fix.nodes));
+	if (e)
+		fix.entry = *e;
+	return s->ops->problem(s->arg, code, &s->pctx, &fix);
+}
+
+static int scan_node(struct scan *s, unsigned level, const unsigned char *node, uint64_t start_block,
+		     uint64_t end_block, uint64_t node_end, int try_repairs, int failed_csum);
+
+/* An index entry that passed its own checks: its child, then the child's block. */
+static int scan_child(struct scan *s, unsigned level, const struct ext4fs_extent_entry *e, uint64_t last_lblk,
+		      uint64_t child_end)
+{
+	int next_try_repairs = 1, rc;
+	unsigned child = level + 1;
+
+	if (s->ino != EXT4FS_RESIZE_INO && s->ops->is_metadata(s->arg, e->pblk)) {
+		/* Pass 1B moves the block first; the subtree is checked but not repaired. */
+		next_try_repairs = 0;
+		s->pctx.blk = e->pblk;
+		if ((rc = s->ops->problem(s->arg, PR_1_CRITICAL_METADATA_COLLISION, &s->pctx, NULL)))
+			return rc;
+	}
+	struct ext4fs_extent_header h = { 0 };
+	int readable = child < EXTENT_PATH_MAX && ext4fs_block_read(s->fs, e->pblk, s->bufs[child]) == 0;
+	if (readable)
+		ext4fs_extent_node_header(s->bufs[child], &h);
+	if (!readable || !header_sane(&h, s->g->block_size)) {
+		if (!next_try_repairs)
+			return 0;
+		return report(s, PR_1_EXTENT_HEADER_INVALID, EXTENT_FIX_DELETE, level, 0, e, 0);
+	}
+	int csum_bad = !ext4fs_extent_node_csum_ok(s->fs, s->ino, s->in->i_generation, s->bufs[child],
+						   s->g->block_size);
+	uint64_t child_start = e->lblk;
+	if (h.entries) {
+		struct ext4fs_extent_entry first;
+		ext4fs_extent_node_entry(s->bufs[child], 0, child == s->max_depth, &first);
+		child_start = first.lblk;
+		if (first.lblk != e->lblk) {
+			s->pctx.blk = e->lblk;
+			s->pctx.blk2 = first.lblk;
+			s->pctx.num = level;
+			if ((rc = report(s, PR_1_EXTENT_INDEX_START_INVALID, EXTENT_FIX_INDEX_START, level, 0, e,
+					 first.lblk)))
+				return rc;
+		}
+	}
+	s->nodes[child] = e->pblk;
+	rc = scan_node(s, child, s->bufs[child], child_start, last_lblk, child_end, next_try_repairs, csum_bad);
+	s->nodes[child] = 0;
+	if (rc)
+		return rc;
+	struct ext4fs_block_visit v = { .kind = EXT4FS_BLOCK_EXTENT_NODE, .pblk = e->pblk, .lblk = e->lblk,
+					.count = 1 };
+	return s->ops->claim(&v, s->arg);
+}
+
+static int scan_node(struct scan *s, unsigned level, const unsigned char *node, uint64_t start_block,
+		     uint64_t end_block, uint64_t node_end, int try_repairs, int failed_csum)
+{
+	const struct ext4fs_geom *g = s->g;
+	struct ext4fs_extent_header h;
+	int leaf = level == s->max_depth, rc;
+
+	ext4fs_extent_node_header(node, &h);
+	s->levels[level].entries += h.entries;
+	/*
+	 * Appending splits leave the old block one entry short of full, so a
+	 * block below the root that is not full counts one entry less, as
+	 * e2fsck counts it: such trees are not worth rebuilding.
+	 */
+	s->levels[level].room += h.max - (level && h.entries < h.max ? 1 : 0);
+	for (unsigned i = 0; i < h.entries; i++) {
+		struct ext4fs_extent_entry e;
+		uint32_t len;
+
+		ext4fs_extent_node_entry(node, i, leaf, &e);
+		if (leaf) {
+			len = e.len;
+		} else {
+			/* An index entry covers up to the next one, the last up to where its node ends. */
+			uint64_t end = node_end;
+			if (i + 1 < h.entries) {
+				struct ext4fs_extent_entry next;
+				ext4fs_extent_node_entry(node, i + 1, 0, &next);
+				end = next.lblk;
+			}
+			len = (uint32_t)(end - e.lblk);
+		}
+		uint64_t last_lblk = (uint64_t)e.lblk + len - 1;
+		uint32_t problem = 0;
+
+		s->pctx.blk = e.pblk;
+		s->pctx.blk2 = e.lblk;
+		s->pctx.num = len;
+		if (e.pblk == 0 || e.pblk < g->first_data_block || e.pblk >= g->blocks_count)
+			problem = PR_1_EXTENT_BAD_START_BLK;
+		else if (e.lblk < start_block)
+			problem = PR_1_OUT_OF_ORDER_EXTENTS;
+		else if (end_block && last_lblk > end_block && !(last_lblk > s->eof_block && e.unwritten))
+			problem = PR_1_EXTENT_END_OUT_OF_BOUNDS;
+		else if (leaf && len == 0)
+			problem = PR_1_EXTENT_LENGTH_ZERO;
+		else if (leaf && e.pblk + len > g->blocks_count)
+			problem = PR_1_EXTENT_ENDS_BEYOND;
+		else if (leaf && s->is_dir && (uint64_t)e.lblk + len > s->dir_limit) {
+			problem = PR_1_TOOBIG_DIR;
+			s->pctx.num = (uint64_t)e.lblk + len;
+		}
+		if (leaf && !problem && len) {
+			if (e.lblk < s->next_lblock)
+				problem = PR_1_EXTENT_COLLISION;
+			else if (e.lblk + (uint64_t)len > s->next_lblock)
+				s->next_lblock = e.lblk + (uint64_t)len;
+		}
+		if (try_repairs && s->is_dir && !problem && e.unwritten) {
+			if ((rc = report(s, PR_1_UNINIT_DBLOCK, EXTENT_FIX_WRITTEN, level, leaf, &e, 0)))
+				return rc;
+			e.unwritten = 0;
+		}
+		if (problem) {
+			/* Not believed whatever the answer: its blocks are not claimed. */
+			if (try_repairs && (rc = report(s, problem, EXTENT_FIX_DELETE, level, leaf, &e, 0)))
+				return rc;
+			continue;
+		}
+		if (!leaf) {
+			if ((rc = scan_child(s, level, &e, last_lblk, (uint64_t)e.lblk + len)))
+				return rc;
+			continue;
+		}
+		struct ext4fs_block_visit v = { .kind = EXT4FS_BLOCK_DATA, .pblk = e.pblk, .lblk = e.lblk,
+						.count = len, .unwritten = e.unwritten };
+		if ((rc = s->ops->claim(&v, s->arg)))
+			return rc;
+		start_block = last_lblk;
+	}
+	if (failed_csum)
+		return report(s, PR_1_EXTENT_ONLY_CSUM_INVALID, EXTENT_FIX_CSUM, level, leaf, NULL, 0);
+	return 0;
+}
+
+/*
+ * e2fsck's test for a tree worth rebuilding: a level with more than a
+ * block's worth of free entries could be narrower, a level whose entries
+ * would fit in the room of a level above could go (the tree could be
+ * shorter).  Asked as a suggestion; a yes queues the inode for pass 1E.
+ */
+static int suggest_rebuild(struct scan *s)
+{
+	uint64_t per_block = ext4fs_extent_node_room(s->g->block_size);
+
+	for (unsigned i = 0; i <= s->max_depth; i++) {
+		uint32_t code = 0;
+		if (s->levels[i].room - s->levels[i].entries > per_block && s->levels[i].room > s->levels[i].entries)
+			code = PR_1E_CAN_NARROW_EXTENT_TREE;
+		for (unsigned j = 0; j < i && !code; j++)
+			if (s->levels[i].entries < s->levels[j].room)
+				code = PR_1E_CAN_COLLAPSE_EXTENT_TREE;
+		if (code) {
+			s->pctx.blk = i;
+			return report(s, code, EXTENT_FIX_REBUILD, 0, 0, NULL, 0);
+		}
+	}
+	return 0;
+}
+
+int fsck_extents_scan(struct ext4fs_fs *fs, uint32_t ino, const struct ext4fs_inode *in, uint64_t dir_limit,
+		      const struct extent_scan_ops *ops, void *arg)
+{
+	const struct ext4fs_geom *g = ext4fs_geom(fs);
+	struct scan s = { .fs = fs, .g = g, .in = in, .ino = ino, .ops = ops, .arg = arg,
+			  .is_dir = EXT4FS_ISDIR(in->i_mode), .dir_limit = dir_limit };
+	struct ext4fs_extent_header h;
+	int rc;
+
+	s.pctx.ino = ino;
+	ext4fs_extent_node_header(in->i_block, &h);
+	if (!header_sane(&h, ROOT_SIZE) || h.depth > EXT4FS_EXTENT_MAX_DEPTH)
+		return ops->problem(arg, PR_1_MISSING_EXTENT_HEADER, &s.pctx, NULL);
+	s.max_depth = h.depth;
+	for (unsigned k = 1; k <= s.max_depth; k++)
+		if (!(s.bufs[k] = malloc(g->block_size))) {
+			rc = -ENOMEM;
+			goto out;
+		}
+	uint64_t size_blocks = (ext4fs_inode_size(in) + g->block_size - 1) / g->block_size;
+	s.eof_block = size_blocks - 1;
+	rc = scan_node(&s, 0, (const unsigned char *)in->i_block, 0, 0, size_blocks, 1, 0);
+	if (!rc)
+		rc = suggest_rebuild(&s);
+out:
+	for (unsigned k = 1; k < EXTENT_PATH_MAX; k++)
+		free(s.bufs[k]);
+	return rc;
+}
+
+/* ---------------------------------------------------------------- repairs */
+
+struct node_ref {
+	unsigned char *buf;         /* the root in the inode, or a block buffer */
+	size_t size;
+	uint64_t blk;               /* 0 for the root */
+};
+
+static int node_load(struct e4fsck *ctx, struct ext4fs_inode *in, uint64_t blk, unsigned char *buf,
+		     struct node_ref *n)
+{
+	struct ext4fs_extent_header h;
+
+	n->blk = blk;
+	if (!blk) {
+		n->buf = (unsigned char *)in->i_block;
+		n->size = ROOT_SIZE;
+	} else {
+		n->buf = buf;
+		n->size = ctx->geo->block_size;
+		if (ext4fs_block_read(ctx->fs, blk, buf))
+			return -1;
+	}
+	ext4fs_extent_node_header(n->buf, &h);
+	return h.magic == EXT4FS_EXTENT_MAGIC && h.entries <= ext4fs_extent_node_room(n->size) ? 0 : -1;
+}
+
+static int node_store(struct e4fsck *ctx, uint32_t ino, const struct ext4fs_inode *in, struct node_ref *n)
+{
+	if (!n->blk)
+		return 0;
+	ext4fs_extent_node_csum_set(ctx->fs, ino, in->i_generation, n->buf, n->size);
+	int err = ext4fs_block_write(ctx->fs, n->blk, n->buf);
+	if (err) {
+		fsck_fatal(ctx, "%s while writing extent block %llu of inode %u: %s", ext4fs_strerror(err),
+			   (unsigned long long)n->blk, ino, ext4fs_errmsg(ctx->fs));
+		return -1;
+	}
+	return 0;
+}
+
+/* The entry of node n that fix names (leaf: same extent; index: same child), or -1. */
+static int find_entry(const struct node_ref *n, int leaf, const struct ext4fs_extent_entry *want)
+{
+	struct ext4fs_extent_header h;
+
+	ext4fs_extent_node_header(n->buf, &h);
+	for (unsigned i = 0; i < h.entries; i++) {
+		struct ext4fs_extent_entry e;
+		ext4fs_extent_node_entry(n->buf, i, leaf, &e);
+		if (e.lblk == want->lblk && e.pblk == want->pblk &&
+		    (!leaf || (e.len == want->len && e.unwritten == want->unwritten)))
+			return (int)i;
+	}
+	return -1;
+}
+
+/*
+ * The node at level (nodes[level]) now starts at first: the index entries
+ * above that point at it follow, as far up as each is its node's first.
+ * Returns 1 when the root changed, 0 when it did not, -1 after fsck_fatal().
+ */
+static int fix_parents(struct e4fsck *ctx, uint32_t ino, struct ext4fs_inode *in, const uint64_t *nodes,
+		       unsigned level, uint32_t first, unsigned char *buf)
+{
+	for (; level > 0; level--) {
+		struct node_ref up;
+		struct ext4fs_extent_header h;
+		if (node_load(ctx, in, nodes[level - 1], buf, &up))
+			return 0;
+		ext4fs_extent_node_header(up.buf, &h);
+		unsigned i;
+		struct ext4fs_extent_entry e;
+		for (i = 0; i < h.entries; i++) {
+			ext4fs_extent_node_entry(up.buf, i, 0, &e);
+			if (e.pblk == nodes[level])
+				break;
+		}
+		if (i == h.entries || e.lblk == first)
+			return 0;
+		e.lblk = first;
+		ext4fs_extent_node_set_entry(up.buf, i, 0, &e);
+		if (node_store(ctx, ino, in, &up))
+			return -1;
+		if (!up.blk)
+			return 1;
+		if (i != 0)
+			return 0;
+	}
+	return 0;
+}
+
+int fsck_extent_repair(struct e4fsck *ctx, uint32_t ino, struct ext4fs_inode *in, const struct extent_fix *fix)
+{
+	unsigned char *buf = malloc(ctx->geo->block_size);
+	struct extent_fix f = *fix;
+	struct node_ref n;
+	int rc = 0, inode_changed = 0;
+
+	if (!buf) {
+		fsck_fatal(ctx, "out of memory repairing the extent tree of inode %u", ino);
+		return -1;
+	}
+	for (;;) {
+		struct ext4fs_extent_header h;
+		if (node_load(ctx, in, f.nodes[f.level], buf, &n))
+			break;          /* gone with an earlier repair, or unreadable: nothing to do */
+		ext4fs_extent_node_header(n.buf, &h);
+		int i = f.kind == EXTENT_FIX_CSUM ? 0 : find_entry(&n, f.leaf, &f.entry);
+		if (i < 0)
+			break;
+		struct ext4fs_extent_entry e = f.entry;
+		if (f.kind == EXTENT_FIX_WRITTEN) {
+			e.unwritten = 0;
+			ext4fs_extent_node_set_entry(n.buf, (unsigned)i, f.leaf, &e);
+		} else if (f.kind == EXTENT_FIX_INDEX_START) {
+			e.lblk = f.new_lblk;
+			ext4fs_extent_node_set_entry(n.buf, (unsigned)i, f.leaf, &e);
+		} else if (f.kind == EXTENT_FIX_DELETE) {
+			ext4fs_extent_node_remove(n.buf, (unsigned)i);
+			h.entries--;
+			if (!h.entries && f.level > 0) {
+				/* An empty node below the root goes, and its entry in the parent with it. */
+				bitmap_paged_clear_range(&ctx->block_found, n.blk, 1);
+				ext4fs_inode_add_blocks(ctx->fs, in, -1);
+				inode_changed = 1;
+				f.entry = (struct ext4fs_extent_entry){ .pblk = n.blk };
+				f.level--;
+				f.leaf = 0;
+				if (node_load(ctx, in, f.nodes[f.level], buf, &n))
+					break;
+				struct ext4fs_extent_header ph;
+				ext4fs_extent_node_header(n.buf, &ph);
+				for (unsigned k = 0; k < ph.entries; k++) {
+					struct ext4fs_extent_entry pe;
+					ext4fs_extent_node_entry(n.buf, k, 0, &pe);
+					if (pe.pblk == f.entry.pblk)
+						f.entry.lblk = pe.lblk;
+				}
+				continue;
+			}
+			if (!h.entries) {
+				h.depth = 0;    /* an empty root is a leaf */
+				ext4fs_extent_node_set_header(n.buf, &h);
+			}
+		}
+		if (!n.blk)
+			inode_changed = 1;
+		if (node_store(ctx, ino, in, &n)) {
+			rc = -1;
+			break;
+		}
+		if ((f.kind == EXTENT_FIX_DELETE || f.kind == EXTENT_FIX_INDEX_START) && i == 0 && h.entries) {
+			struct ext4fs_extent_entry first;
+			ext4fs_extent_node_entry(n.buf, 0, f.leaf, &first);
+			int up = fix_parents(ctx, ino, in, f.nodes, f.level, first.lblk, buf);
+			if (up < 0)
+				rc = -1;
+			else if (up > 0)
+				inode_changed = 1;
+		}
+		break;
+	}
+	free(buf);
+	return rc < 0 ? -1 : inode_changed;
+}
+
+/* ---------------------------------------------------------------- pass 1E */
+
+struct tree_parts {
+	struct ext4fs_extent_entry *ext;    /* leaf extents in order */
+	size_t next, cap;
+	uint64_t *blocks;                   /* the tree's blocks below the root */
+	size_t nblocks, capblocks;
+};
+
+static int collect_part(const struct ext4fs_extent_visit *v, void *arg)
+{
+	struct tree_parts *t = arg;
+
+	if (v->is_leaf) {
+		if (t->next == t->cap) {
+			size_t cap = t->cap ? t->cap * 2 : 64;
+			void *grown = realloc(t->ext, cap * sizeof(*t->ext));
+			if (!grown)
+				return -ENOMEM;
+			t->ext = grown;
+			t->cap = cap;
+		}
+		t->ext[t->next++] = (struct ext4fs_extent_entry){ v->lblk, v->pblk, v->len, v->unwritten };
+		return 0;
+	}
+	if (t->nblocks == t->capblocks) {
+		size_t cap = t->capblocks ? t->capblocks * 2 : 16;
+		void *grown = realloc(t->blocks, cap * sizeof(*t->blocks));
+		if (!grown)
+			return -ENOMEM;
+		t->blocks = grown;
+		t->capblocks = cap;
+	}
+	t->blocks[t->nblocks++] = v->pblk;
+	return 0;
+}
+
+/*
+ * Write one level of the new tree: n entries (leaf extents, or index
+ * entries naming the level below) packed into nodes of per entries, in the
+ * blocks taken from *spare.  firsts/children receive each node's first
+ * logical block and block for the level above.
+ */
+static int write_level(struct e4fsck *ctx, uint32_t ino, const struct ext4fs_inode *in, int leaf, unsigned depth,
+		       const struct ext4fs_extent_entry *entries, size_t n, const uint64_t *spare, size_t *used,
+		       struct ext4fs_extent_entry *up, unsigned char *buf)
+{
+	unsigned per = ext4fs_extent_node_room(ctx->geo->block_size);
+	size_t nodes = 0;
+
+	for (size_t at = 0; at < n; at += per, nodes++) {
+		size_t k = n - at < per ? n - at : per;
+		memset(buf, 0, ctx->geo->block_size);
+		struct ext4fs_extent_header h = { EXT4FS_EXTENT_MAGIC, (uint16_t)k, (uint16_t)per, (uint16_t)depth };
+		ext4fs_extent_node_set_header(buf, &h);
+		for (size_t i = 0; i < k; i++)
+			ext4fs_extent_node_set_entry(buf, (unsigned)i, leaf, &entries[at + i]);
+		uint64_t blk = spare[(*used)++];
+		ext4fs_extent_node_csum_set(ctx->fs, ino, in->i_generation, buf, ctx->geo->block_size);
+		int err = ext4fs_block_write(ctx->fs, blk, buf);
+		if (err) {
+			fsck_fatal(ctx, "%s while writing extent block %llu of inode %u: %s", ext4fs_strerror(err),
+				   (unsigned long long)blk, ino, ext4fs_errmsg(ctx->fs));
+			return -1;
+		}
+		up[nodes] = (struct ext4fs_extent_entry){ .lblk = entries[at].lblk, .pblk = blk };
+	}
+	return 0;
+}
+
+int fsck_extent_rebuild(struct e4fsck *ctx, uint32_t ino)
+{
+	const unsigned root_room = ext4fs_extent_node_room(ROOT_SIZE);
+	unsigned per = ext4fs_extent_node_room(ctx->geo->block_size);
+	struct tree_parts t = { 0 };
+	struct ext4fs_inode in;
+	unsigned char *buf = NULL;
+	struct ext4fs_extent_entry *level = NULL, *up = NULL;
+	int rc = -1, err;
+
+	err = ext4fs_inode_read(ctx->fs, ino, &in);
+	if (!err)
+		err = ext4fs_extent_walk(ctx->fs, ino, &in, collect_part, &t);
+	if (err == -ENOMEM)
+		goto nomem;
+	if (err) {
+		rc = 0;         /* not a tree this can rebuild (a repair was declined): leave it */
+		goto out;
+	}
+	/* Levels needed: each holds the entries of the one below, the root at most four. */
+	size_t n = t.next, nodes_needed = 0;
+	unsigned depth = 0;
+	for (size_t width = n; width > root_room; width = (width + per - 1) / per, depth++)
+		nodes_needed += (width + per - 1) / per;
+	if (depth > EXT4FS_EXTENT_MAX_DEPTH || nodes_needed > t.nblocks) {
+		rc = 0;         /* cannot be smaller than it is */
+		goto out;
+	}
+	buf = malloc(ctx->geo->block_size);
+	level = malloc((n ? n : 1) * sizeof(*level));
+	up = malloc((n ? n : 1) * sizeof(*up));
+	if (!buf || !level || !up)
+		goto nomem;
+	if (n)
+		memcpy(level, t.ext, n * sizeof(*level));
+	size_t used = 0, width = n;
+	for (unsigned d = 0; d < depth; d++) {
+		if (write_level(ctx, ino, &in, d == 0, d, level, width, t.blocks, &used, up, buf))
+			goto out;
+		width = (width + per - 1) / per;
+		memcpy(level, up, width * sizeof(*level));
+	}
+	memset(in.i_block, 0, sizeof(in.i_block));
+	struct ext4fs_extent_header h = { EXT4FS_EXTENT_MAGIC, (uint16_t)width, (uint16_t)root_room, (uint16_t)depth };
+	ext4fs_extent_node_set_header(in.i_block, &h);
+	for (size_t i = 0; i < width; i++)
+		ext4fs_extent_node_set_entry(in.i_block, (unsigned)i, depth == 0, &level[i]);
+	/* The blocks left over go back (pass 5 settles any the bitmap already called free). */
+	const struct ext4fs_bitmap *bb;
+	err = ext4fs_fs_block_bitmap(ctx->fs, &bb);
+	for (size_t i = used; i < t.nblocks && !err; i++) {
+		if (ext4fs_bitmap_test(bb, t.blocks[i]) > 0)
+			err = ext4fs_free_blocks(ctx->fs, t.blocks[i], 1);
+		if (err) {
+			fsck_fatal(ctx, "%s while freeing extent block %llu of inode %u: %s", ext4fs_strerror(err),
+				   (unsigned long long)t.blocks[i], ino, ext4fs_errmsg(ctx->fs));
+			goto out;
+		}
+		bitmap_paged_clear_range(&ctx->block_found, t.blocks[i], 1);
+		ext4fs_inode_add_blocks(ctx->fs, &in, -1);
+	}
+	if (err) {
+		fsck_fatal(ctx, "%s while reading the block bitmap: %s", ext4fs_strerror(err), ext4fs_errmsg(ctx->fs));
+		goto out;
+	}
+	err = ext4fs_inode_write(ctx->fs, ino, &in);
+	if (err) {
+		fsck_fatal(ctx, "%s while writing inode %u: %s", ext4fs_strerror(err), ino, ext4fs_errmsg(ctx->fs));
+		goto out;
+	}
+	ctx->fs_optimized = 1;
+	rc = 0;
+	goto out;
+nomem:
+	fsck_fatal(ctx, "out of memory rebuilding the extent tree of inode %u", ino);
+out:
+	free(t.ext);
+	free(t.blocks);
+	free(buf);
+	free(level);
+	free(up);
+	return rc;
+}

@@ -1,0 +1,110 @@
+# shellcheck shell=bash
+# tests/lib/fsck-damage.sh - damage one image in one way, then judge e4fsck
+# against e2fsck on copies of it.  Sourced after common.sh by the e4fsck
+# corruption tests.
+#
+# The caller defines:
+#   base_image IMG OPTS   make the undamaged image (OPTS: its own meaning)
+#   expand IMG CMDS       optional: print CMDS with the caller's @NAME@
+#                         placeholders replaced by values read from IMG
+#   $src                  the tree whose file "big" the image holds as /big
+#                         (set DAMAGE_NO_BIG=1 when the case loses /big)
+#
+# damage_case NAME OPTS CMDS makes the base image, applies CMDS with
+# `debugfs -w -f -`, and requires
+#   - `e4fsck -fn` finds something, exits as `e2fsck -fn`, prints the same
+#     lines (apart from the version banner), changes no byte of the image,
+#     and prints the same with pass 1 in 1 and in 4 threads;
+#   - `e4fsck -fp` exits and prints as `e2fsck -fp` on a copy;
+#   - `e4fsck -fy` exits 1 (or $DAMAGE_FY_EXIT, where e2fsck repairs
+#     without calling it a change) and prints the same lines as `e2fsck -fy`;
+#   - a second `e4fsck -fy` exits 0, `e2fsck -fn` is clean on the result,
+#     and /big's bytes are intact.
+# With DAMAGE_CMD set, CMDS is run as a shell command on the image ($1)
+# instead of going to debugfs.
+#
+# pass/bad print PASS/FAIL lines; $failed becomes 1 on a failure.
+
+failed=0
+pass() { echo "PASS $*"; }
+bad() { echo "FAIL $*"; failed=1; }
+
+# Output without the version banner, with the image's name made neutral and
+# e4fsck naming itself where e2fsck does.
+neutral() {
+	grep -v -e '^e2fsck [0-9]' -e '^e4fsck [0-9]' "$1" | sed -e "s|$2|IMG|g" -e 's/\be4fsck\b/e2fsck/g'
+}
+
+damage_case() {
+	local name=$1 opts=$2 cmds=$3
+	local img="$T/dmg.img" ref="$T/ref.img" rc want
+	base_image "$img" "$opts"
+	if declare -F expand >/dev/null; then
+		cmds=$(expand "$img" "$cmds")
+	fi
+	if [ -n "${DAMAGE_CMD:-}" ]; then
+		bash -c "$cmds" damage "$img"
+	else
+		debugfs -w -f - "$img" >/dev/null 2>&1 <<<"$cmds"
+	fi
+	cp "$img" "$ref"
+	cp "$img" "$T/preen.img"; cp "$img" "$T/preen-ref.img"
+	local before; before=$(md5sum <"$img")
+
+	rc=0; "$E4FSCK" -fn "$img" >"$T/ours.n" 2>&1 || rc=$?
+	want=0; e2fsck -fn "$ref" >"$T/theirs.n" 2>&1 || want=$?
+	if ! grep -q -e '? no$' -e 'IGNORED' "$T/ours.n" && [ "$rc" = 0 ]; then
+		bad "$name: e4fsck -fn found nothing"; sed 's/^/    /' "$T/ours.n" | head -n 20; return
+	fi
+	if [ "$rc" != "$want" ]; then
+		bad "$name: e4fsck -fn exit $rc, e2fsck's $want"; sed 's/^/    /' "$T/ours.n" | head -n 20; return
+	fi
+	if [ "$(md5sum <"$img")" != "$before" ]; then
+		bad "$name: e4fsck -fn changed the image"; return
+	fi
+	# Pass 1 in 1 or 4 threads: the same output, byte for byte.
+	local j
+	for j in 1 4; do
+		"$E4FSCK" -fn -j "$j" "$img" >"$T/ours.n$j" 2>&1 || true
+		if ! cmp -s "$T/ours.n" "$T/ours.n$j"; then
+			bad "$name: e4fsck -fn -j $j prints something else:"
+			diff "$T/ours.n" "$T/ours.n$j" | sed 's/^/    /' | head -n 10; return
+		fi
+	done
+	if ! diff <(neutral "$T/ours.n" "$img") <(neutral "$T/theirs.n" "$ref") >"$T/diff" 2>&1; then
+		bad "$name: -fn output differs from e2fsck's:"; sed 's/^/    /' "$T/diff" | head -n 20; return
+	fi
+
+	# Preen: the same lines (each prefixed with the image) and exit status as e2fsck -p.
+	rc=0; "$E4FSCK" -fp "$T/preen.img" >"$T/ours.p" 2>&1 || rc=$?
+	want=0; e2fsck -fp "$T/preen-ref.img" >"$T/theirs.p" 2>&1 || want=$?
+	if [ "$rc" != "$want" ] ||
+	   ! diff <(neutral "$T/ours.p" "$T/preen.img") <(neutral "$T/theirs.p" "$T/preen-ref.img") >"$T/diff" 2>&1; then
+		bad "$name: -fp exit $rc (e2fsck $want) or output differs:"; sed 's/^/    /' "$T/diff" | head -n 20; return
+	fi
+
+	local want_y=${DAMAGE_FY_EXIT:-1}
+	rc=0; "$E4FSCK" -fy "$img" >"$T/ours.y" 2>&1 || rc=$?
+	want=0; e2fsck -fy "$ref" >"$T/theirs.y" 2>&1 || want=$?
+	if [ "$rc" != "$want_y" ] || [ "$want" != "$want_y" ]; then
+		bad "$name: e4fsck -fy exit $rc, e2fsck's $want, want $want_y"; sed 's/^/    /' "$T/ours.y" | head -n 20; return
+	fi
+	if ! diff <(neutral "$T/ours.y" "$img") <(neutral "$T/theirs.y" "$ref") >"$T/diff" 2>&1; then
+		bad "$name: -fy output differs from e2fsck's:"; sed 's/^/    /' "$T/diff" | head -n 20; return
+	fi
+	rc=0; "$E4FSCK" -fy "$img" >"$T/ours.y2" 2>&1 || rc=$?
+	if [ "$rc" != 0 ]; then
+		bad "$name: second e4fsck -fy exit $rc"; sed 's/^/    /' "$T/ours.y2" | head -n 20; return
+	fi
+	if ! e2fsck -fn "$img" >"$T/check" 2>&1; then
+		bad "$name: e2fsck -fn is not clean after the repair:"; sed 's/^/    /' "$T/check" | head -n 20; return
+	fi
+	if [ -z "${DAMAGE_NO_BIG:-}" ]; then
+		debugfs -R "cat /big" "$img" 2>/dev/null >"$T/big.out"
+		# A repaired i_size covers the last block whole, as e2fsck's does: compare the source's length.
+		if ! cmp -s -n "$(stat -c %s "$src/big")" "$T/big.out" "$src/big"; then
+			bad "$name: /big changed"; return
+		fi
+	fi
+	pass "$name"
+}
