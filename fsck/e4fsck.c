@@ -219,15 +219,14 @@ static int open_fs(struct e4fsck *ctx, unsigned flags)
 	if (err) {
 		fprintf(stderr, "%s: %s while trying to open %s\n", ctx->prog, msg, ctx->path);
 		if (err == EXT4FS_E_BAD_MAGIC || err == EXT4FS_E_CORRUPT_SUPER)
-			fprintf(stderr, "\nThe superblock could not be read or does not describe a valid ext2/ext3/ext4\n"
-				"filesystem.  If the device is valid and it really contains an ext2/ext3/ext4\n"
-				"filesystem (and not swap or ufs or something else), then the superblock\n"
-				"is corrupt, and you might try running e4fsck with an alternate superblock:\n"
-				"    e4fsck -b 8193 <device>\n or\n    e4fsck -b 32768 <device>\n\n");
+			fsck_super_advice(stderr);
 		ctx->exit_status |= FSCK_ERROR;
 		return -1;
 	}
 	ctx->geo = ext4fs_geom(ctx->fs);
+	/* On a backup the library rewrites the primary at flush; e2fsck counts that as a change. */
+	if (ctx->superblock && (flags & EXT4FS_OPEN_RW))
+		ctx->fs_changed = 1;
 	/* Like e2fsck, messages name the file system by its label when it has one. */
 	const struct ext4fs_super *sb = ext4fs_sb(ctx->fs);
 	if (sb->s_volume_name[0]) {
@@ -591,7 +590,7 @@ int main(int argc, char **argv)
 	timing_begin(&ctx);
 	/* A first, read-only look: a journal to replay needs a handle of its own. */
 	ctx.read_only = ctx.mode == MODE_NO;
-	if (check_mounted(&ctx) || open_fs(&ctx, 0))
+	if (check_mounted(&ctx) || fsck_choose_super(&ctx) || open_fs(&ctx, 0))
 		goto out;
 	if (ext4fs_has_incompat(ctx.fs, EXT4FS_FEATURE_INCOMPAT_RECOVER)) {
 		if (ctx.read_only)
@@ -604,8 +603,12 @@ int main(int argc, char **argv)
 		if (open_fs(&ctx, EXT4FS_OPEN_RW))
 			goto out;
 	}
-	if (fsck_release_orphans(&ctx))
+	/* e2fsck's order: the superblock and descriptors, the orphan list, the clock, then whether to go on. */
+	if (fsck_check_super(&ctx) || fsck_release_orphans(&ctx) || fsck_check_super_times(&ctx)) {
+		if (ctx.aborted)
+			preen_halt(&ctx);
 		goto out;
+	}
 	const char *why = check_reason(&ctx);
 	if (!ctx.force && !why) {
 		report_clean(&ctx);
@@ -613,7 +616,12 @@ int main(int argc, char **argv)
 	}
 	if (why && !ctx.force && ctx.mode == MODE_PREEN)
 		printf("%s%s, check forced.\n", ctx.device, why);
-	if (init_maps(&ctx) || fsck_check_super(&ctx))
+	if (fsck_check_resize_inode(&ctx)) {
+		if (ctx.aborted)
+			preen_halt(&ctx);
+		goto out;
+	}
+	if (init_maps(&ctx))
 		goto out;
 	run_passes(&ctx);
 	if (ctx.aborted) {

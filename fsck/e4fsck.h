@@ -86,6 +86,7 @@ struct e4fsck {
 	int optimize_dirs;          /* -D */
 	uint64_t superblock;        /* -b, 0 = primary */
 	unsigned blocksize;         /* -B */
+	int from_backup;            /* the primary superblock was unusable: a backup is in use */
 	const char *json_path;      /* --json FILE */
 
 	/* the file system */
@@ -148,7 +149,12 @@ int xattr_refcounts_check(struct e4fsck *ctx);
 size_t fsck_memory(const struct e4fsck *ctx);
 
 /* Passes: each returns 0, or -1 when the run must stop (ctx->exit_status says why). */
+int fsck_choose_super(struct e4fsck *ctx);
+/* e2fsck's advice to try a backup superblock, on out. */
+void fsck_super_advice(FILE *out);
 int fsck_check_super(struct e4fsck *ctx);
+int fsck_check_super_times(struct e4fsck *ctx);
+int fsck_check_resize_inode(struct e4fsck *ctx);
 int fsck_release_orphans(struct e4fsck *ctx);
 int fsck_pass1(struct e4fsck *ctx);
 int fsck_pass2(struct e4fsck *ctx);

@@ -172,16 +172,6 @@ static int ask_terminal(const struct problem *p)
 	}
 }
 
-/* In preen mode a message and its "FIXED." share a line: a final newline is dropped. */
-static void print_trimmed(const char *s)
-{
-	size_t n = strlen(s);
-
-	while (n && s[n - 1] == '\n')
-		n--;
-	printf("%.*s", (int)n, s);
-}
-
 /*
  * Latched families: the family's question is asked once, the first time a
  * member turns up, and every member then prints its message followed by
@@ -279,11 +269,11 @@ int fix_problem(struct e4fsck *ctx, uint32_t code, const struct problem_ctx *pct
 		} else if ((p->flags & (PF_PREEN_OK | PF_PREEN_NO)) && !check_only) {
 			answer = (p->flags & PF_PREEN_OK) && !ctx->read_only;
 			printf("%s: ", ctx->device);
-			print_trimmed(message);
+			fputs(message, stdout);
+			/* As e2fsck: the answer follows the message as it is, a message alone ends itself. */
 			if (p->prompt != PROMPT_NONE)
-				printf("%s.", answer || p->prompt == PROMPT_IGNORED ?
-					       prompt_words[p->prompt].preen : "IGNORED");
-			printf("\n");
+				printf("%s.\n", answer || p->prompt == PROMPT_IGNORED ?
+						 prompt_words[p->prompt].preen : "IGNORED");
 		} else {
 			printf("%s: ", ctx->device);
 			fputs(message, stdout);

@@ -490,6 +490,44 @@ static int validate_super(struct ext4fs_fs *fs)
 	return 0;
 }
 
+/*
+ * The descriptor copies beside a backup superblock are as old as the backup
+ * (mkfs or the last resize): their UNINIT flags and unused-inode counts may
+ * hide blocks and inodes in use since.  As e2fsprogs does, they are dropped
+ * (checksums recomputed) so readers scan every group in full.  A writable
+ * handle first loads the bitmaps (while the flags still say which groups
+ * have none on disk) and then owes everything to the next flush: bitmaps
+ * with fresh checksums, every descriptor block and the superblock, which is
+ * how a damaged primary copy gets repaired.  Errors: as the bitmap loaders.
+ */
+static int distrust_backup_descs(struct ext4fs_fs *fs)
+{
+	const struct ext4fs_geom *geo = &fs->geom;
+	const struct ext4fs_bitmap *loaded;
+	int err = 0;
+
+	if (fs_writable(fs)) {
+		err = ext4fs_fs_block_bitmap(fs, &loaded);
+		if (!err)
+			err = ext4fs_fs_inode_bitmap(fs, &loaded);
+		if (err)
+			return err;
+	}
+	for (uint32_t g = 0; g < geo->group_count; g++) {
+		if (geo->has_metadata_csum || geo->has_gdt_csum) {
+			struct ext4fs_group_desc gd = fs->groups[g];
+			gd.flags &= (uint16_t)~(EXT4FS_BG_BLOCK_UNINIT | EXT4FS_BG_INODE_UNINIT);
+			gd.itable_unused = 0;
+			fs_group_desc_store(fs, g, &gd);
+		}
+		if (fs->group_dirty)
+			fs->group_dirty[g] |= FS_DIRTY_DESC | FS_DIRTY_BLOCK_BITMAP | FS_DIRTY_INODE_BITMAP;
+	}
+	if (fs_writable(fs))
+		fs->super_dirty = 1;
+	return 0;
+}
+
 void ext4fs_close(struct ext4fs_fs *fs)
 {
 	if (!fs)
@@ -587,6 +625,11 @@ int ext4fs_open_io(struct ext4fs_io *io, const struct ext4fs_open_opts *opts,
 		goto fail;
 	if (fs->flags & EXT4FS_OPEN_RW) {
 		err = fs_write_open_check(fs);
+		if (err)
+			goto fail;
+	}
+	if (opts->superblock) {
+		err = distrust_backup_descs(fs);
 		if (err)
 			goto fail;
 	}

@@ -118,6 +118,10 @@ struct ext4fs_group_desc {
  * EXT4FS_E_UNSUPP_FEATURE, EXT4FS_E_OUT_OF_IMAGE.  On failure *out is NULL
  * and, if errmsg is not NULL, a description of the failure is copied into
  * errmsg (errmsg_len bytes at most, NUL-terminated).
+ * Opened on a backup superblock (opts->superblock), the handle does not
+ * trust the UNINIT flags and unused-inode counts of the descriptor copies
+ * beside it (e2fsprogs does the same), and a writable handle rewrites the
+ * superblock and all descriptors, primary copies included, at flush.
  */
 int ext4fs_open(const char *path, const struct ext4fs_open_opts *opts,
 		struct ext4fs_fs **out, char *errmsg, size_t errmsg_len);
@@ -329,8 +333,9 @@ int ext4fs_group_desc_set_exact(struct ext4fs_fs *fs, uint32_t g,
 
 /*
  * Replace the superblock (debug4fs set_super_value, tune4fs).  Geometry
- * fields must not change (EXT4FS_E_INVALID_ARG); the checksum is
- * recomputed at flush.  Errors: EXT4FS_E_READ_ONLY, EXT4FS_E_INVALID_ARG.
+ * fields and incompatible or read-only-compatible features must not change
+ * (EXT4FS_E_INVALID_ARG), except uninit_bg beside metadata_csum, where it
+ * selects no checksum; the checksum is recomputed at flush.  Errors: EXT4FS_E_READ_ONLY, EXT4FS_E_INVALID_ARG.
  */
 int ext4fs_super_set(struct ext4fs_fs *fs, const struct ext4fs_super *sb);
 

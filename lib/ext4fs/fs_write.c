@@ -421,10 +421,15 @@ int ext4fs_group_desc_set_exact(struct ext4fs_fs *fs, uint32_t g,
 int ext4fs_super_set(struct ext4fs_fs *fs, const struct ext4fs_super *sb)
 {
 	const struct ext4fs_super *old = &fs->sb;
+	uint32_t ro_changed = sb->s_feature_ro_compat ^ old->s_feature_ro_compat;
 	int err = fs_require_rw(fs, "setting the superblock");
 
 	if (err)
 		return err;
+	/* Beside metadata_csum, uninit_bg selects no checksum: dropping or adding it changes nothing on disk. */
+	if (ro_changed == EXT4FS_FEATURE_RO_COMPAT_GDT_CSUM &&
+	    (old->s_feature_ro_compat & sb->s_feature_ro_compat & EXT4FS_FEATURE_RO_COMPAT_METADATA_CSUM))
+		ro_changed = 0;
 	if (sb->s_blocks_count_lo != old->s_blocks_count_lo ||
 	    sb->s_blocks_count_hi != old->s_blocks_count_hi ||
 	    sb->s_inodes_count != old->s_inodes_count ||
@@ -435,8 +440,7 @@ int ext4fs_super_set(struct ext4fs_fs *fs, const struct ext4fs_super *sb)
 	    sb->s_inode_size != old->s_inode_size ||
 	    sb->s_desc_size != old->s_desc_size ||
 	    sb->s_log_groups_per_flex != old->s_log_groups_per_flex ||
-	    sb->s_feature_incompat != old->s_feature_incompat ||
-	    sb->s_feature_ro_compat != old->s_feature_ro_compat)
+	    sb->s_feature_incompat != old->s_feature_incompat || ro_changed)
 		return fs_fail(fs, EXT4FS_E_INVALID_ARG,
 			       "changing the geometry or features through the superblock is not supported");
 	fs->sb = *sb;

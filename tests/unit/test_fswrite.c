@@ -15,6 +15,7 @@
 #include "ext4fs/bitmap.h"
 #include "ext4fs/fs.h"
 #include "ext4fs/inode.h"
+#include "ext4fs/io.h"
 #include "rw_image.h"
 
 /* ext2 style: rw_tweak_ext3ish_1k without the journal and the other compat features. */
@@ -22,6 +23,61 @@ static void ext2ish_1k(struct ext4fs_mkfs_params *p)
 {
 	rw_tweak_ext3ish_1k(p);
 	p->feature_compat = 0;
+}
+
+/*
+ * A writable handle opened on group 1's superblock writes the primary
+ * superblock and descriptors back at flush, so a damaged primary opens
+ * again (strictly) and e2fsck finds the image clean.
+ */
+static void backup_open_rewrites_primary(void **state)
+{
+	struct rw_image img;
+	struct ext4fs_io *io;
+	struct ext4fs_open_opts opts = { .flags = EXT4FS_OPEN_RW, .superblock = 8193, .block_size = 1024 };
+
+	(void)state;
+	rw_image_open(&img, 20000, 1024, rw_tweak_1k_gdt_csum);
+	assert_int_equal(ext4fs_close_flush(img.fs), 0);
+	memset(img.buf + 1024 + 0x38, 0, 2);    /* s_magic */
+	memset(img.buf + 2 * 1024, 0xAB, 64);   /* the first primary descriptors */
+	assert_int_equal(ext4fs_io_open_memory(img.buf, img.size, 0, &io), 0);
+	assert_int_equal(ext4fs_open_io(io, NULL, &img.fs, NULL, 0), EXT4FS_E_BAD_MAGIC);
+	assert_int_equal(ext4fs_io_open_memory(img.buf, img.size, 1, &io), 0);
+	assert_int_equal(ext4fs_open_io(io, &opts, &img.fs, NULL, 0), 0);
+	/* The copies' uninit shortcuts are not trusted. */
+	for (uint32_t g = 0; g < ext4fs_geom(img.fs)->group_count; g++) {
+		assert_int_equal(ext4fs_group(img.fs, g)->flags & (EXT4FS_BG_BLOCK_UNINIT | EXT4FS_BG_INODE_UNINIT), 0);
+		assert_int_equal(ext4fs_group(img.fs, g)->itable_unused, 0);
+	}
+	assert_int_equal(ext4fs_close_flush(img.fs), 0);
+	assert_int_equal(ext4fs_io_open_memory(img.buf, img.size, 1, &io), 0);
+	assert_int_equal(ext4fs_open_io(io, &(struct ext4fs_open_opts){ .flags = EXT4FS_OPEN_RW }, &img.fs, NULL, 0), 0);
+	rw_image_assert_clean(&img);
+	rw_image_close(&img);
+}
+
+/* uninit_bg may be dropped beside metadata_csum (it selects no checksum there), and only there. */
+static void uninit_bg_beside_metadata_csum(void **state)
+{
+	struct rw_image img;
+	struct ext4fs_super sb;
+
+	(void)state;
+	rw_image_open(&img, 16384, 4096, NULL);
+	sb = *ext4fs_sb(img.fs);
+	sb.s_feature_ro_compat |= EXT4FS_FEATURE_RO_COMPAT_GDT_CSUM;
+	assert_int_equal(ext4fs_super_set(img.fs, &sb), 0);
+	sb.s_feature_ro_compat &= ~(uint32_t)EXT4FS_FEATURE_RO_COMPAT_GDT_CSUM;
+	assert_int_equal(ext4fs_super_set(img.fs, &sb), 0);
+	rw_image_assert_clean(&img);
+	rw_image_close(&img);
+
+	rw_image_open(&img, 16384, 4096, rw_tweak_no_csum);
+	sb = *ext4fs_sb(img.fs);
+	sb.s_feature_ro_compat |= EXT4FS_FEATURE_RO_COMPAT_GDT_CSUM;
+	assert_int_equal(ext4fs_super_set(img.fs, &sb), EXT4FS_E_INVALID_ARG);
+	rw_image_close(&img);
 }
 
 static void mark_blocks_and_reopen(void **state)
@@ -174,6 +230,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(mark_blocks_and_reopen),
+		cmocka_unit_test(backup_open_rewrites_primary),
+		cmocka_unit_test(uninit_bg_beside_metadata_csum),
 		cmocka_unit_test(cross_group_runs),
 		cmocka_unit_test(inode_alloc_write_free),
 		cmocka_unit_test(inode_alloc_spreads_when_full),
