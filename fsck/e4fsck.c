@@ -18,7 +18,9 @@
 #include "ext4fs/mountcheck.h"
 #include "ext4fs/super.h"
 #include "e4fsck.h"
+#include "guard.h"
 #include "problem.h"
+#include "progress.h"
 #include "report.h"
 
 static const char usage_text[] =
@@ -126,7 +128,9 @@ static int parse_options(struct e4fsck *ctx, int argc, char **argv)
 			ctx->blocksize = (unsigned)v;
 			break;
 		case 'C':
-			if (parse_uint(optarg, 1024, &v)) {
+			/* "-C -fd", which fsck(8) passes to checkers that wait for SIGUSR1. */
+			ctx->progress_held = optarg[0] == '-';
+			if (parse_uint(optarg + ctx->progress_held, INT32_MAX, &v)) {
 				fprintf(stderr, "%s: Invalid completion fd: %s\n", ctx->prog, optarg);
 				return FSCK_USAGE;
 			}
@@ -348,6 +352,7 @@ static void free_ctx(struct e4fsck *ctx)
 	counter_paged_free(&ctx->links_seen);
 	free(ctx->dirs);
 	free(ctx->dir_blocks);
+	free(ctx->rebuild);
 	xattr_table_free(&ctx->xattrs);
 	for (size_t i = 0; i < ctx->nlog; i++)
 		free(ctx->log[i].message);
@@ -408,121 +413,23 @@ static const struct {
 	{ TIME_PASS5, "Pass 5: Checking group summary information", fsck_pass5 },
 };
 
-/*
- * Passes 3 and 4 may allocate (/lost+found, its growth) through the
- * library, which trusts the bitmaps on disk.  Blocks and inodes pass 1
- * found in use but the bitmaps call free must not be handed out: they are
- * marked in use for the time of those passes, and given back before pass 5,
- * which then reports them as e2fsck does.
- */
-struct guard_run {
-	uint64_t first, count;
-	int inode, dir;
-};
-
-struct alloc_guard {
-	struct guard_run *runs;
-	size_t n, cap;
-};
-
-static int guard_add(struct alloc_guard *g, uint64_t first, uint64_t count, int inode, int dir)
-{
-	if (g->n == g->cap) {
-		size_t cap = g->cap ? g->cap * 2 : 64;
-		struct guard_run *grown = realloc(g->runs, cap * sizeof(*grown));
-		if (!grown)
-			return -1;
-		g->runs = grown;
-		g->cap = cap;
-	}
-	g->runs[g->n++] = (struct guard_run){ first, count, inode, dir };
-	return 0;
-}
-
-static int guard_on(struct e4fsck *ctx, struct alloc_guard *g)
-{
-	const struct ext4fs_bitmap *bb, *ib;
-	int err = ext4fs_fs_block_bitmap(ctx->fs, &bb);
-
-	if (!err)
-		err = ext4fs_fs_inode_bitmap(ctx->fs, &ib);
-	if (err)
-		goto fail;
-	for (uint64_t b = bitmap_paged_next_set(&ctx->block_found, ctx->geo->first_data_block);
-	     b < ctx->geo->blocks_count;) {
-		uint64_t end = bitmap_paged_next_clear(&ctx->block_found, b), at = b;
-		while (at < end) {
-			uint64_t free_at;
-			if (ext4fs_bitmap_find(bb, at, end - 1, 0, &free_at))
-				break;
-			uint64_t used_at;
-			if (ext4fs_bitmap_find(bb, free_at, end - 1, 1, &used_at))
-				used_at = end;
-			err = ext4fs_blocks_mark_used(ctx->fs, free_at, used_at - free_at);
-			if (err || guard_add(g, free_at, used_at - free_at, 0, 0))
-				goto fail;
-			at = used_at;
-		}
-		b = end < ctx->geo->blocks_count ? bitmap_paged_next_set(&ctx->block_found, end) : end;
-	}
-	for (uint64_t i = bitmap_paged_next_set(&ctx->inode_used, 1); i <= ctx->geo->inodes_count;
-	     i = bitmap_paged_next_set(&ctx->inode_used, i + 1)) {
-		if (ext4fs_bitmap_test(ib, i) != 0)
-			continue;
-		int dir = bitmap_paged_test(&ctx->inode_dir, i);
-		err = ext4fs_inode_mark_used(ctx->fs, (uint32_t)i, dir);
-		if (err || guard_add(g, i, 1, 1, dir))
-			goto fail;
-	}
-	return 0;
-fail:
-	fsck_fatal(ctx, "%s while protecting blocks and inodes in use: %s", err ? ext4fs_strerror(err) : "out of memory",
-		   ext4fs_errmsg(ctx->fs));
-	return -1;
-}
-
-static int guard_off(struct e4fsck *ctx, struct alloc_guard *g)
-{
-	const struct ext4fs_bitmap *bb, *ib;
-	int err = ext4fs_fs_block_bitmap(ctx->fs, &bb);
-
-	if (!err)
-		err = ext4fs_fs_inode_bitmap(ctx->fs, &ib);
-	for (size_t i = g->n; i-- > 0 && !err;) {
-		const struct guard_run *r = &g->runs[i];
-		/* A run a pass freed meanwhile (an inode it cleared) is already back. */
-		for (uint64_t n = r->first; n < r->first + r->count && !err; n++) {
-			if (r->inode)
-				err = ext4fs_bitmap_test(ib, n) > 0 ? ext4fs_inode_mark_free(ctx->fs, (uint32_t)n, r->dir) : 0;
-			else
-				err = ext4fs_bitmap_test(bb, n) > 0 ? ext4fs_blocks_mark_free(ctx->fs, n, 1) : 0;
-		}
-	}
-	free(g->runs);
-	memset(g, 0, sizeof(*g));
-	if (err) {
-		fsck_fatal(ctx, "%s while giving back protected blocks and inodes: %s", ext4fs_strerror(err),
-			   ext4fs_errmsg(ctx->fs));
-		return -1;
-	}
-	return 0;
-}
-
 static int run_passes(struct e4fsck *ctx)
 {
 	struct alloc_guard guard = { 0 };
 
 	for (size_t i = 0; i < sizeof(passes) / sizeof(passes[0]); i++) {
-		if (passes[i].slot == TIME_PASS3 && !ctx->read_only && guard_on(ctx, &guard))
+		if (passes[i].slot == TIME_PASS3 && !ctx->read_only && fsck_guard_on(ctx, &guard))
 			return -1;
-		if (passes[i].slot == TIME_PASS5 && !ctx->read_only && guard_off(ctx, &guard))
+		if (passes[i].slot == TIME_PASS5 && !ctx->read_only && fsck_guard_off(ctx, &guard))
 			return -1;
 		struct pass_timer t;
 		if (ctx->mode != MODE_PREEN)
 			printf("%s\n", passes[i].title);
 		fflush(stdout);
 		timer_start(ctx, &t);
+		progress_pass_begin(ctx, passes[i].slot);
 		int rc = passes[i].run(ctx);
+		progress_pass_end(ctx);
 		timer_stop(ctx, &t, passes[i].slot, passes[i].title);
 		if (rc || ctx->aborted) {
 			free(guard.runs);
@@ -585,6 +492,8 @@ int main(int argc, char **argv)
 	rc = parse_options(&ctx, argc, argv);
 	if (rc)
 		return rc >= 256 ? rc - 256 : rc;
+	if (progress_init(&ctx))
+		return ctx.exit_status;
 	if (ctx.mode != MODE_PREEN)
 		fprintf(stderr, "%s %s (%s)\n", ctx.prog, PACKAGE_VERSION, E4FSCK_RELEASE_DATE);
 	timing_begin(&ctx);
@@ -634,6 +543,7 @@ int main(int argc, char **argv)
 		ctx.exit_status |= FSCK_NONDESTRUCT;
 	report_summary(&ctx);
 out:
+	progress_free(&ctx);
 	timing_end(&ctx);
 	if (ctx.json_path && report_json(&ctx))
 		ctx.exit_status |= FSCK_ERROR;

@@ -82,6 +82,8 @@ struct e4fsck {
 	int verbose;                /* -v */
 	int threads;                /* -j; 0 = number of cores */
 	int progress_fd;            /* -C fd, -1 for none */
+	int progress_held;          /* -C -fd: report only after SIGUSR1, as e2fsck */
+	struct progress *progress;  /* -C's state (progress.c) */
 	struct ext4fs_open_opts open_opts;  /* how the file system was opened (for pass 1's workers) */
 	int optimize_dirs;          /* -D */
 	uint64_t superblock;        /* -b, 0 = primary */
@@ -101,7 +103,7 @@ struct e4fsck {
 	/* results */
 	int exit_status;            /* FSCK_* bits gathered so far */
 	int fs_changed;             /* a repair was written */
-	int fs_optimized;           /* something not a repair was written (pass 1E): "modified", exit 0 */
+	int fs_modified;            /* written, but nothing repaired (orphans finished, trees optimized): exit 0 */
 	int aborted;                /* preen met an unsafe problem: stop */
 	unsigned long problems, problems_fixed;
 	struct problem_record *log;
@@ -144,6 +146,19 @@ int fsck_add_dir_block(struct e4fsck *ctx, uint32_t ino, uint32_t lblk, uint64_t
 
 /* Compare each xattr block's reference count with its owners (ctx->xattrs); 0 or -1. */
 int xattr_refcounts_check(struct e4fsck *ctx);
+
+/* Whether inode in has a block map to walk (not a fast symlink, inline data or a device node). */
+int fsck_inode_has_blocks(struct ext4fs_fs *fs, const struct ext4fs_inode *in);
+
+/*
+ * e2fsck's "Clear inode": *in (the caller writes it) is no longer in use
+ * (no links, dtime now, no flags), and the inode maps forget it; its blocks
+ * and the entries naming it are left to the later passes.
+ */
+void fsck_clear_inode(struct e4fsck *ctx, uint32_t ino, struct ext4fs_inode *in);
+
+/* Passes 1B-1D: blocks claimed more than once (pass1b.c).  0, or -1 when the run must stop. */
+int fsck_pass1_dups(struct e4fsck *ctx);
 
 /* Bytes held by the maps and lists (for -tt). */
 size_t fsck_memory(const struct e4fsck *ctx);

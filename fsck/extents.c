@@ -565,7 +565,7 @@ int fsck_extent_rebuild(struct e4fsck *ctx, uint32_t ino)
 		fsck_fatal(ctx, "%s while writing inode %u: %s", ext4fs_strerror(err), ino, ext4fs_errmsg(ctx->fs));
 		goto out;
 	}
-	ctx->fs_optimized = 1;
+	ctx->fs_modified = 1;
 	rc = 0;
 	goto out;
 nomem:
@@ -576,5 +576,68 @@ out:
 	free(buf);
 	free(level);
 	free(up);
+	return rc;
+}
+
+/* ---------------------------------------------------------------- lenient walk */
+
+struct any_walk {
+	struct ext4fs_fs *fs;
+	const struct ext4fs_geom *g;
+	ext4fs_block_visit_fn fn;
+	void *arg;
+	unsigned char *bufs[EXTENT_PATH_MAX];
+};
+
+static int walk_any(struct any_walk *w, const unsigned char *node, size_t size, unsigned depth, unsigned level)
+{
+	struct ext4fs_extent_header h;
+
+	ext4fs_extent_node_header(node, &h);
+	if (!header_sane(&h, size) || h.depth != depth)
+		return 0;
+	for (unsigned i = 0; i < h.entries; i++) {
+		struct ext4fs_extent_entry e;
+		int rc;
+		ext4fs_extent_node_entry(node, i, depth == 0, &e);
+		if (depth == 0) {
+			struct ext4fs_block_visit v = { .kind = EXT4FS_BLOCK_DATA, .pblk = e.pblk, .lblk = e.lblk,
+							.count = e.len, .unwritten = e.unwritten };
+			if (e.len && (rc = w->fn(&v, w->arg)))
+				return rc;
+			continue;
+		}
+		if (e.pblk < w->g->first_data_block || e.pblk >= w->g->blocks_count || level + 1 >= EXTENT_PATH_MAX)
+			continue;
+		struct ext4fs_block_visit v = { .kind = EXT4FS_BLOCK_EXTENT_NODE, .pblk = e.pblk, .lblk = e.lblk,
+						.count = 1 };
+		if ((rc = w->fn(&v, w->arg)))
+			return rc;
+		if (ext4fs_block_read(w->fs, e.pblk, w->bufs[level + 1]))
+			continue;
+		if ((rc = walk_any(w, w->bufs[level + 1], w->g->block_size, depth - 1, level + 1)))
+			return rc;
+	}
+	return 0;
+}
+
+int fsck_extent_blocks(struct ext4fs_fs *fs, const struct ext4fs_inode *in, ext4fs_block_visit_fn fn, void *arg)
+{
+	struct any_walk w = { .fs = fs, .g = ext4fs_geom(fs), .fn = fn, .arg = arg };
+	struct ext4fs_extent_header h;
+	int rc = 0;
+
+	ext4fs_extent_node_header(in->i_block, &h);
+	if (h.depth > EXT4FS_EXTENT_MAX_DEPTH)
+		return 0;
+	for (unsigned k = 1; k <= h.depth; k++)
+		if (!(w.bufs[k] = malloc(w.g->block_size))) {
+			rc = -ENOMEM;
+			goto out;
+		}
+	rc = walk_any(&w, (const unsigned char *)in->i_block, ROOT_SIZE, h.depth, 0);
+out:
+	for (unsigned k = 1; k < EXTENT_PATH_MAX; k++)
+		free(w.bufs[k]);
 	return rc;
 }

@@ -76,4 +76,12 @@ int fsck_extent_repair(struct e4fsck *ctx, uint32_t ino, struct ext4fs_inode *in
  */
 int fsck_extent_rebuild(struct e4fsck *ctx, uint32_t ino);
 
+/*
+ * Visit the blocks of extent inode in as e2fsck's block iterator does:
+ * every tree block (before what it maps) and every leaf extent, believing
+ * entries as they are; only nodes with an insane header, or out of the file
+ * system, are not entered.  Returns 0, -ENOMEM or what fn returned.
+ */
+int fsck_extent_blocks(struct ext4fs_fs *fs, const struct ext4fs_inode *in, ext4fs_block_visit_fn fn, void *arg);
+
 #endif

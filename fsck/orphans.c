@@ -11,6 +11,7 @@
 #include "config.h"
 #include <inttypes.h>
 #include <stdio.h>
+#include "ext4fs/bitmap.h"
 #include "ext4fs/errors.h"
 #include "ext4fs/file.h"
 #include "ext4fs/fsops.h"
@@ -24,6 +25,33 @@ static int failed(struct e4fsck *ctx, int err, const char *what, uint32_t ino)
 {
 	fsck_fatal(ctx, "%s while %s orphaned inode %u: %s", ext4fs_strerror(err), what, ino, ext4fs_errmsg(ctx->fs));
 	return -1;
+}
+
+/*
+ * An orphan that is already free: e2fsck counts it free once more all the
+ * same (and pass 5 then corrects the counts); the inode gets its dtime.
+ */
+static int count_free_again(struct e4fsck *ctx, uint32_t ino, struct ext4fs_inode *in)
+{
+	uint32_t grp = ext4fs_inode_group(ctx->fs, ino);
+	struct ext4fs_group_desc gd = *ext4fs_group(ctx->fs, grp);
+	struct ext4fs_super sb = *ext4fs_sb(ctx->fs);
+	int64_t sec;
+	uint32_t nsec;
+	int err;
+
+	gd.free_inodes_count++;
+	if (EXT4FS_ISDIR(in->i_mode) && gd.used_dirs_count)
+		gd.used_dirs_count--;
+	sb.s_free_inodes_count++;
+	ext4fs_now(ctx->fs, &sec, &nsec);
+	in->i_dtime = (uint32_t)sec;
+	err = ext4fs_group_desc_set(ctx->fs, grp, &gd);
+	if (!err)
+		err = ext4fs_super_set(ctx->fs, &sb);
+	if (!err)
+		err = ext4fs_inode_write(ctx->fs, ino, in);
+	return err;
 }
 
 int fsck_release_orphans(struct e4fsck *ctx)
@@ -48,13 +76,15 @@ int fsck_release_orphans(struct e4fsck *ctx)
 	err = ext4fs_super_set(ctx->fs, &sb);
 	if (err)
 		return failed(ctx, err, "clearing the list head before", ino);
-	ctx->fs_changed = 1;
+	/* Finishing what the kernel started is not a repair: e2fsck says "modified" and exits 0. */
+	ctx->fs_modified = 1;
 	/* A file system with errors gets the full check; its list is not to be trusted. */
 	if (sb.s_state & EXT4FS_STATE_ERROR)
 		return 0;
 	if (ino < g->first_ino || ino > g->inodes_count) {
 		struct problem_ctx pctx = { .ino = ino };
 		fix_problem(ctx, PR_0_ORPHAN_ILLEGAL_HEAD_INODE, &pctx);
+		ctx->fs_changed = 1;    /* dropping a damaged list is a repair */
 		return 0;
 	}
 	/* A list is at most as long as there are inodes: a cycle cannot keep us here. */
@@ -75,10 +105,16 @@ int fsck_release_orphans(struct e4fsck *ctx)
 		if (next && (next < g->first_ino || next > g->inodes_count)) {
 			pctx.ino = next;
 			fix_problem(ctx, PR_0_ORPHAN_ILLEGAL_INODE, &pctx);
+			ctx->fs_changed = 1;
 			return 0;
 		}
 		if (!in.i_links_count) {
-			err = ext4fs_inode_release(ctx->fs, ino);
+			const struct ext4fs_bitmap *ib;
+			err = ext4fs_fs_inode_bitmap(ctx->fs, &ib);
+			if (!err && ext4fs_bitmap_test(ib, ino) == 0)
+				err = count_free_again(ctx, ino, &in);
+			else if (!err)
+				err = ext4fs_inode_release(ctx->fs, ino);
 			if (err)
 				return failed(ctx, err, "freeing", ino);
 		} else {

@@ -34,7 +34,9 @@
 #include "ext4fs/super.h"
 #include "e4fsck.h"
 #include "extents.h"
+#include "indirect.h"
 #include "problem.h"
+#include "progress.h"
 #include "problems.h"
 
 /* The repair a recorded problem needs when answered yes. */
@@ -47,6 +49,7 @@ enum p1_fix {
 	FIX_CSUM,           /* rewrite the inode (its checksum is recomputed) */
 	FIX_EXTENT,         /* the extent tree repair in ext */
 	FIX_CLEAR_INODE,    /* the inode is no longer in use (e2fsck's "Clear inode") */
+	FIX_IND_CLEAR,      /* the illegal pointer in ind is zeroed */
 };
 
 struct p1_problem {
@@ -58,6 +61,7 @@ struct p1_problem {
 	int skip_if_cleared;        /* not asked once the inode has been cleared */
 	char detail[200];           /* the library's message, for %s */
 	struct extent_fix ext;      /* FIX_EXTENT */
+	struct indirect_fix ind;    /* FIX_IND_CLEAR */
 };
 
 /* One worker: a range of groups and everything it found there. */
@@ -92,7 +96,7 @@ struct block_walk {
 	uint64_t last_init_plus1;   /* the same, written (not unwritten) blocks only */
 	uint64_t prev_end;          /* physical block after the previous run */
 	int fragmented;
-	int illegal;                /* blocks outside the file system */
+	unsigned illegal;           /* pointers outside the file system (indirect maps) */
 	uint64_t max_dir_blocks;    /* a directory's blocks beyond this are not believed */
 	uint64_t too_big_lblk;      /* first such block, or UINT64_MAX */
 	uint64_t too_big_pblk;
@@ -194,10 +198,8 @@ static int visit_block(const struct ext4fs_block_visit *v, void *arg)
 	struct block_walk *b = arg;
 	struct p1_worker *w = b->w;
 
-	if (!in_fs(w->ctx->geo, v->pblk, v->count)) {
-		b->illegal = 1;
-		return 0;
-	}
+	if (!in_fs(w->ctx->geo, v->pblk, v->count))
+		return 0;   /* the walks report these as problems of their own */
 	if (claim_in(&w->block_found, &w->block_dup, v->pblk, v->count))
 		return -ENOMEM;
 	b->blocks += v->count;
@@ -278,8 +280,30 @@ static int is_fs_metadata(void *arg, uint64_t blk)
 
 static const struct extent_scan_ops extent_ops = { visit_block, extent_problem, is_fs_metadata };
 
-/* Inodes whose blocks are walked: not fast symlinks, inline data or device nodes. */
-static int has_block_map(struct ext4fs_fs *fs, const struct ext4fs_inode *in)
+/*
+ * A pointer of an indirect map outside the file system.  As e2fsck: each
+ * is asked about under one question per inode, and the twelfth brings the
+ * question whether to clear the whole inode (which e4fsck cannot do yet).
+ */
+static int indirect_illegal(void *arg, const struct problem_ctx *pctx, const struct indirect_fix *fix)
+{
+	struct block_walk *b = arg;
+	struct p1_worker *w = b->w;
+
+	/* e2fsck compares an illegal pointer with the block before it, but does not follow it. */
+	if (b->prev_end && pctx->blk != b->prev_end)
+		b->fragmented = 1;
+	if (++b->illegal % 12 == 0 && record(w, PR_1_TOO_MANY_BAD_BLOCKS, pctx, FIX_NONE, 0, NULL))
+		return -ENOMEM;
+	if (record(w, PR_1_ILLEGAL_BLOCK_NUM, pctx, FIX_IND_CLEAR, 0, pctx->str))
+		return -ENOMEM;
+	w->probs[w->nprobs - 1].ind = *fix;
+	return 0;
+}
+
+static const struct indirect_scan_ops indirect_ops = { visit_block, indirect_illegal };
+
+int fsck_inode_has_blocks(struct ext4fs_fs *fs, const struct ext4fs_inode *in)
 {
 	uint16_t type = in->i_mode & EXT4FS_S_IFMT;
 
@@ -310,13 +334,13 @@ static int check_blocks(struct p1_worker *w, uint32_t ino, const struct ext4fs_i
 										       : (1ULL << 31) / g->block_size;
 	struct problem_ctx pctx = { .ino = ino };
 	uint64_t acl = ext4fs_inode_file_acl(w->fs, in);
-	int mapped = has_block_map(w->fs, in), err = 0;
+	int mapped = fsck_inode_has_blocks(w->fs, in), err = 0;
 
 	if (mapped && (in->i_flags & EXT4FS_EXTENTS_FL) &&
 	    ext4fs_has_incompat(w->fs, EXT4FS_FEATURE_INCOMPAT_EXTENTS))
 		err = fsck_extents_scan(w->fs, ino, in, b.max_dir_blocks, &extent_ops, &b);
 	else if (mapped)
-		err = ext4fs_block_iterate(w->fs, ino, in, 0, visit_block, &b);
+		err = fsck_indirect_scan(w->fs, ino, in, &indirect_ops, &b);
 	if (err == -ENOMEM) {
 		worker_fail(w, "out of memory walking blocks");
 		return -1;
@@ -334,17 +358,10 @@ static int check_blocks(struct p1_worker *w, uint32_t ino, const struct ext4fs_i
 		pctx.num = 0;
 		pctx.blk = 0;
 	}
-	if (b.illegal) {
-		bitmap_paged_set_range(&w->inode_bad, ino, 1);
-		if (record(w, PR_1_ILLEGAL_BLOCKS, &pctx, FIX_NONE, 0, NULL))
-			return -1;
-	}
 	if (acl) {
 		if (!in_fs(g, acl, 1)) {
-			pctx.blk = acl;
-			if (record(w, PR_1_BAD_EA_BLOCK, &pctx, FIX_NONE, 0, NULL))
-				return -1;
-			pctx.blk = 0;
+			/* As e2fsck: pass 2 offers to clear it when an entry names the inode. */
+			bitmap_paged_set_range(&w->inode_bad, ino, 1);
 		} else {
 			/* Claimed once for all its owners after the merge; each owner counts it. */
 			if (xattr_table_add(&w->xattrs, acl, 1, ino)) {
@@ -484,7 +501,7 @@ static void *worker_run(void *arg)
 	struct ext4fs_scan *scan = NULL;
 	struct ext4fs_inode in;
 	const unsigned char *raw;
-	uint32_t ino;
+	uint32_t ino, progress_mark = w->first_group * w->ctx->geo->inodes_per_group;
 	int csum_ok, r;
 
 	if (w->first_group > w->last_group)
@@ -498,6 +515,7 @@ static void *worker_run(void *arg)
 			break;
 		if (check_inode(w, ino, &in, csum_ok))
 			break;
+		progress_pass1_inode(w->ctx, &progress_mark, ino);
 	}
 	if (r < 0)
 		worker_fail(w, ext4fs_errmsg(w->fs));
@@ -642,8 +660,7 @@ static int pass1e(struct e4fsck *ctx)
 	return 0;
 }
 
-/* As e2fsck's "Clear inode": no longer in use, its blocks and entries left to the later passes. */
-static void clear_inode(struct e4fsck *ctx, uint32_t ino, struct ext4fs_inode *in)
+void fsck_clear_inode(struct e4fsck *ctx, uint32_t ino, struct ext4fs_inode *in)
 {
 	int64_t sec;
 	uint32_t nsec;
@@ -724,14 +741,23 @@ static int answer_problems(struct e4fsck *ctx, struct p1_worker *w)
 				break;
 			}
 			case FIX_CLEAR_INODE:
-				clear_inode(ctx, ino, &in);
+				fsck_clear_inode(ctx, ino, &in);
 				cleared = 1;
 				break;
+			case FIX_IND_CLEAR: {
+				int r = fsck_indirect_clear(ctx, &in, &p->ind);
+				if (r < 0)
+					return -1;
+				if (!r)
+					continue;
+				break;
+			}
 			case FIX_CSUM: case FIX_NONE: break;
 			}
 			changed = 1;
 		}
 		problem_latch_end(ctx, PR_1_INODE_TOOBIG);
+		problem_latch_end(ctx, PR_1_INODE_BLOCK_LATCH);
 		if (changed) {
 			int err = ext4fs_inode_write(ctx->fs, ino, &in);
 			if (err) {
@@ -853,14 +879,15 @@ int fsck_pass1(struct e4fsck *ctx)
 		}
 	if (!ctx->aborted && xattr_refcounts_check(ctx))
 		goto out;
+	if (!ctx->aborted && bitmap_paged_next_set(&ctx->block_dup, 0) < g->blocks_count) {
+		if (ctx->mode == MODE_PREEN)
+			fix_problem(ctx, PR_1_DUP_BLOCKS_PREENSTOP, NULL);
+		if (fsck_pass1_dups(ctx))
+			goto out;
+	}
 	drop_cleared_dirs(ctx);
 	if (pass1e(ctx))
 		goto out;
-	uint64_t dups = bitmap_paged_count(&ctx->block_dup, 0, g->blocks_count);
-	if (dups && !ctx->aborted) {
-		struct problem_ctx pctx = { .num = dups };
-		fix_problem(ctx, PR_1B_DUP_UNRESOLVED, &pctx);
-	}
 	rc = 0;
 out:
 	for (unsigned i = 0; w && i < inited; i++)

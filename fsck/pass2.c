@@ -56,6 +56,7 @@
 #include "dirs.h"
 #include "e4fsck.h"
 #include "problem.h"
+#include "progress.h"
 #include "problems_dirs.h"
 
 /* Directory entry layout. */
@@ -890,11 +891,30 @@ static int check_bad_inode(struct block_ctx *b, unsigned char *de, uint32_t ino)
 	char mode[16];
 	int yes;
 
-	if (ext4fs_inode_read(p->fs, ino, &in) || valid_mode_type(in.i_mode))
+	if (ext4fs_inode_read(p->fs, ino, &in))
 		return 0;
-	snprintf(mode, sizeof(mode), "0%o", in.i_mode);
 	pc.ino = ino;
 	pc.dir = b->di->ino;
+	if (valid_mode_type(in.i_mode)) {
+		uint64_t acl = ext4fs_inode_file_acl(p->fs, &in);
+		const struct ext4fs_geom *g = p->ctx->geo;
+		if (!acl || (acl >= g->first_data_block && acl < g->blocks_count))
+			return 0;
+		pc.num = acl;
+		pc.path = fsck_path(p->ctx, b->di->ino, ino);
+		yes = ask(b, PR_2_FILE_ACL_BAD, &pc);
+		free((char *)pc.path);
+		if (yes) {
+			in.i_file_acl_lo = 0;
+			in.i_file_acl_high = 0;
+			if (ext4fs_inode_write(p->fs, ino, &in) == 0)
+				p->ctx->fs_changed = 1;
+			/* Fixed: the inode is no longer damaged (unfixed, every entry naming it asks again). */
+			bitmap_paged_clear_range(&p->ctx->inode_bad, ino, 1);
+		}
+		return 0;
+	}
+	snprintf(mode, sizeof(mode), "0%o", in.i_mode);
 	pc.str = mode;
 	pc.path = fsck_path(p->ctx, b->di->ino, ino);
 	yes = ask(b, PR_2_BAD_MODE, &pc);
@@ -1365,6 +1385,7 @@ int fsck_pass2(struct e4fsck *ctx)
 				goto out;
 		}
 		i += n;
+		progress_advance(ctx, n);
 	}
 	for (size_t d = 0; d < ctx->ndirs && !ctx->aborted; d++)
 		if (p.st[d].dx && !p.st[d].clear_index)

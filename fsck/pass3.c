@@ -33,6 +33,7 @@
 #include "dirs.h"
 #include "e4fsck.h"
 #include "problem.h"
+#include "progress.h"
 #include "problems_dirs.h"
 
 #define LOST_FOUND "lost+found"
@@ -471,6 +472,7 @@ int fsck_pass3(struct e4fsck *ctx)
 		rc = -1;
 	while (!rc && (di = next_dir(ctx, cur)) != NULL) {
 		cur = di->ino;
+		progress_advance(ctx, 1);
 		if (bitmap_paged_test(&ctx->inode_dir, cur) && check_directory(ctx, &done, cur))
 			rc = -1;
 	}

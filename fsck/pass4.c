@@ -23,6 +23,7 @@
 #include "dirs.h"
 #include "e4fsck.h"
 #include "problem.h"
+#include "progress.h"
 #include "problems_dirs.h"
 
 #define LINK_MAX_DIR 65000   /* above this a directory's links count is 1 (dir_nlink) */
@@ -106,6 +107,7 @@ int fsck_pass4(struct e4fsck *ctx)
 		uint32_t disk, seen;
 		int isdir, yes;
 
+		progress_advance(ctx, 1);
 		if (not_named_by_entries(ctx, ino))
 			continue;
 		disk = counter_paged_get(&ctx->links_disk, ino);

@@ -7,6 +7,8 @@
  * together after one question.  Repairs go through the library's
  * accounting calls, which keep the bitmaps' checksums, the groups' uninit
  * flags and the counts in step; the counts are then compared again.
+ * Last come the bitmap blocks' padding and, with metadata_csum, the
+ * bitmaps' checksums in the descriptors.
  */
 #include "config.h"
 #include <stdlib.h>
@@ -16,6 +18,7 @@
 #include "ext4fs/super.h"
 #include "e4fsck.h"
 #include "problem.h"
+#include "progress.h"
 #include "problems.h"
 
 /*
@@ -177,9 +180,9 @@ static int repair_run(void *arg, uint64_t a, uint64_t b, int sign)
 
 /*
  * Compare found with the bitmap on disk over [first, last].  Returns 1
- * when they now agree (no difference, or repaired), 0 when the disk keeps
- * its own bitmap (the counts are then checked against that one, as e2fsck
- * does, so they agree with the bitmap that stays), -1 on error.
+ * when they agree, 2 when they differed and were repaired, 0 when the disk
+ * keeps its own bitmap (the counts are then checked against that one, as
+ * e2fsck does, so they agree with the bitmap that stays), -1 on error.
  */
 static int compare_bitmap(struct e4fsck *ctx, const struct ext4fs_bitmap *disk,
 			  const struct bitmap_paged *found, uint64_t first, uint64_t last, int blocks)
@@ -193,7 +196,7 @@ static int compare_bitmap(struct e4fsck *ctx, const struct ext4fs_bitmap *disk,
 	if (!fix_problem(ctx, blocks ? PR_5_BLOCK_BITMAP_END : PR_5_INODE_BITMAP_END, NULL))
 		return 0;
 	struct repair rp = { ctx, blocks };
-	return diff_runs(disk, found, first, last, repair_run, &rp) ? -1 : 1;
+	return diff_runs(disk, found, first, last, repair_run, &rp) ? -1 : 2;
 }
 
 /* Set numbers in [first, first + n) of the bitmap that stays (found, or the disk's). */
@@ -258,6 +261,7 @@ static int check_block_counts(struct e4fsck *ctx, const struct ext4fs_bitmap *di
 		struct ext4fs_group_desc gd = *ext4fs_group(ctx->fs, g);
 		struct problem_ctx pctx = { .group = g };
 
+		progress_advance(ctx, 1);
 		total += free_b;
 		if (count_needs_write(ctx, PR_5_FREE_BLOCK_COUNT_GROUP, &pctx, was->free_blocks[g],
 				      gd.free_blocks_count, free_b)) {
@@ -300,6 +304,7 @@ static int check_inode_counts(struct e4fsck *ctx, const struct ext4fs_bitmap *di
 		struct problem_ctx pctx = { .group = g };
 		int fix = 0;
 
+		progress_advance(ctx, 1);
 		total += free_i;
 		if (count_needs_write(ctx, PR_5_FREE_INODE_COUNT_GROUP, &pctx, was->free_inodes[g],
 				      gd.free_inodes_count, free_i)) {
@@ -321,6 +326,79 @@ static int check_inode_counts(struct e4fsck *ctx, const struct ext4fs_bitmap *di
 		fixed.s_free_inodes_count = (uint32_t)total;
 		if (set_super(ctx, &fixed))
 			return -1;
+	}
+	return 0;
+}
+
+/*
+ * Have every group's bitmap of that kind written at the end, padding set
+ * and checksum fresh.  repair: the rewrite is the answer to a problem, so
+ * the file system counts as changed; otherwise it only completes a change
+ * made already.
+ */
+static int rewrite_bitmap(struct e4fsck *ctx, enum ext4fs_bitmap_kind kind, int repair)
+{
+	int err = ext4fs_bitmap_rewrite(ctx->fs, kind);
+
+	if (err) {
+		fsck_fatal(ctx, "%s while rewriting the %s bitmap: %s", ext4fs_strerror(err),
+			   kind == EXT4FS_BLOCK_BITMAP ? "block" : "inode", ext4fs_errmsg(ctx->fs));
+		return -1;
+	}
+	if (repair)
+		ctx->fs_changed = 1;
+	return 0;
+}
+
+/*
+ * The padding of the bitmap blocks: bytes past a group's bits, and in the
+ * last group the bits past the file system's end, must be ones.  One
+ * question covers every group.  A repair of the differences leaves the
+ * bitmap written whole, end bits included, so those no longer count then
+ * (e2fsck copies its own map over the disk's, padding set); the bytes past
+ * the bits are still asked about, as e2fsck does.
+ */
+static int check_padding(struct e4fsck *ctx, const struct ext4fs_bitmap *bm, enum ext4fs_bitmap_kind kind,
+			 int repaired)
+{
+	unsigned bad = 0;
+
+	for (uint32_t g = 0; g < ctx->geo->group_count; g++)
+		bad |= ext4fs_bitmap_group_flags(bm, g);
+	if (repaired)
+		bad &= ~(unsigned)EXT4FS_BITMAP_END_BAD;
+	if (!(bad & (EXT4FS_BITMAP_TAIL_BAD | EXT4FS_BITMAP_END_BAD)))
+		return 0;
+	if (!fix_problem(ctx, kind == EXT4FS_BLOCK_BITMAP ? PR_5_BLOCK_BMAP_PADDING : PR_5_INODE_BMAP_PADDING,
+			 NULL))
+		return 0;
+	return rewrite_bitmap(ctx, kind, 1);
+}
+
+/*
+ * The bitmaps' checksums in the descriptors (metadata_csum), where the
+ * groups keep a bitmap on disk.  A bitmap this run changed is written
+ * whole, every checksum fresh, so there is nothing to ask (e2fsck skips a
+ * dirty bitmap and writes it whole).  Otherwise every bad group is
+ * reported until one is repaired, which rewrites them all.
+ */
+static int check_csums(struct e4fsck *ctx, const struct ext4fs_bitmap *bm, enum ext4fs_bitmap_kind kind)
+{
+	uint16_t uninit = kind == EXT4FS_BLOCK_BITMAP ? EXT4FS_BG_BLOCK_UNINIT : EXT4FS_BG_INODE_UNINIT;
+
+	if (!ctx->geo->has_metadata_csum)
+		return 0;
+	/* Not a repair of its own: an optimisation that moved blocks changes nothing in e2fsck's count. */
+	if (!ctx->read_only && ext4fs_bitmap_changed(ctx->fs, kind))
+		return rewrite_bitmap(ctx, kind, 0);
+	for (uint32_t g = 0; g < ctx->geo->group_count; g++) {
+		struct problem_ctx pctx = { .group = g };
+		if ((ext4fs_group(ctx->fs, g)->flags & uninit) ||
+		    !(ext4fs_bitmap_group_flags(bm, g) & EXT4FS_BITMAP_CSUM_BAD))
+			continue;
+		if (fix_problem(ctx, kind == EXT4FS_BLOCK_BITMAP ? PR_5_BLOCK_BITMAP_CSUM_INVALID
+								  : PR_5_INODE_BITMAP_CSUM_INVALID, &pctx))
+			return rewrite_bitmap(ctx, kind, 1);
 	}
 	return 0;
 }
@@ -376,11 +454,16 @@ int fsck_pass5(struct e4fsck *ctx)
 	}
 	if (snapshot_counts(ctx, &was))
 		goto out;
-	int kept = compare_bitmap(ctx, bb, &ctx->block_found, geo->first_data_block, geo->blocks_count - 1, 1);
-	if (kept < 0 || check_block_counts(ctx, bb, kept, &was))
+	int blocks = compare_bitmap(ctx, bb, &ctx->block_found, geo->first_data_block, geo->blocks_count - 1, 1);
+	if (blocks < 0 || check_block_counts(ctx, bb, blocks > 0, &was))
 		goto out;
-	kept = compare_bitmap(ctx, ib, &ctx->inode_used, 1, geo->inodes_count, 0);
-	if (kept < 0 || check_inode_counts(ctx, ib, kept, &was))
+	int inodes = compare_bitmap(ctx, ib, &ctx->inode_used, 1, geo->inodes_count, 0);
+	if (inodes < 0 || check_inode_counts(ctx, ib, inodes > 0, &was))
+		goto out;
+	/* e2fsck's order: both paddings, then both checksums, inodes first. */
+	if (check_padding(ctx, ib, EXT4FS_INODE_BITMAP, inodes == 2) ||
+	    check_padding(ctx, bb, EXT4FS_BLOCK_BITMAP, blocks == 2) ||
+	    check_csums(ctx, ib, EXT4FS_INODE_BITMAP) || check_csums(ctx, bb, EXT4FS_BLOCK_BITMAP))
 		goto out;
 	rc = 0;
 out:

@@ -12,6 +12,7 @@
 #include "e4fsck.h"
 #include "problem.h"
 #include "problems.h"
+#include "progress.h"
 
 static const struct problem_table *const tables[] = {
 	&problems_pass0, &problems_pass1, &problems_pass2, &problems_pass3, &problems_pass4,
@@ -183,6 +184,9 @@ static const struct {
 	{ PR_0_GDT_CSUM, PR_0_GDT_CSUM_LATCH },
 	{ PR_1_LOW_DTIME, PR_1_ORPHAN_LIST_REFUGEES },
 	{ PR_1_TOOBIG_DIR, PR_1_INODE_TOOBIG },
+	{ PR_1_ILLEGAL_BLOCK_NUM, PR_1_INODE_BLOCK_LATCH },
+	{ PR_5_BLOCK_BITMAP_CSUM_INVALID, PR_5_BLOCK_BITMAP_HEADER },
+	{ PR_5_INODE_BITMAP_CSUM_INVALID, PR_5_INODE_BITMAP_HEADER },
 };
 
 void problem_latch_end(struct e4fsck *ctx, uint32_t question)
@@ -213,6 +217,10 @@ static int latched(struct e4fsck *ctx, const struct problem *p, uint32_t questio
 			answer = ctx->latches[i].answer;
 	if (answer < 0) {
 		answer = fix_problem(ctx, question, pctx);
+		const struct problem *q = problem_find(question);
+		/* A header for a question (the bitmaps' checksums): e2fsck takes the mode's answer unasked. */
+		if (q && q->prompt == PROMPT_NONE)
+			answer = !(ctx->mode == MODE_NO || ctx->read_only);
 		if (ctx->nlatches < (int)(sizeof(ctx->latches) / sizeof(ctx->latches[0]))) {
 			ctx->latches[ctx->nlatches].code = question;
 			ctx->latches[ctx->nlatches].answer = answer;
@@ -248,6 +256,8 @@ int fix_problem(struct e4fsck *ctx, uint32_t code, const struct problem_ctx *pct
 		return 0;
 	}
 	problem_format(ctx, p, pctx, message, sizeof(message));
+	/* As e2fsck: a progress bar on the terminal gives way to the message. */
+	progress_clear(ctx);
 	uint32_t question = latch_of(code);
 	if (question)
 		return latched(ctx, p, question, pctx, message);
@@ -266,6 +276,12 @@ int fix_problem(struct e4fsck *ctx, uint32_t code, const struct problem_ctx *pct
 		int check_only = (p->flags & PF_CHECK_ONLY) && p->prompt != PROMPT_NONE;
 		if ((p->flags & PF_PREEN_NOMSG) && !check_only) {
 			answer = !ctx->read_only;
+		} else if (p->prompt == PROMPT_NONE) {
+			/* A message with no question never stops preen mode. */
+			if (!(p->flags & PF_PREEN_NOHDR))
+				printf("%s: ", ctx->device);
+			fputs(message, stdout);
+			answer = 0;
 		} else if ((p->flags & (PF_PREEN_OK | PF_PREEN_NO)) && !check_only) {
 			answer = (p->flags & PF_PREEN_OK) && !ctx->read_only;
 			printf("%s: ", ctx->device);

@@ -53,6 +53,7 @@ enum prompt {
 #define PF_PREEN_NO      0x10   /* preen answers no and goes on (not worth stopping for) */
 #define PF_AFTER_NO      0x20   /* "no" still counts as handled: the pass copes another way */
 #define PF_CHECK_ONLY    0x40   /* found, but e4fsck cannot repair it yet: never answered yes */
+#define PF_PREEN_NOHDR   0x80   /* preen mode prints it without the device name (it continues a line) */
 
 struct problem {
 	uint32_t code;              /* (pass << 16) | n, e2fsck's numbering */

@@ -44,8 +44,9 @@
 #define PR_1_ORPHAN_LIST_REFUGEES      0x010037
 #define PR_1_BAD_I_SIZE                0x01000C
 #define PR_1_BAD_I_BLOCKS              0x01000D
-#define PR_1_ILLEGAL_BLOCKS            0x010010
-#define PR_1_BAD_EA_BLOCK              0x01003A
+#define PR_1_ILLEGAL_BLOCK_NUM         0x01000E
+#define PR_1_INODE_BLOCK_LATCH         0x010010
+#define PR_1_TOO_MANY_BAD_BLOCKS       0x010011
 #define PR_1_INODE_TOOBIG              0x010043
 #define PR_1_TOOBIG_DIR                0x010044
 #define PR_1_TOOBIG_DIR_MAPPED         0x01E004
@@ -66,7 +67,23 @@
 #define PR_1_MISSING_EXTENT_HEADER     0x010081
 #define PR_1_INODE_ONLY_CSUM_INVALID   0x01E002
 #define PR_1_READ_EA_BLOCK             0x010039
-#define PR_1B_DUP_UNRESOLVED           0x01E003
+#define PR_1_DUP_BLOCKS_PREENSTOP      0x010014
+#define PR_1B_PASS_HEADER              0x011000
+#define PR_1B_DUP_BLOCK_HEADER         0x011001
+#define PR_1B_DUP_BLOCK                0x011002
+#define PR_1B_DUP_BLOCK_END            0x011003
+#define PR_1B_BLOCK_ITERATE            0x011006
+#define PR_1B_DUP_RANGE                0x011008
+#define PR_1C_PASS_HEADER              0x012000
+#define PR_1D_PASS_HEADER              0x013000
+#define PR_1D_DUP_FILE                 0x013001
+#define PR_1D_DUP_FILE_LIST            0x013002
+#define PR_1D_SHARE_METADATA           0x013003
+#define PR_1D_NUM_DUP_INODES           0x013004
+#define PR_1D_DUP_BLOCKS_DEALT         0x013005
+#define PR_1D_CLONE_QUESTION           0x013006
+#define PR_1D_DELETE_QUESTION          0x013007
+#define PR_1D_CLONE_ERROR              0x013008
 #define PR_1E_PASS_HEADER              0x014000
 #define PR_1E_CAN_COLLAPSE_EXTENT_TREE 0x014006
 #define PR_1E_CAN_NARROW_EXTENT_TREE   0x014007
@@ -91,5 +108,7 @@
 #define PR_5_BLOCK_RANGE_USED          0x050015
 #define PR_5_INODE_RANGE_UNUSED        0x050016
 #define PR_5_INODE_RANGE_USED          0x050017
+#define PR_5_INODE_BITMAP_CSUM_INVALID 0x05001A
+#define PR_5_BLOCK_BITMAP_CSUM_INVALID 0x05001B
 
 #endif

@@ -30,6 +30,7 @@
 #define PR_2_1ST_NOT_DOT                 0x02000B
 #define PR_2_2ND_NOT_DOT_DOT             0x02000C
 #define PR_2_BAD_MODE                    0x020012
+#define PR_2_FILE_ACL_BAD                0x020032
 #define PR_2_DIR_CORRUPTED               0x020013
 #define PR_2_DIRECTORY_HOLE              0x020015
 #define PR_2_DOT_NULL_TERM               0x020016

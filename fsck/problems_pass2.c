@@ -46,6 +46,8 @@ static const struct problem rows[] = {
 	  "Second entry '%n' (inode=%j) in directory inode %i should be '..'\n", PROMPT_FIX, 0 },
 	/* %i is the damaged inode here, %p its path, %s its mode in octal */
 	{ PR_2_BAD_MODE, "PR_2_BAD_MODE", "Inode %i (%p) has invalid mode (%s).\n", PROMPT_CLEAR, 0 },
+	{ PR_2_FILE_ACL_BAD, "PR_2_FILE_ACL_BAD", "Extended attribute block for inode %i (%p) is invalid (%N).\n",
+	  PROMPT_CLEAR, 0 },
 	{ PR_2_DIR_CORRUPTED, "PR_2_DIR_CORRUPTED",
 	  "Directory inode %i, block #%b, offset %N: directory corrupted\n", PROMPT_SALVAGE, 0 },
 	{ PR_2_DIRECTORY_HOLE, "PR_2_DIRECTORY_HOLE",

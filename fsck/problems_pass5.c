@@ -2,6 +2,7 @@
  * problems_pass5.c - problems found in pass 5, in e2fsck's words.  The
  * bitmap differences are a header, one item per block or range, and an
  * end line that asks; preen mode repairs them without a word, as e2fsck.
+ * The padding and checksum problems come after them, as in e2fsck.
  */
 #include "config.h"
 #include "problem.h"
@@ -37,6 +38,14 @@ static const struct problem rows[] = {
 	  "Directories count wrong for group #%g (%M, counted=%N).\n", PROMPT_FIX, QUIET },
 	{ PR_5_FREE_INODE_COUNT, "PR_5_FREE_INODE_COUNT", "Free inodes count wrong (%M, counted=%N).\n",
 	  PROMPT_FIX, QUIET | PF_NOT_AN_ERROR },
+	/*
+	 * Latched under the differences' header (problem.c): the header opens
+	 * them, and each ends in FIXED. or IGNORED. instead of a question.
+	 */
+	{ PR_5_INODE_BITMAP_CSUM_INVALID, "PR_5_INODE_BITMAP_CSUM_INVALID",
+	  "Group %g inode bitmap does not match checksum.\n", PROMPT_FIX, PF_PREEN_OK },
+	{ PR_5_BLOCK_BITMAP_CSUM_INVALID, "PR_5_BLOCK_BITMAP_CSUM_INVALID",
+	  "Group %g block bitmap does not match checksum.\n", PROMPT_FIX, PF_PREEN_OK },
 };
 
 const struct problem_table problems_pass5 = { rows, sizeof(rows) / sizeof(rows[0]) };

@@ -110,7 +110,7 @@ void report_summary(struct e4fsck *ctx)
 	/* Tenths of a percent, rounded, as e2fsck prints them. */
 	uint64_t frag = inodes_used ? (ctx->files_fragmented * 10000 / inodes_used + 5) / 10 : 0;
 
-	if ((ctx->fs_changed || ctx->fs_optimized) && ctx->mode != MODE_PREEN)
+	if ((ctx->fs_changed || ctx->fs_modified) && ctx->mode != MODE_PREEN)
 		printf("\n%s: ***** FILE SYSTEM WAS MODIFIED *****\n", ctx->device);
 	if ((ctx->exit_status & FSCK_UNCORRECTED) && ctx->mode != MODE_PREEN)
 		printf("\n%s: ********** WARNING: Filesystem still has errors **********\n\n", ctx->device);

@@ -13,9 +13,12 @@ struct ext4fs_bitmap {
 	unsigned shift;        /* log2 of items per bit (cluster ratio for block bitmaps) */
 	uint64_t nbits;
 	unsigned char *bits;
+	uint32_t ngroups;
+	unsigned char *group_flags;   /* EXT4FS_BITMAP_*_BAD per group, see bitmap_note_block() */
 };
 
-static int bitmap_new(uint64_t start, uint64_t end, unsigned shift, struct ext4fs_bitmap **out)
+static int bitmap_new(uint64_t start, uint64_t end, unsigned shift, uint32_t ngroups,
+		      struct ext4fs_bitmap **out)
 {
 	struct ext4fs_bitmap *bm = calloc(1, sizeof(*bm));
 
@@ -25,9 +28,11 @@ static int bitmap_new(uint64_t start, uint64_t end, unsigned shift, struct ext4f
 	bm->end = end;
 	bm->shift = shift;
 	bm->nbits = ((end - start) >> shift) + 1;
+	bm->ngroups = ngroups;
 	bm->bits = calloc((size_t)((bm->nbits + 7) / 8), 1);
-	if (!bm->bits) {
-		free(bm);
+	bm->group_flags = calloc(ngroups ? ngroups : 1, 1);
+	if (!bm->bits || !bm->group_flags) {
+		ext4fs_bitmap_free(bm);
 		return EXT4FS_E_NO_MEMORY;
 	}
 	*out = bm;
@@ -39,7 +44,13 @@ void ext4fs_bitmap_free(struct ext4fs_bitmap *bm)
 	if (!bm)
 		return;
 	free(bm->bits);
+	free(bm->group_flags);
 	free(bm);
+}
+
+unsigned ext4fs_bitmap_group_flags(const struct ext4fs_bitmap *bm, uint32_t g)
+{
+	return g < bm->ngroups ? bm->group_flags[g] : 0;
 }
 
 uint64_t ext4fs_bitmap_start(const struct ext4fs_bitmap *bm) { return bm->start; }
@@ -170,14 +181,68 @@ static void mark_blocks(struct ext4fs_bitmap *bm, uint64_t blk, uint64_t count)
 		mark_block(bm, blk + i);
 }
 
-static int bitmap_csum_ok(const struct ext4fs_fs *fs, uint32_t g, const unsigned char *data,
-			  size_t size, uint32_t stored)
+static int bitmap_csum_ok(const struct ext4fs_fs *fs, const unsigned char *data, size_t size,
+			  uint32_t stored)
 {
 	uint32_t crc = ext4fs_crc32c(fs->geom.csum_seed, data, size);
 
 	if (fs->geom.desc_size < 64)
 		return (crc & 0xFFFF) == (stored & 0xFFFF);
 	return crc == stored;
+}
+
+/*
+ * What group g's bitmap block (block_size bytes read from disk) says beyond
+ * its bits: the first map_bytes bytes are the bitmap proper, of which the
+ * first nbits bits are items of the file system; the rest must be ones.
+ */
+static unsigned block_findings(const struct ext4fs_fs *fs, const unsigned char *block, size_t map_bytes,
+			       uint64_t nbits, uint32_t stored_csum)
+{
+	unsigned flags = 0;
+
+	if (fs->geom.has_metadata_csum && !bitmap_csum_ok(fs, block, map_bytes, stored_csum))
+		flags |= EXT4FS_BITMAP_CSUM_BAD;
+	for (size_t i = map_bytes; i < fs->geom.block_size; i++)
+		if (block[i] != 0xFF) {
+			flags |= EXT4FS_BITMAP_TAIL_BAD;
+			break;
+		}
+	for (uint64_t i = nbits; i < (uint64_t)map_bytes * 8; i++)
+		if (!bit_get(block, i)) {
+			flags |= EXT4FS_BITMAP_END_BAD;
+			break;
+		}
+	return flags;
+}
+
+int bitmap_note_block(struct ext4fs_fs *fs, struct ext4fs_bitmap *bm, int inodes, uint32_t g)
+{
+	const struct ext4fs_geom *geo = &fs->geom;
+	const struct ext4fs_group_desc *gd = &fs->groups[g];
+	uint64_t per_group = inodes ? geo->inodes_per_group : geo->clusters_per_group;
+	uint64_t first_bit = (uint64_t)g * per_group, nbits = 0;
+	uint64_t blk = inodes ? gd->inode_bitmap : gd->block_bitmap;
+	unsigned char *block;
+	int err;
+
+	if (g >= bm->ngroups)
+		return fs_fail(fs, EXT4FS_E_INVALID_ARG, "group %u does not exist", g);
+	if (first_bit < bm->nbits)
+		nbits = bm->nbits - first_bit < per_group ? bm->nbits - first_bit : per_group;
+	block = malloc(geo->block_size);
+	if (!block)
+		return fs_fail(fs, EXT4FS_E_NO_MEMORY, "no memory for a bitmap block");
+	err = ext4fs_blocks_read(fs, blk, 1, block);
+	if (err)
+		fs_fail(fs, err, "group %u: reading %s bitmap at %llu: %s", g, inodes ? "inode" : "block",
+			(unsigned long long)blk, ext4fs_strerror(err));
+	else
+		bm->group_flags[g] = (unsigned char)block_findings(fs, block, (size_t)(per_group / 8), nbits,
+								   inodes ? gd->inode_bitmap_csum
+									  : gd->block_bitmap_csum);
+	free(block);
+	return err;
 }
 
 int ext4fs_block_bitmap_load(struct ext4fs_fs *fs, struct ext4fs_bitmap **out)
@@ -191,7 +256,7 @@ int ext4fs_block_bitmap_load(struct ext4fs_fs *fs, struct ext4fs_bitmap **out)
 	*out = NULL;
 	while ((1U << shift) < geo->cluster_ratio)
 		shift++;
-	err = bitmap_new(geo->first_data_block, geo->blocks_count - 1, shift, &bm);
+	err = bitmap_new(geo->first_data_block, geo->blocks_count - 1, shift, geo->group_count, &bm);
 	if (err)
 		return fs_fail(fs, err, "no memory for the block bitmap");
 	block = malloc(geo->block_size);
@@ -222,9 +287,9 @@ int ext4fs_block_bitmap_load(struct ext4fs_fs *fs, struct ext4fs_bitmap **out)
 				(unsigned long long)fs->groups[g].block_bitmap, ext4fs_strerror(err));
 			goto out;
 		}
-		if (geo->has_metadata_csum && fs_csum_strict(fs) &&
-		    !bitmap_csum_ok(fs, g, block, geo->clusters_per_group / 8,
-				    fs->groups[g].block_bitmap_csum)) {
+		bm->group_flags[g] = (unsigned char)block_findings(fs, block, geo->clusters_per_group / 8, nbits,
+								   fs->groups[g].block_bitmap_csum);
+		if ((bm->group_flags[g] & EXT4FS_BITMAP_CSUM_BAD) && fs_csum_strict(fs)) {
 			err = fs_fail(fs, EXT4FS_E_BITMAP_CSUM,
 				      "group %u: block bitmap checksum does not match", g);
 			goto out;
@@ -260,7 +325,7 @@ int ext4fs_inode_bitmap_load(struct ext4fs_fs *fs, struct ext4fs_bitmap **out)
 	int err;
 
 	*out = NULL;
-	err = bitmap_new(1, geo->inodes_count, 0, &bm);
+	err = bitmap_new(1, geo->inodes_count, 0, geo->group_count, &bm);
 	if (err)
 		return fs_fail(fs, err, "no memory for the inode bitmap");
 	block = malloc(geo->block_size);
@@ -284,9 +349,9 @@ int ext4fs_inode_bitmap_load(struct ext4fs_fs *fs, struct ext4fs_bitmap **out)
 				(unsigned long long)fs->groups[g].inode_bitmap, ext4fs_strerror(err));
 			goto out;
 		}
-		if (geo->has_metadata_csum && fs_csum_strict(fs) &&
-		    !bitmap_csum_ok(fs, g, block, geo->inodes_per_group / 8,
-				    fs->groups[g].inode_bitmap_csum)) {
+		bm->group_flags[g] = (unsigned char)block_findings(fs, block, geo->inodes_per_group / 8, nbits,
+								   fs->groups[g].inode_bitmap_csum);
+		if ((bm->group_flags[g] & EXT4FS_BITMAP_CSUM_BAD) && fs_csum_strict(fs)) {
 			err = fs_fail(fs, EXT4FS_E_BITMAP_CSUM,
 				      "group %u: inode bitmap checksum does not match", g);
 			goto out;

@@ -62,6 +62,27 @@ int ext4fs_bitmap_find(const struct ext4fs_bitmap *bm, uint64_t from, uint64_t t
 /* Number of items in use in [from, to] (clamped to the bitmap). */
 uint64_t ext4fs_bitmap_count_set(const struct ext4fs_bitmap *bm, uint64_t from, uint64_t to);
 
+/*
+ * What a group's bitmap block held beyond its bits, for checkers.  A bitmap
+ * block holds clusters_per_group (inodes_per_group) bits; the bits past the
+ * file system's last block (in the last group) and the bytes past those
+ * bits up to the block's end are padding, which must be all ones.
+ */
+#define EXT4FS_BITMAP_CSUM_BAD  0x1  /* metadata_csum: the descriptor's checksum does not match */
+#define EXT4FS_BITMAP_TAIL_BAD  0x2  /* a byte past the group's bits is not 0xff */
+#define EXT4FS_BITMAP_END_BAD   0x4  /* a bit for an item past the file system's end is clear */
+
+/*
+ * The EXT4FS_BITMAP_*_BAD findings for group g's bitmap block when this
+ * bitmap was loaded (0 for a group it did not read, an uninitialised one,
+ * or g out of range).  They describe the disk as it was then: for a
+ * handle's live bitmap (ext4fs_fs_block_bitmap()), flushes since do not
+ * change them, as a checker comparing with what it first read wants.
+ * With strict checksums a load fails instead of reporting
+ * EXT4FS_BITMAP_CSUM_BAD.  Cannot fail.
+ */
+unsigned ext4fs_bitmap_group_flags(const struct ext4fs_bitmap *bm, uint32_t g);
+
 #ifdef __cplusplus
 }
 #endif

@@ -498,7 +498,10 @@ static int validate_super(struct ext4fs_fs *fs)
  * handle first loads the bitmaps (while the flags still say which groups
  * have none on disk) and then owes everything to the next flush: bitmaps
  * with fresh checksums, every descriptor block and the superblock, which is
- * how a damaged primary copy gets repaired.  Errors: as the bitmap loaders.
+ * how a damaged primary copy gets repaired.  The blocks it skipped are read
+ * for their findings (ext4fs_bitmap_group_flags()) only: a checker that no
+ * longer believes the flags finds what they hold.  Errors: as the bitmap
+ * loaders.
  */
 static int distrust_backup_descs(struct ext4fs_fs *fs)
 {
@@ -516,6 +519,14 @@ static int distrust_backup_descs(struct ext4fs_fs *fs)
 	for (uint32_t g = 0; g < geo->group_count; g++) {
 		if (geo->has_metadata_csum || geo->has_gdt_csum) {
 			struct ext4fs_group_desc gd = fs->groups[g];
+			if (fs_writable(fs) && fs->gd_csum_ok[g]) {
+				if (gd.flags & EXT4FS_BG_BLOCK_UNINIT)
+					err = bitmap_note_block(fs, fs->block_map, 0, g);
+				if (!err && (gd.flags & EXT4FS_BG_INODE_UNINIT))
+					err = bitmap_note_block(fs, fs->inode_map, 1, g);
+				if (err)
+					return err;
+			}
 			gd.flags &= (uint16_t)~(EXT4FS_BG_BLOCK_UNINIT | EXT4FS_BG_INODE_UNINIT);
 			gd.itable_unused = 0;
 			fs_group_desc_store(fs, g, &gd);

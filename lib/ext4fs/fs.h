@@ -316,6 +316,32 @@ struct ext4fs_bitmap;
 int ext4fs_fs_block_bitmap(struct ext4fs_fs *fs, const struct ext4fs_bitmap **out);
 int ext4fs_fs_inode_bitmap(struct ext4fs_fs *fs, const struct ext4fs_bitmap **out);
 
+/* Which of the handle's two bitmaps. */
+enum ext4fs_bitmap_kind {
+	EXT4FS_BLOCK_BITMAP,
+	EXT4FS_INODE_BITMAP,
+};
+
+/*
+ * Nonzero when the live bitmap of that kind was changed (by the marking
+ * calls above or by ext4fs_bitmap_rewrite()) since the handle was opened,
+ * flushed or not; always 0 on a read-only handle.  The rewrite a backup
+ * open owes (see ext4fs_open()) does not count: fsck asks this to know
+ * whether its own repairs touched the bitmap, as e2fsck's dirty flag tells
+ * it.  Cannot fail.
+ */
+int ext4fs_bitmap_changed(const struct ext4fs_fs *fs, enum ext4fs_bitmap_kind kind);
+
+/*
+ * Have the next flush write every group's block (inode) bitmap from the
+ * live one, with its padding set and a fresh checksum, except groups
+ * flagged BLOCK_UNINIT (INODE_UNINIT), which keep none on disk: how fsck
+ * repairs a bad bitmap checksum or padding.  Loads the live bitmap when
+ * needed.  Errors: EXT4FS_E_READ_ONLY, EXT4FS_E_INVALID_ARG for an unknown
+ * kind, bitmap load errors.
+ */
+int ext4fs_bitmap_rewrite(struct ext4fs_fs *fs, enum ext4fs_bitmap_kind kind);
+
 /*
  * Replace group g's descriptor (debug4fs set_bg, fsck repairs); the
  * checksum is recomputed.  Errors: EXT4FS_E_READ_ONLY, EXT4FS_E_INVALID_ARG.

@@ -29,6 +29,8 @@ struct ext4fs_fs {
 	struct ext4fs_bitmap *inode_map;        /* live inode bitmap, loaded on first use */
 	unsigned char *group_dirty;             /* group_count entries of FS_DIRTY_* bits */
 	int super_dirty;
+	/* The live bitmaps changed since open (ext4fs_bitmap_changed()), by EXT4FS_*_BITMAP. */
+	unsigned char bitmap_changed[2];
 	int primary_only;                       /* flush leaves the backup copies alone */
 	int time_fixed;
 	int64_t fixed_sec;
@@ -95,6 +97,13 @@ void bitmap_copy_out(const struct ext4fs_bitmap *bm, uint64_t first_bit, uint64_
 		     unsigned char *dst, size_t pad_bytes);
 /* The raw bit array (bit i = item start + (i << shift)) for the allocator. */
 const unsigned char *bitmap_bits(const struct ext4fs_bitmap *bm);
+/*
+ * Read group g's block (inodes != 0: inode) bitmap block and record its
+ * findings in bm without touching bm's bits: a backup open that stops
+ * believing a group's UNINIT flag reports the block as a checker then
+ * finds it.  Errors: EXT4FS_E_INVALID_ARG, EXT4FS_E_NO_MEMORY, read errors.
+ */
+int bitmap_note_block(struct ext4fs_fs *fs, struct ext4fs_bitmap *bm, int inodes, uint32_t g);
 
 /* -- Block allocator hooks (alloc.c) -- */
 struct balloc;

@@ -278,6 +278,7 @@ static int mark_blocks(struct ext4fs_fs *fs, uint64_t blk, uint64_t count, int u
 	}
 	super_add_free_blocks(fs, used ? -(int64_t)count : (int64_t)count);
 	balloc_note(fs, blk, count, used);
+	fs->bitmap_changed[EXT4FS_BLOCK_BITMAP] = 1;
 	return 0;
 }
 
@@ -377,6 +378,7 @@ static int mark_inode(struct ext4fs_fs *fs, uint32_t ino, int is_dir, int used)
 	}
 	fs_group_desc_update(fs, g, &gd);
 	fs->group_dirty[g] |= FS_DIRTY_INODE_BITMAP;
+	fs->bitmap_changed[EXT4FS_INODE_BITMAP] = 1;
 	fs->super_dirty = 1;
 	return 0;
 }
@@ -389,6 +391,30 @@ int ext4fs_inode_mark_used(struct ext4fs_fs *fs, uint32_t ino, int is_dir)
 int ext4fs_inode_mark_free(struct ext4fs_fs *fs, uint32_t ino, int is_dir)
 {
 	return mark_inode(fs, ino, is_dir, 0);
+}
+
+int ext4fs_bitmap_changed(const struct ext4fs_fs *fs, enum ext4fs_bitmap_kind kind)
+{
+	if (kind != EXT4FS_BLOCK_BITMAP && kind != EXT4FS_INODE_BITMAP)
+		return 0;
+	return fs->bitmap_changed[kind];
+}
+
+int ext4fs_bitmap_rewrite(struct ext4fs_fs *fs, enum ext4fs_bitmap_kind kind)
+{
+	int err = fs_require_rw(fs, "rewriting a bitmap");
+
+	if (err)
+		return err;
+	if (kind != EXT4FS_BLOCK_BITMAP && kind != EXT4FS_INODE_BITMAP)
+		return fs_fail(fs, EXT4FS_E_INVALID_ARG, "unknown bitmap kind %d", (int)kind);
+	err = kind == EXT4FS_BLOCK_BITMAP ? load_block_map(fs) : load_inode_map(fs);
+	if (err)
+		return err;
+	for (uint32_t g = 0; g < fs->geom.group_count; g++)
+		fs->group_dirty[g] |= kind == EXT4FS_BLOCK_BITMAP ? FS_DIRTY_BLOCK_BITMAP : FS_DIRTY_INODE_BITMAP;
+	fs->bitmap_changed[kind] = 1;
+	return 0;
 }
 
 int ext4fs_group_desc_set(struct ext4fs_fs *fs, uint32_t g, const struct ext4fs_group_desc *gd)

@@ -9,7 +9,8 @@
 #
 # Damage: each case writes a small file system with debugfs, damages it in
 # one way with `debugfs -w` (dtime, i_size, i_blocks, bitmap bits, group
-# and superblock counters), and then requires
+# and superblock counters, orphan lists, an extended attribute block out
+# of range), and then requires
 #   - `e4fsck -fn` exits as `e2fsck -fn` does, prints the same lines (apart
 #     from the version banner), changes no byte of the image, and prints
 #     the same with pass 1 in 1 and in 4 threads;
@@ -128,8 +129,11 @@ base_image() {
 	EOF
 }
 
-# @BIG0@: the block holding /big's first block in this image.
-expand() { printf '%s\n' "${2//@BIG0@/$(debugfs -R "bmap /big 0" "$1" 2>/dev/null)}"; }
+# @BIG0@: the block holding /big's first block in this image; @SMALL@: /d/small's inode.
+expand() {
+	local cmds=${2//@BIG0@/$(debugfs -R "bmap /big 0" "$1" 2>/dev/null)}
+	printf '%s\n' "${cmds//@SMALL@/$(debugfs -R "stat /d/small" "$1" 2>/dev/null | sed -n 's/^Inode: \([0-9]*\).*/\1/p')}"
+}
 
 for opts in "-t ext4" "-t ext4 -O ^metadata_csum -b 1024" "-t ext3"; do
 	tag="[$opts]"
@@ -149,6 +153,18 @@ freeb @BIG0@ 40"
 	damage_case "group directories count $tag" "$opts" "set_bg 0 used_dirs_count 40"
 	damage_case "superblock free blocks $tag" "$opts" "set_super_value free_blocks_count 11"
 	damage_case "superblock free inodes $tag" "$opts" "set_super_value free_inodes_count 11"
+	damage_case "xattr block out of range, file $tag" "$opts" "set_inode_field /d/small file_acl 99999999"
+	damage_case "xattr block out of range, directory $tag" "$opts" "set_inode_field /d file_acl 99999999"
+	# Orphan lists (e2fsck -n leaves them alone; finishing one is not a repair).
+	DAMAGE_N_QUIET=1 DAMAGE_FY_EXIT=0 damage_case "orphan list through a file in use $tag" "$opts" \
+		"set_super_value last_orphan @SMALL@"
+	DAMAGE_N_QUIET=1 damage_case "orphan list head out of range $tag" "$opts" "set_super_value last_orphan 9999999"
+	damage_case "orphan list with a deleted file $tag" "$opts" "set_super_value last_orphan @SMALL@
+set_inode_field /d/small links_count 0"
+	damage_case "orphan list running into a free inode $tag" "$opts" "set_super_value last_orphan @SMALL@
+set_inode_field /d/small dtime 99"
+	damage_case "orphan list linking out of range $tag" "$opts" "set_super_value last_orphan @SMALL@
+set_inode_field /d/small dtime 9999999"
 done
 
 # ---------------------------------------------------------------- threads

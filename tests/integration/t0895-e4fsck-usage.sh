@@ -46,7 +46,10 @@ expect "interactive without a terminal" 8 "need terminal" "$E4FSCK" -f "$img"
 expect "clean without -f" 0 "clean, 11/" "$E4FSCK" -n "$img"
 backup=$(dumpe2fs "$img" 2>/dev/null | sed -n 's/.*Backup superblock at \([0-9]*\).*/\1/p' | head -n 1)
 bsize=$(dumpe2fs -h "$img" 2>/dev/null | sed -n 's/^Block size: *//p')
-expect "backup superblock (-b $backup -B $bsize)" 0 "files (" "$E4FSCK" -fn -b "$backup" -B "$bsize" "$img"
+# Read-only on a backup, the descriptors lose their uninit flags and pass 5 finds the
+# untouched groups' bitmaps wanting, as e2fsck -fn -b does: exit 4 from both.
+want=0; e2fsck -fn -b "$backup" -B "$bsize" "$img" >/dev/null 2>&1 || want=$?
+expect "backup superblock (-b $backup -B $bsize)" "$want" "files (" "$E4FSCK" -fn -b "$backup" -B "$bsize" "$img"
 
 # --json: a document with the problems found and the passes' timings.
 if command -v python3 >/dev/null 2>&1; then

@@ -14,6 +14,7 @@
 # -n, -p and -y (also with 1 and 4 threads), -y leaves a file system
 # e2fsck calls clean, and /big is intact.  Removing an index leaves a tree
 # that could be shorter: e4fsck asks, as e2fsck, and rebuilds it in pass 1E.
+# Indirect maps (ext2/ext3) get their illegal block pointers the same way.
 
 set -eu
 
@@ -71,7 +72,9 @@ expand() {
 	leaf=$(debugfs -R "ex /frag" "$1" 2>/dev/null | awk '$1 == "0/" && $2 == "1" { print $8; exit }')
 	last=$(debugfs -R "ex /two" "$1" 2>/dev/null | awk '$1 == "0/" && $3 == "1/" { print $7; exit }')
 	cmds=${cmds//@LEAF@/$leaf}
-	printf '%s\n' "${cmds//@TWO_LAST@/$last}"
+	cmds=${cmds//@TWO_LAST@/$last}
+	# @IND@: /frag's (first) indirect block, in an indirect-mapped image.
+	printf '%s\n' "${cmds//@IND@/$(debugfs -R "stat /frag" "$1" 2>/dev/null | sed -n 's/.*(IND):\([0-9]*\).*/\1/p' | head -n 1)}"
 }
 
 # The layouts must give /frag a tree of depth 1, or the cases below test nothing.
@@ -104,4 +107,21 @@ for opts in "-t ext4" "-t ext4 -b 4096" "-t ext4 -b 4096 -O ^metadata_csum"; do
 	esac
 done
 
-[ $failed = 0 ] || fail "e4fsck disagrees with e2fsck on extent tree damage"
+# Indirect maps (ext2, ext3): pointers outside the file system, each asked
+# about under e2fsck's "has illegal block(s)" question and zeroed on a yes.
+for opts in "-t ext3" "-t ext2 -b 4096"; do
+	tag="[$opts]"
+	damage_case "illegal direct block $tag" "$opts" "sif /two block[1] 99999999"
+	damage_case "two illegal direct blocks $tag" "$opts" "sif /two block[0] 99999999
+sif /two block[1] 99999998"
+	# e2fsck -n aborts ("Illegal indirect block found") when no indirect block follows the
+	# illegal one, as on the 4 KiB layout; e4fsck goes on.  Compared where e2fsck does too.
+	case $opts in
+	*ext3*) damage_case "illegal indirect block pointer $tag" "$opts" "sif /frag block[IND] 99999999" ;;
+	esac
+	# A pointer zeroed in an indirect block leaves the inode as it was: e2fsck exits 0.
+	DAMAGE_FY_EXIT=0 damage_case "illegal block inside an indirect block $tag" "$opts" \
+		"zap_block -o 8 -l 4 -p 0xff @IND@"
+done
+
+[ $failed = 0 ] || fail "e4fsck disagrees with e2fsck on extent tree or block map damage"

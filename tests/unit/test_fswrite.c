@@ -226,6 +226,86 @@ static void read_only_refuses(void **state)
 	rw_image_close(&img);
 }
 
+/* Open img's bytes again with flags (EXT4FS_OPEN_RW: a writable channel). */
+static struct ext4fs_fs *open_bytes(struct rw_image *img, unsigned flags)
+{
+	struct ext4fs_open_opts opts = { .flags = flags };
+	struct ext4fs_io *io;
+	struct ext4fs_fs *fs;
+
+	assert_int_equal(ext4fs_io_open_memory(img->buf, img->size, (flags & EXT4FS_OPEN_RW) != 0, &io), 0);
+	assert_int_equal(ext4fs_open_io(io, &opts, &fs, NULL, 0), 0);
+	return fs;
+}
+
+/*
+ * A loaded bitmap reports, per group, a bad checksum and padding that is not
+ * all ones (bytes past the group's bits, bits past the file system's end);
+ * ext4fs_bitmap_rewrite() writes every group again, after which a strict
+ * open finds nothing and e2fsck finds the image clean.
+ */
+static void bitmap_findings_and_rewrite(void **state)
+{
+	struct rw_image img;
+	struct ext4fs_bitmap *bb, *ib;
+	struct ext4fs_fs *fs;
+
+	(void)state;
+	/* 1 KiB blocks from block 1: the last group holds 8191 blocks, so its bitmap's top bit is padding. */
+	rw_image_open(&img, 16384, 1024, NULL);
+	const struct ext4fs_geom *geo = ext4fs_geom(img.fs);
+	assert_int_equal(geo->group_count, 2);
+	assert_true(geo->has_metadata_csum);
+	assert_int_equal(ext4fs_group(img.fs, 1)->flags & EXT4FS_BG_BLOCK_UNINIT, 0);
+	uint64_t bb1 = ext4fs_group(img.fs, 1)->block_bitmap, ib0 = ext4fs_group(img.fs, 0)->inode_bitmap;
+	uint32_t ipg = geo->inodes_per_group;
+	assert_true(ipg / 8 < 1024);
+	assert_int_equal(ext4fs_close_flush(img.fs), 0);
+	img.fs = NULL;
+	img.buf[bb1 * 1024 + 1023] &= 0x7F;      /* the bit of block 16384, one past the end */
+	img.buf[ib0 * 1024 + ipg / 8] = 0;       /* the first byte past group 0's inodes */
+
+	fs = open_bytes(&img, 0);
+	assert_int_equal(ext4fs_block_bitmap_load(fs, &bb), EXT4FS_E_BITMAP_CSUM);
+	ext4fs_close(fs);
+	fs = open_bytes(&img, EXT4FS_OPEN_IGNORE_CSUM);
+	assert_int_equal(ext4fs_block_bitmap_load(fs, &bb), 0);
+	assert_int_equal(ext4fs_inode_bitmap_load(fs, &ib), 0);
+	assert_int_equal(ext4fs_bitmap_group_flags(bb, 0), 0);
+	assert_int_equal(ext4fs_bitmap_group_flags(bb, 1), EXT4FS_BITMAP_CSUM_BAD | EXT4FS_BITMAP_END_BAD);
+	/* The inode bitmap's checksum covers inodes_per_group bits only. */
+	assert_int_equal(ext4fs_bitmap_group_flags(ib, 0), EXT4FS_BITMAP_TAIL_BAD);
+	assert_int_equal(ext4fs_bitmap_group_flags(ib, 2), 0);
+	assert_int_equal(ext4fs_bitmap_changed(fs, EXT4FS_BLOCK_BITMAP), 0);
+	assert_int_equal(ext4fs_bitmap_rewrite(fs, EXT4FS_BLOCK_BITMAP), EXT4FS_E_READ_ONLY);
+	ext4fs_bitmap_free(bb);
+	ext4fs_bitmap_free(ib);
+	ext4fs_close(fs);
+
+	img.fs = open_bytes(&img, EXT4FS_OPEN_RW | EXT4FS_OPEN_IGNORE_CSUM);
+	assert_int_equal(ext4fs_bitmap_changed(img.fs, EXT4FS_INODE_BITMAP), 0);
+	assert_int_equal(ext4fs_bitmap_rewrite(img.fs, (enum ext4fs_bitmap_kind)7), EXT4FS_E_INVALID_ARG);
+	assert_int_equal(ext4fs_bitmap_rewrite(img.fs, EXT4FS_BLOCK_BITMAP), 0);
+	assert_int_equal(ext4fs_bitmap_changed(img.fs, EXT4FS_BLOCK_BITMAP), 1);
+	assert_int_equal(ext4fs_bitmap_changed(img.fs, EXT4FS_INODE_BITMAP), 0);
+	assert_int_equal(ext4fs_bitmap_rewrite(img.fs, EXT4FS_INODE_BITMAP), 0);
+	assert_int_equal(ext4fs_close_flush(img.fs), 0);
+
+	fs = open_bytes(&img, 0);
+	assert_int_equal(ext4fs_block_bitmap_load(fs, &bb), 0);
+	assert_int_equal(ext4fs_inode_bitmap_load(fs, &ib), 0);
+	for (uint32_t g = 0; g < 2; g++) {
+		assert_int_equal(ext4fs_bitmap_group_flags(bb, g), 0);
+		assert_int_equal(ext4fs_bitmap_group_flags(ib, g), 0);
+	}
+	ext4fs_bitmap_free(bb);
+	ext4fs_bitmap_free(ib);
+	ext4fs_close(fs);
+	img.fs = open_bytes(&img, EXT4FS_OPEN_RW);
+	rw_image_assert_clean(&img);
+	rw_image_close(&img);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -236,6 +316,7 @@ int main(void)
 		cmocka_unit_test(inode_alloc_write_free),
 		cmocka_unit_test(inode_alloc_spreads_when_full),
 		cmocka_unit_test(read_only_refuses),
+		cmocka_unit_test(bitmap_findings_and_rewrite),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,94 @@
+/*
+ * guard.c - keeping the library's allocator off blocks and inodes that
+ * pass 1 found in use but the bitmaps on disk call free (guard.h).
+ */
+#include "config.h"
+#include <stdlib.h>
+#include <string.h>
+#include "ext4fs/bitmap.h"
+#include "ext4fs/errors.h"
+#include "e4fsck.h"
+#include "guard.h"
+
+static int guard_add(struct alloc_guard *g, uint64_t first, uint64_t count, int inode, int dir)
+{
+	if (g->n == g->cap) {
+		size_t cap = g->cap ? g->cap * 2 : 64;
+		struct guard_run *grown = realloc(g->runs, cap * sizeof(*grown));
+		if (!grown)
+			return -1;
+		g->runs = grown;
+		g->cap = cap;
+	}
+	g->runs[g->n++] = (struct guard_run){ first, count, inode, dir };
+	return 0;
+}
+
+int fsck_guard_on(struct e4fsck *ctx, struct alloc_guard *g)
+{
+	const struct ext4fs_bitmap *bb, *ib;
+	int err = ext4fs_fs_block_bitmap(ctx->fs, &bb);
+
+	if (!err)
+		err = ext4fs_fs_inode_bitmap(ctx->fs, &ib);
+	if (err)
+		goto fail;
+	for (uint64_t b = bitmap_paged_next_set(&ctx->block_found, ctx->geo->first_data_block);
+	     b < ctx->geo->blocks_count;) {
+		uint64_t end = bitmap_paged_next_clear(&ctx->block_found, b), at = b;
+		while (at < end) {
+			uint64_t free_at;
+			if (ext4fs_bitmap_find(bb, at, end - 1, 0, &free_at))
+				break;
+			uint64_t used_at;
+			if (ext4fs_bitmap_find(bb, free_at, end - 1, 1, &used_at))
+				used_at = end;
+			err = ext4fs_blocks_mark_used(ctx->fs, free_at, used_at - free_at);
+			if (err || guard_add(g, free_at, used_at - free_at, 0, 0))
+				goto fail;
+			at = used_at;
+		}
+		b = end < ctx->geo->blocks_count ? bitmap_paged_next_set(&ctx->block_found, end) : end;
+	}
+	for (uint64_t i = bitmap_paged_next_set(&ctx->inode_used, 1); i <= ctx->geo->inodes_count;
+	     i = bitmap_paged_next_set(&ctx->inode_used, i + 1)) {
+		if (ext4fs_bitmap_test(ib, i) != 0)
+			continue;
+		int dir = bitmap_paged_test(&ctx->inode_dir, i);
+		err = ext4fs_inode_mark_used(ctx->fs, (uint32_t)i, dir);
+		if (err || guard_add(g, i, 1, 1, dir))
+			goto fail;
+	}
+	return 0;
+fail:
+	fsck_fatal(ctx, "%s while protecting blocks and inodes in use: %s", err ? ext4fs_strerror(err) : "out of memory",
+		   ext4fs_errmsg(ctx->fs));
+	return -1;
+}
+
+int fsck_guard_off(struct e4fsck *ctx, struct alloc_guard *g)
+{
+	const struct ext4fs_bitmap *bb, *ib;
+	int err = ext4fs_fs_block_bitmap(ctx->fs, &bb);
+
+	if (!err)
+		err = ext4fs_fs_inode_bitmap(ctx->fs, &ib);
+	for (size_t i = g->n; i-- > 0 && !err;) {
+		const struct guard_run *r = &g->runs[i];
+		/* A run a pass freed meanwhile (an inode it cleared) is already back. */
+		for (uint64_t n = r->first; n < r->first + r->count && !err; n++) {
+			if (r->inode)
+				err = ext4fs_bitmap_test(ib, n) > 0 ? ext4fs_inode_mark_free(ctx->fs, (uint32_t)n, r->dir) : 0;
+			else
+				err = ext4fs_bitmap_test(bb, n) > 0 ? ext4fs_blocks_mark_free(ctx->fs, n, 1) : 0;
+		}
+	}
+	free(g->runs);
+	memset(g, 0, sizeof(*g));
+	if (err) {
+		fsck_fatal(ctx, "%s while giving back protected blocks and inodes: %s", ext4fs_strerror(err),
+			   ext4fs_errmsg(ctx->fs));
+		return -1;
+	}
+	return 0;
+}

@@ -1,0 +1,39 @@
+/*
+ * guard.h - protecting what pass 1 found in use from the allocator.
+ *
+ * Repairs after pass 1 allocate through the library (cloned blocks in
+ * pass 1D, /lost+found and its growth in passes 3 and 4), and the library
+ * trusts the bitmaps on disk.  Blocks and inodes pass 1 found in use but
+ * the bitmaps call free must not be handed out: they are marked in use
+ * while such repairs run, and given back afterwards, so pass 5 still
+ * reports them as e2fsck does.
+ */
+#ifndef E4FSCK_GUARD_H
+#define E4FSCK_GUARD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct e4fsck;
+
+struct guard_run {
+	uint64_t first, count;
+	int inode, dir;
+};
+
+/* What a guard marked in use; zero-initialise before fsck_guard_on(). */
+struct alloc_guard {
+	struct guard_run *runs;
+	size_t n, cap;
+};
+
+/* Mark in use, on disk, every block and inode ctx's maps hold that the bitmaps call free.  0 or -1 (reported). */
+int fsck_guard_on(struct e4fsck *ctx, struct alloc_guard *g);
+
+/*
+ * Give back what fsck_guard_on() marked (what a repair freed meanwhile is
+ * left alone) and empty g.  0 or -1 (reported).
+ */
+int fsck_guard_off(struct e4fsck *ctx, struct alloc_guard *g);
+
+#endif

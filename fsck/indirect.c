@@ -1,0 +1,190 @@
+/*
+ * indirect.c - walking an indirect block map pointer by pointer (indirect.h).
+ *
+ * The library's walk stops at the first pointer outside the file system;
+ * a checker has to go on, report each such pointer where e2fsck reports it
+ * ("Illegal block #N", "Illegal indirect block") and believe the rest.
+ */
+#include "config.h"
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include "ext4fs/errors.h"
+#include "e4fsck.h"
+#include "indirect.h"
+
+#define DIRECT_BLOCKS 12
+
+static uint32_t ptr_at(const unsigned char *p, uint32_t i)
+{
+	p += (size_t)i * 4;
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+struct ind_walk {
+	struct ext4fs_fs *fs;
+	const struct ext4fs_geom *g;
+	const struct indirect_scan_ops *ops;
+	void *arg;
+	uint32_t per_block;             /* pointers in an indirect block */
+	unsigned char *bufs[3];         /* one per level of indirection */
+	struct problem_ctx pctx;
+	struct ext4fs_block_visit run;  /* data blocks waiting to be claimed as one run */
+};
+
+static int flush_run(struct ind_walk *w)
+{
+	int rc = 0;
+
+	if (w->run.count)
+		rc = w->ops->claim(&w->run, w->arg);
+	w->run.count = 0;
+	return rc;
+}
+
+static int legal(const struct ind_walk *w, uint32_t blk)
+{
+	return blk >= w->g->first_data_block && blk < w->g->blocks_count;
+}
+
+/* An illegal pointer: described as e2fsck's %B describes its position. */
+static int illegal(struct ind_walk *w, uint64_t ref, uint32_t index, uint32_t value, int level, uint64_t lblk)
+{
+	static const char *const names[] = { "", "indirect block", "double indirect block", "triple indirect block" };
+	struct indirect_fix fix = { ref, index, value };
+	char where[48];
+
+	if (level)
+		snprintf(where, sizeof(where), "%s", names[level]);
+	else
+		snprintf(where, sizeof(where), "block #%llu", (unsigned long long)lblk);
+	w->pctx.blk = value;
+	w->pctx.str = where;
+	int rc = w->ops->illegal(w->arg, &w->pctx, &fix);
+	w->pctx.str = NULL;
+	return rc;
+}
+
+static int data_block(struct ind_walk *w, uint64_t lblk, uint32_t blk)
+{
+	if (w->run.count && w->run.lblk + w->run.count == lblk && w->run.pblk + w->run.count == blk &&
+	    w->run.count < UINT32_MAX) {
+		w->run.count++;
+		return 0;
+	}
+	int rc = flush_run(w);
+	w->run = (struct ext4fs_block_visit){ .kind = EXT4FS_BLOCK_DATA, .pblk = blk, .lblk = lblk, .count = 1 };
+	return rc;
+}
+
+/* The map below indirect block blk (level 1..3) starting at logical block first. */
+static int walk_ind(struct ind_walk *w, uint32_t blk, int level, uint64_t first)
+{
+	static const enum ext4fs_block_kind kinds[] = { EXT4FS_BLOCK_DATA, EXT4FS_BLOCK_IND, EXT4FS_BLOCK_DIND,
+							EXT4FS_BLOCK_TIND };
+	unsigned char *buf = w->bufs[level - 1];
+	uint64_t span = 1;
+	int rc;
+
+	for (int l = 1; l < level; l++)
+		span *= w->per_block;
+	if ((rc = flush_run(w)))
+		return rc;
+	struct ext4fs_block_visit v = { .kind = kinds[level], .pblk = blk, .lblk = first, .count = 1 };
+	if ((rc = w->ops->claim(&v, w->arg)))
+		return rc;
+	if (ext4fs_block_read(w->fs, blk, buf))
+		return 0;
+	for (uint32_t i = 0; i < w->per_block; i++) {
+		uint32_t p = ptr_at(buf, i);
+		uint64_t lblk = first + i * span;
+		if (!p)
+			continue;
+		if (!legal(w, p)) {
+			if ((rc = flush_run(w)) || (rc = illegal(w, blk, i, p, level > 1 ? level - 1 : 0, lblk)))
+				return rc;
+			continue;
+		}
+		/* Each level reads into a buffer of its own, so descending leaves this one intact. */
+		rc = level == 1 ? data_block(w, lblk, p) : walk_ind(w, p, level - 1, lblk);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+int fsck_indirect_scan(struct ext4fs_fs *fs, uint32_t ino, const struct ext4fs_inode *in,
+		       const struct indirect_scan_ops *ops, void *arg)
+{
+	struct ind_walk w = { .fs = fs, .g = ext4fs_geom(fs), .ops = ops, .arg = arg };
+	const unsigned char *ib = (const unsigned char *)in->i_block;
+	int rc = 0;
+
+	w.per_block = w.g->block_size / 4;
+	w.pctx.ino = ino;
+	for (int k = 0; k < 3; k++)
+		if (!(w.bufs[k] = malloc(w.g->block_size))) {
+			rc = -ENOMEM;
+			goto out;
+		}
+	for (uint32_t i = 0; i < DIRECT_BLOCKS && !rc; i++) {
+		uint32_t p = ptr_at(ib, i);
+		if (!p)
+			continue;
+		if (!legal(&w, p)) {
+			rc = flush_run(&w);
+			if (!rc)
+				rc = illegal(&w, 0, i, p, 0, i);
+			continue;
+		}
+		rc = data_block(&w, i, p);
+	}
+	uint64_t first = DIRECT_BLOCKS, span = w.per_block;
+	for (int level = 1; level <= 3 && !rc; level++, first += span, span *= w.per_block) {
+		uint32_t p = ptr_at(ib, DIRECT_BLOCKS + (uint32_t)level - 1);
+		if (!p)
+			continue;
+		if (!legal(&w, p)) {
+			rc = flush_run(&w);
+			if (!rc)
+				rc = illegal(&w, 0, DIRECT_BLOCKS + (uint32_t)level - 1, p, level, first);
+			continue;
+		}
+		rc = walk_ind(&w, p, level, first);
+	}
+	if (!rc)
+		rc = flush_run(&w);
+out:
+	for (int k = 0; k < 3; k++)
+		free(w.bufs[k]);
+	return rc;
+}
+
+int fsck_indirect_clear(struct e4fsck *ctx, struct ext4fs_inode *in, const struct indirect_fix *fix)
+{
+	unsigned char *slot;
+
+	if (!fix->ref) {
+		if (fix->index >= sizeof(in->i_block) / 4)
+			return 0;
+		slot = (unsigned char *)in->i_block + (size_t)fix->index * 4;
+		if (ptr_at(slot, 0) != fix->value)
+			return 0;
+		slot[0] = slot[1] = slot[2] = slot[3] = 0;
+		return 1;
+	}
+	unsigned char *buf = malloc(ctx->geo->block_size);
+	int err = buf ? ext4fs_block_read(ctx->fs, fix->ref, buf) : EXT4FS_E_NO_MEMORY;
+	if (!err && fix->index < ctx->geo->block_size / 4 && ptr_at(buf, fix->index) == fix->value) {
+		slot = buf + (size_t)fix->index * 4;
+		slot[0] = slot[1] = slot[2] = slot[3] = 0;
+		err = ext4fs_block_write(ctx->fs, fix->ref, buf);
+	}
+	free(buf);
+	if (err) {
+		fsck_fatal(ctx, "%s while clearing a block pointer in block %llu: %s", ext4fs_strerror(err),
+			   (unsigned long long)fix->ref, ext4fs_errmsg(ctx->fs));
+		return -1;
+	}
+	return 0;
+}

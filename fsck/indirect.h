@@ -1,0 +1,48 @@
+/*
+ * indirect.h - pass 1's walk of an indirect block map (ext2/ext3 files),
+ * pointer by pointer, as e2fsck walks it, and the repair it offers.
+ *
+ * A pointer outside the file system ("illegal block") is reported with
+ * where it sits, so that a yes can zero it later, in the thread that asks;
+ * the walk itself never writes.  Everything else is reported through the
+ * claim callback in logical order, each indirect block before the blocks
+ * it maps, runs of contiguous data blocks together.
+ */
+#ifndef E4FSCK_INDIRECT_H
+#define E4FSCK_INDIRECT_H
+
+#include <stdint.h>
+#include "ext4fs/blockmap.h"
+#include "problem.h"
+
+struct e4fsck;
+
+/* Where an illegal pointer sits: slot index of i_block (ref 0) or of indirect block ref. */
+struct indirect_fix {
+	uint64_t ref;
+	uint32_t index;
+	uint32_t value;             /* the pointer as found */
+};
+
+struct indirect_scan_ops {
+	ext4fs_block_visit_fn claim;
+	/* An illegal pointer: pctx->blk the pointer, pctx->str "block #N" or "indirect block"...  0 or -errno. */
+	int (*illegal)(void *arg, const struct problem_ctx *pctx, const struct indirect_fix *fix);
+};
+
+/*
+ * Walk inode ino's indirect map (in, read from disk).  Indirect blocks that
+ * cannot be read are skipped.  Returns 0 or the first negative value a
+ * callback returned (-ENOMEM without memory).
+ */
+int fsck_indirect_scan(struct ext4fs_fs *fs, uint32_t ino, const struct ext4fs_inode *in,
+		       const struct indirect_scan_ops *ops, void *arg);
+
+/*
+ * Zero the pointer fix names, if it still holds what was found: in i_block
+ * of *in (the caller writes the inode), or in its indirect block (written
+ * here).  Returns 1 when *in changed, 0 when not, -1 after fsck_fatal().
+ */
+int fsck_indirect_clear(struct e4fsck *ctx, struct ext4fs_inode *in, const struct indirect_fix *fix);
+
+#endif

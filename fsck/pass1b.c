@@ -1,0 +1,756 @@
+/*
+ * pass1b.c - blocks claimed more than once, resolved as e2fsck resolves
+ * them (passes 1B, 1C and 1D).
+ *
+ * Pass 1 only learns that a block was claimed twice (ctx->block_dup), not
+ * by whom.  Pass 1B reads every inode in use again and lists, per inode,
+ * the claimed-twice blocks it maps; pass 1C reads the directory blocks to
+ * name those inodes; pass 1D goes through them in inode order, says with
+ * which files (and whether with the file system's own metadata) each
+ * shares blocks, and offers to clone: the inode gets fresh copies of its
+ * shared blocks, after which the other owners may hold theirs alone ("already
+ * reassigned or cloned").  A file that is not cloned may be deleted.
+ *
+ * The order of the lists follows e2fsck's: a block's owners and an
+ * inode's blocks are walked newest first, so "shared with" names the
+ * files in the order e2fsck prints them.
+ */
+#include "config.h"
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "ext4fs/alloc.h"
+#include "ext4fs/bitmap.h"
+#include "ext4fs/blockmap.h"
+#include "ext4fs/dir.h"
+#include "ext4fs/errors.h"
+#include "ext4fs/scan.h"
+#include "ext4fs/super.h"
+#include "dirs.h"
+#include "e4fsck.h"
+#include "extents.h"
+#include "guard.h"
+#include "problem.h"
+#include "problems.h"
+
+/* A block claimed twice: the inodes mapping it, in the order pass 1B met them. */
+struct dup_block {
+	uint64_t blk;               /* 0: a free slot */
+	uint32_t nbad;              /* references by inodes still unresolved */
+	uint32_t *owners;
+	uint32_t nowners, capowners;
+};
+
+/* An inode mapping blocks claimed twice. */
+struct dup_inode {
+	uint32_t ino;
+	uint32_t dir;               /* the directory naming it (pass 1C), 0 when none found */
+	int64_t mtime;
+	uint64_t *blocks;           /* its claimed-twice blocks, one per reference, in map order */
+	size_t nblocks, capblocks;
+};
+
+struct dups {
+	struct e4fsck *ctx;
+	struct dup_block *table;    /* open addressing on blk */
+	size_t cap, used;
+	struct dup_inode *inodes;   /* in inode order */
+	size_t n, capinodes;
+	uint64_t named_needed;      /* inodes pass 1C still has to name */
+	struct bitmap_paged meta;   /* superblocks, descriptors, bitmaps, inode tables (as e2fsck counts them) */
+	/* pass 1B: the range of claimed-twice blocks being printed for the current inode */
+	uint64_t range_first, range_last;
+	int printing;
+};
+
+static size_t slot_of(const struct dups *d, uint64_t blk)
+{
+	uint64_t h = blk * 0x9E3779B97F4A7C15ULL;
+
+	return (size_t)(h ^ (h >> 29)) & (d->cap - 1);
+}
+
+static struct dup_block *lookup(const struct dups *d, uint64_t blk)
+{
+	if (!d->cap)
+		return NULL;
+	for (size_t i = slot_of(d, blk);; i = (i + 1) & (d->cap - 1)) {
+		if (d->table[i].blk == blk)
+			return &d->table[i];
+		if (!d->table[i].blk)
+			return NULL;
+	}
+}
+
+static struct dup_block *lookup_add(struct dups *d, uint64_t blk)
+{
+	if ((d->used + 1) * 2 > d->cap) {
+		size_t cap = d->cap ? d->cap * 2 : 256;
+		struct dup_block *old = d->table, *grown = calloc(cap, sizeof(*grown));
+		size_t oldcap = d->cap;
+		if (!grown)
+			return NULL;
+		d->table = grown;
+		d->cap = cap;
+		for (size_t i = 0; i < oldcap; i++)
+			if (old[i].blk) {
+				size_t j = slot_of(d, old[i].blk);
+				while (d->table[j].blk)
+					j = (j + 1) & (cap - 1);
+				d->table[j] = old[i];
+			}
+		free(old);
+	}
+	size_t i = slot_of(d, blk);
+	while (d->table[i].blk && d->table[i].blk != blk)
+		i = (i + 1) & (d->cap - 1);
+	if (!d->table[i].blk) {
+		d->table[i].blk = blk;
+		d->used++;
+	}
+	return &d->table[i];
+}
+
+static struct dup_inode *find_inode(const struct dups *d, uint32_t ino)
+{
+	size_t lo = 0, hi = d->n;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (d->inodes[mid].ino < ino)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < d->n && d->inodes[lo].ino == ino ? &d->inodes[lo] : NULL;
+}
+
+static int grow(void **p, size_t *cap, size_t n, size_t size)
+{
+	if (n < *cap)
+		return 0;
+	size_t c = *cap ? *cap * 2 : 8;
+	void *q = realloc(*p, c * size);
+	if (!q)
+		return -1;
+	*p = q;
+	*cap = c;
+	return 0;
+}
+
+/* Inode ino (met in inode order) maps claimed-twice block blk once more. */
+static int add_dup(struct dups *d, uint32_t ino, const struct ext4fs_inode *in, uint64_t blk)
+{
+	struct dup_block *b = lookup_add(d, blk);
+	size_t capo;
+
+	if (!b)
+		return -1;
+	capo = b->capowners;
+	if (grow((void **)&b->owners, &capo, b->nowners, sizeof(*b->owners)))
+		return -1;
+	b->capowners = (uint32_t)capo;
+	b->owners[b->nowners++] = ino;
+	b->nbad++;
+
+	struct dup_inode *di = d->n ? &d->inodes[d->n - 1] : NULL;
+	if (!di || di->ino != ino) {
+		if (grow((void **)&d->inodes, &d->capinodes, d->n, sizeof(*d->inodes)))
+			return -1;
+		di = &d->inodes[d->n++];
+		memset(di, 0, sizeof(*di));
+		di->ino = ino;
+		di->mtime = ext4fs_inode_time(in, 'm', NULL);
+		/* The root needs no name: it is "/". */
+		if (ino == EXT4FS_ROOT_INO)
+			di->dir = EXT4FS_ROOT_INO;
+	}
+	if (grow((void **)&di->blocks, &di->capblocks, di->nblocks, sizeof(*di->blocks)))
+		return -1;
+	di->blocks[di->nblocks++] = blk;
+	return 0;
+}
+
+/* e2fsck's test for "file system metadata": superblock and descriptor copies, bitmaps, inode tables. */
+static int build_meta(struct dups *d)
+{
+	struct e4fsck *ctx = d->ctx;
+	const struct ext4fs_geom *g = ctx->geo;
+	uint64_t desc_blocks = ((uint64_t)g->group_count * g->desc_size + g->block_size - 1) / g->block_size;
+
+	if (bitmap_paged_init(&d->meta, g->blocks_count, ctx->block_found.p.page_shift))
+		return -1;
+	for (uint32_t grp = 0; grp < g->group_count; grp++) {
+		const struct ext4fs_group_desc *gd = ext4fs_group(ctx->fs, grp);
+		uint64_t first = ext4fs_group_first_block(ctx->fs, grp);
+		struct { uint64_t blk, n; } parts[] = {
+			{ first, ext4fs_group_has_super(ctx->fs, grp) ? desc_blocks + 1 : 0 },
+			{ gd->block_bitmap, 1 },
+			{ gd->inode_bitmap, 1 },
+			{ gd->inode_table, g->inode_blocks_per_group },
+		};
+		for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
+			uint64_t b = parts[i].blk, n = parts[i].n;
+			if (!n || b >= g->blocks_count)
+				continue;
+			if (n > g->blocks_count - b)
+				n = g->blocks_count - b;
+			if (bitmap_paged_set_range(&d->meta, b, n) < 0)
+				return -1;
+		}
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------------ pass 1B */
+
+/*
+ * An inode's blocks as e2fsck's iterator sees them: an extent tree's
+ * entries believed as they are (pass 1 may have left damage it was told
+ * not to repair), an indirect map through the library.
+ */
+static int walk_blocks(struct e4fsck *ctx, uint32_t ino, const struct ext4fs_inode *in, ext4fs_block_visit_fn fn,
+		       void *arg)
+{
+	if ((in->i_flags & EXT4FS_EXTENTS_FL) && ext4fs_has_incompat(ctx->fs, EXT4FS_FEATURE_INCOMPAT_EXTENTS))
+		return fsck_extent_blocks(ctx->fs, in, fn, arg);
+	return ext4fs_block_iterate(ctx->fs, ino, in, 0, fn, arg);
+}
+
+static void flush_range(struct dups *d, uint32_t ino)
+{
+	struct problem_ctx pctx = { .ino = ino, .blk = d->range_first, .blk2 = d->range_last };
+
+	fix_problem(d->ctx, d->range_first == d->range_last ? PR_1B_DUP_BLOCK : PR_1B_DUP_RANGE, &pctx);
+}
+
+struct scan_inode {
+	struct dups *d;
+	uint32_t ino;
+	const struct ext4fs_inode *in;
+	uint64_t dups;
+};
+
+static int note_block(struct scan_inode *s, uint64_t blk)
+{
+	struct dups *d = s->d;
+
+	if (!bitmap_paged_test(&d->ctx->block_dup, blk))
+		return 0;
+	if (s->ino != EXT4FS_BAD_INO) {
+		if (!d->printing) {
+			struct problem_ctx pctx = { .ino = s->ino };
+			fix_problem(d->ctx, PR_1B_DUP_BLOCK_HEADER, &pctx);
+			d->printing = 1;
+			d->range_first = d->range_last = blk;
+		} else if (blk == d->range_last + 1) {
+			d->range_last = blk;
+		} else {
+			flush_range(d, s->ino);
+			d->range_first = d->range_last = blk;
+		}
+	}
+	s->dups++;
+	return add_dup(d, s->ino, s->in, blk) ? -ENOMEM : 0;
+}
+
+static int visit_1b(const struct ext4fs_block_visit *v, void *arg)
+{
+	struct scan_inode *s = arg;
+	const struct ext4fs_geom *g = s->d->ctx->geo;
+
+	for (uint32_t k = 0; k < v->count; k++) {
+		if (v->pblk + k >= g->blocks_count)
+			break;
+		int rc = note_block(s, v->pblk + k);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+static int pass1b(struct dups *d)
+{
+	struct e4fsck *ctx = d->ctx;
+	const struct ext4fs_geom *g = ctx->geo;
+	struct ext4fs_scan *scan = NULL;
+	struct ext4fs_inode in;
+	const unsigned char *raw;
+	uint32_t ino;
+	int csum_ok, r;
+
+	if (ctx->mode != MODE_PREEN)
+		fix_problem(ctx, PR_1B_PASS_HEADER, NULL);
+	if (ext4fs_scan_open(ctx->fs, 0, g->group_count - 1, 0, &scan)) {
+		fsck_fatal(ctx, "%s while scanning inodes again for pass 1B", ext4fs_errmsg(ctx->fs));
+		return -1;
+	}
+	while ((r = ext4fs_scan_next(scan, &ino, &in, &raw, &csum_ok)) == 1 && !ctx->aborted) {
+		if (ino > g->inodes_count)
+			break;
+		if (ino != EXT4FS_BAD_INO && !bitmap_paged_test(&ctx->inode_used, ino))
+			continue;
+		struct scan_inode s = { d, ino, &in, 0 };
+		int err = 0;
+		d->printing = 0;
+		if (fsck_inode_has_blocks(ctx->fs, &in) || ino == EXT4FS_BAD_INO)
+			err = walk_blocks(ctx, ino, &in, visit_1b, &s);
+		uint64_t acl = ext4fs_inode_file_acl(ctx->fs, &in);
+		if (err != -ENOMEM && acl && acl < g->blocks_count &&
+		    ext4fs_has_compat(ctx->fs, EXT4FS_FEATURE_COMPAT_EXT_ATTR) && note_block(&s, acl))
+			err = -ENOMEM;
+		if (err == -ENOMEM) {
+			ext4fs_scan_close(scan);
+			fsck_fatal(ctx, "out of memory in pass 1B");
+			return -1;
+		}
+		if (s.dups && ino != EXT4FS_BAD_INO) {
+			flush_range(d, ino);
+			fix_problem(ctx, PR_1B_DUP_BLOCK_END, NULL);
+		}
+		if (s.dups && (ino >= g->first_ino || ino == EXT4FS_ROOT_INO))
+			d->named_needed++;
+		if (err) {
+			struct problem_ctx pctx = { .ino = ino, .str = "pass1b" };
+			fix_problem(ctx, PR_1B_BLOCK_ITERATE, &pctx);
+		}
+	}
+	ext4fs_scan_close(scan);
+	if (r < 0) {
+		fsck_fatal(ctx, "%s while scanning inodes again for pass 1B", ext4fs_errmsg(ctx->fs));
+		return -1;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------------ pass 1C */
+
+struct name_search {
+	struct dups *d;
+	unsigned seen;              /* entries met in the directory's first block */
+	uint32_t dir;
+};
+
+static int name_entry(const struct ext4fs_dirent *e, void *arg)
+{
+	struct name_search *ns = arg;
+	struct dups *d = ns->d;
+	const struct ext4fs_geom *g = d->ctx->geo;
+
+	/* '.' and '..' lead the first block; they name no file. */
+	if (e->lblk == 0 && ns->seen++ < 2)
+		return 0;
+	if (!e->inode || e->inode > g->inodes_count || e->inode < g->first_ino)
+		return 0;
+	struct dup_inode *di = find_inode(d, e->inode);
+	if (!di || di->dir)
+		return 0;
+	di->dir = ns->dir;
+	return --d->named_needed ? 0 : 1;
+}
+
+static int cmp_pblk(const void *a, const void *b)
+{
+	const struct dir_block *x = a, *y = b;
+
+	if (x->pblk != y->pblk)
+		return x->pblk < y->pblk ? -1 : 1;
+	return x->lblk < y->lblk ? -1 : x->lblk > y->lblk;
+}
+
+static int pass1c(struct dups *d)
+{
+	struct e4fsck *ctx = d->ctx;
+	unsigned char *buf = malloc(ctx->geo->block_size);
+
+	if (!buf) {
+		fsck_fatal(ctx, "out of memory in pass 1C");
+		return -1;
+	}
+	if (ctx->mode != MODE_PREEN)
+		fix_problem(ctx, PR_1C_PASS_HEADER, NULL);
+	for (struct dup_inode *di = d->inodes; di < d->inodes + d->n; di++)
+		if (di->dir == EXT4FS_ROOT_INO && d->named_needed)
+			d->named_needed--;
+	/* In block order, as e2fsck reads its directory block list. */
+	qsort(ctx->dir_blocks, ctx->ndir_blocks, sizeof(*ctx->dir_blocks), cmp_pblk);
+	for (size_t i = 0; i < ctx->ndir_blocks && d->named_needed; i++) {
+		const struct dir_block *db = &ctx->dir_blocks[i];
+		struct name_search ns = { d, 0, db->ino };
+		if (!db->pblk || ext4fs_block_read(ctx->fs, db->pblk, buf))
+			continue;
+		ext4fs_dir_block_iterate(ctx->fs, db->ino, buf, ctx->geo->block_size, db->lblk, db->pblk, 0, 0,
+					 name_entry, &ns);
+	}
+	free(buf);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ pass 1D */
+
+/* One fewer inode holds b unresolved; left to one inode, and not metadata, it is no longer shared. */
+static void release_ref(struct dups *d, struct dup_block *b)
+{
+	if (b->nbad)
+		b->nbad--;
+	if (b->nbad <= 1 && !bitmap_paged_test(&d->meta, b->blk))
+		bitmap_paged_clear_range(&d->ctx->block_dup, b->blk, 1);
+}
+
+/* A data block of the inode being cloned, as its map has it. */
+struct clone_run {
+	uint64_t lblk, pblk;
+	uint32_t count;
+	int unwritten;
+};
+
+struct clone_plan {
+	struct dups *d;
+	struct clone_run *runs;
+	size_t n, cap;
+	int mapping_shared;         /* a tree or indirect block is claimed twice */
+};
+
+static int plan_block(const struct ext4fs_block_visit *v, void *arg)
+{
+	struct clone_plan *p = arg;
+	struct e4fsck *ctx = p->d->ctx;
+
+	for (uint32_t k = 0; k < v->count; k++) {
+		uint64_t b = v->pblk + k;
+		if (b >= ctx->geo->blocks_count || !bitmap_paged_test(&ctx->block_dup, b))
+			continue;
+		if (v->kind != EXT4FS_BLOCK_DATA) {
+			p->mapping_shared = 1;
+			continue;
+		}
+		/* As e2fsck: counted off before the copy, so a later mapping of the same block in this file keeps it. */
+		struct dup_block *db = lookup(p->d, b);
+		if (db && !bitmap_paged_test(&p->d->meta, b))
+			release_ref(p->d, db);
+		struct clone_run *last = p->n ? &p->runs[p->n - 1] : NULL;
+		if (last && last->lblk + last->count == v->lblk + k && last->pblk + last->count == b &&
+		    last->unwritten == v->unwritten) {
+			last->count++;
+			continue;
+		}
+		if (grow((void **)&p->runs, &p->cap, p->n, sizeof(*p->runs)))
+			return -ENOMEM;
+		p->runs[p->n++] = (struct clone_run){ v->lblk + k, b, 1, v->unwritten };
+	}
+	return 0;
+}
+
+/* Point the directory blocks pass 2 will read at the copies. */
+static void move_dir_blocks(struct e4fsck *ctx, uint32_t ino, uint64_t lblk, uint64_t pblk, uint32_t n)
+{
+	for (size_t i = 0; i < ctx->ndir_blocks; i++) {
+		struct dir_block *db = &ctx->dir_blocks[i];
+		if (db->ino == ino && db->lblk >= lblk && db->lblk < lblk + n)
+			db->pblk = pblk + (db->lblk - lblk);
+	}
+}
+
+/*
+ * A block for a copy, taken as e2fsck takes it: the lowest block nobody
+ * was found to use (blocks the bitmap still calls used but no inode claims
+ * come first, as in e2fsck).  It is claimed and marked in use.  0 or an
+ * error (EXT4FS_E_NO_SPACE).
+ */
+static int take_block(struct e4fsck *ctx, uint64_t *blk)
+{
+	const struct ext4fs_geom *g = ctx->geo;
+	const struct ext4fs_bitmap *bb;
+	uint64_t b = bitmap_paged_next_clear(&ctx->block_found, g->first_data_block);
+	int err;
+
+	if (b >= g->blocks_count)
+		return EXT4FS_E_NO_SPACE;
+	if (bitmap_paged_set_range(&ctx->block_found, b, 1) < 0)
+		return EXT4FS_E_NO_MEMORY;
+	*blk = b;
+	err = ext4fs_fs_block_bitmap(ctx->fs, &bb);
+	if (err || ext4fs_bitmap_test(bb, b) != 0)
+		return err;
+	/* e2fsck sets the bit but leaves the free counts to pass 5, which then reports them: do the same. */
+	err = ext4fs_blocks_mark_used(ctx->fs, b, 1);
+	uint32_t grp = ext4fs_group_of_block(ctx->fs, b);
+	struct ext4fs_group_desc gd = *ext4fs_group(ctx->fs, grp);
+	gd.free_blocks_count++;
+	if (!err)
+		err = ext4fs_group_desc_set(ctx->fs, grp, &gd);
+	struct ext4fs_super sb = *ext4fs_sb(ctx->fs);
+	uint64_t free_blocks = ((uint64_t)sb.s_free_blocks_count_hi << 32 | sb.s_free_blocks_count_lo) + 1;
+	sb.s_free_blocks_count_lo = (uint32_t)free_blocks;
+	sb.s_free_blocks_count_hi = (uint32_t)(free_blocks >> 32);
+	if (!err)
+		err = ext4fs_super_set(ctx->fs, &sb);
+	return err;
+}
+
+/*
+ * Copy one run of shared data blocks to new blocks and map the copies in
+ * their place.  The old blocks stay in use: other owners keep them.
+ * 0, or a library error (message in the handle).
+ */
+static int clone_run(struct dups *d, uint32_t ino, struct ext4fs_inode *in, const struct clone_run *run,
+		     unsigned char *buf)
+{
+	struct e4fsck *ctx = d->ctx;
+	uint64_t done = 0;
+
+	while (done < run->count) {
+		uint64_t start, next;
+		uint32_t got = 1;
+		int err = take_block(ctx, &start);
+		/* Blocks taken one by one; consecutive ones are mapped as one piece. */
+		while (!err && done + got < run->count && bitmap_paged_next_clear(&ctx->block_found,
+		       ctx->geo->first_data_block) == start + got) {
+			err = take_block(ctx, &next);
+			got++;
+		}
+		for (uint32_t k = 0; k < got && !err; k++) {
+			err = ext4fs_block_read(ctx->fs, run->pblk + done + k, buf);
+			if (!err)
+				err = ext4fs_block_write(ctx->fs, start + k, buf);
+		}
+		/* Unmapping frees the old blocks, which their other owners still use: mark them again. */
+		if (!err)
+			err = ext4fs_bmap_unmap(ctx->fs, ino, in, run->lblk + done, got);
+		if (!err)
+			err = ext4fs_blocks_mark_used(ctx->fs, run->pblk + done, got);
+		if (!err)
+			err = ext4fs_bmap_set(ctx->fs, ino, in, run->lblk + done, start, got, run->unwritten);
+		if (err)
+			return err;
+		move_dir_blocks(ctx, ino, run->lblk + done, start, got);
+		done += got;
+	}
+	return 0;
+}
+
+/* Clone the shared blocks of inode ino.  0, or -1 with the reason in *why (for PR_1D_CLONE_ERROR). */
+static int clone_file(struct dups *d, uint32_t ino, const char **why)
+{
+	struct e4fsck *ctx = d->ctx;
+	struct clone_plan plan = { .d = d };
+	struct ext4fs_inode in;
+	unsigned char *buf = malloc(ctx->geo->block_size);
+	int err = buf ? ext4fs_inode_read(ctx->fs, ino, &in) : EXT4FS_E_NO_MEMORY;
+
+	*why = NULL;
+	if (!err && fsck_inode_has_blocks(ctx->fs, &in))
+		err = walk_blocks(ctx, ino, &in, plan_block, &plan);
+	if (!err && plan.mapping_shared) {
+		*why = "a block of the file's map (an extent tree or indirect block) is shared; e4fsck clones data blocks only";
+		err = EXT4FS_E_INVALID_ARG;
+	}
+	if (!err) {
+		uint64_t acl = ext4fs_inode_file_acl(ctx->fs, &in);
+		if (acl && acl < ctx->geo->blocks_count && bitmap_paged_test(&ctx->block_dup, acl)) {
+			*why = "its extended attribute block is shared; e4fsck does not clone those yet";
+			err = EXT4FS_E_INVALID_ARG;
+		}
+	}
+	for (size_t i = 0; i < plan.n && !err; i++)
+		err = clone_run(d, ino, &in, &plan.runs[i], buf);
+	ext4fs_alloc_release_inode(ctx->fs, ino);
+	if (!err && fsck_claim_blocks(ctx, ino))
+		err = EXT4FS_E_NO_MEMORY;
+	if (!err)
+		ctx->fs_changed = 1;
+	if (err && !*why)
+		*why = ext4fs_errmsg(ctx->fs)[0] ? ext4fs_errmsg(ctx->fs) : ext4fs_strerror(err);
+	free(plan.runs);
+	free(buf);
+	return err ? -1 : 0;
+}
+
+struct delete_walk {
+	struct dups *d;
+};
+
+static int delete_block(const struct ext4fs_block_visit *v, void *arg)
+{
+	struct delete_walk *w = arg;
+	struct e4fsck *ctx = w->d->ctx;
+	const struct ext4fs_bitmap *bb;
+	int err = ext4fs_fs_block_bitmap(ctx->fs, &bb);
+
+	for (uint32_t k = 0; k < v->count && !err; k++) {
+		uint64_t b = v->pblk + k;
+		if (b >= ctx->geo->blocks_count)
+			break;
+		struct dup_block *db = bitmap_paged_test(&ctx->block_dup, b) ? lookup(w->d, b) : NULL;
+		if (db) {
+			release_ref(w->d, db);
+			continue;
+		}
+		bitmap_paged_clear_range(&ctx->block_found, b, 1);
+		if (ext4fs_bitmap_test(bb, b) > 0)
+			err = ext4fs_blocks_mark_free(ctx->fs, b, 1);
+	}
+	return err;
+}
+
+/* Delete inode ino: its blocks no one else holds are freed, the inode is cleared.  0 or -1 (reported). */
+static int delete_file(struct dups *d, uint32_t ino)
+{
+	struct e4fsck *ctx = d->ctx;
+	struct delete_walk w = { d };
+	struct ext4fs_inode in;
+	int err = ext4fs_inode_read(ctx->fs, ino, &in);
+
+	if (!err && fsck_inode_has_blocks(ctx->fs, &in))
+		err = walk_blocks(ctx, ino, &in, delete_block, &w);
+	if (err) {
+		struct problem_ctx pctx = { .ino = ino, .str = "delete_file" };
+		fix_problem(ctx, PR_1B_BLOCK_ITERATE, &pctx);
+	}
+	int is_dir = EXT4FS_ISDIR(in.i_mode);
+	const struct ext4fs_bitmap *ib;
+	if (!ext4fs_fs_inode_bitmap(ctx->fs, &ib) && ext4fs_bitmap_test(ib, ino) > 0)
+		ext4fs_inode_mark_free(ctx->fs, ino, is_dir);
+	fsck_clear_inode(ctx, ino, &in);
+	err = ext4fs_inode_write(ctx->fs, ino, &in);
+	if (err) {
+		fsck_fatal(ctx, "%s while writing inode %u: %s", ext4fs_strerror(err), ino, ext4fs_errmsg(ctx->fs));
+		return -1;
+	}
+	ctx->fs_changed = 1;
+	return 0;
+}
+
+/* e2fsck's "mod time": the inode's mtime as ctime(3) prints it, without the newline. */
+static void mod_time(int64_t t, char *out, size_t size)
+{
+	time_t tt = (time_t)t;
+	struct tm tm;
+
+	if (!localtime_r(&tt, &tm) || !strftime(out, size, "%a %b %e %H:%M:%S %Y", &tm))
+		snprintf(out, size, "%" PRId64, t);
+}
+
+static int pass1d(struct dups *d)
+{
+	struct e4fsck *ctx = d->ctx;
+	uint32_t *shared = calloc(d->n ? d->n : 1, sizeof(*shared));
+	int meta_seen = 0;          /* as in e2fsck, once one file shares with metadata every later one says so */
+	struct alloc_guard guard = { 0 };
+	int rc = -1;
+
+	if (!shared) {
+		fsck_fatal(ctx, "out of memory in pass 1D");
+		return -1;
+	}
+	if (ctx->mode != MODE_PREEN)
+		fix_problem(ctx, PR_1D_PASS_HEADER, NULL);
+	struct problem_ctx count = { .num = 0 };
+	for (size_t i = 0; i < d->n; i++)
+		if (d->inodes[i].ino >= ctx->geo->first_ino || d->inodes[i].ino == EXT4FS_ROOT_INO)
+			count.num++;
+	fix_problem(ctx, PR_1D_NUM_DUP_INODES, &count);
+	/* Clones allocate: keep the allocator off blocks found in use that the bitmaps call free. */
+	if (!ctx->read_only && fsck_guard_on(ctx, &guard))
+		goto out;
+
+	for (size_t i = 0; i < d->n && !ctx->aborted; i++) {
+		struct dup_inode *di = &d->inodes[i];
+		size_t nshared = 0;
+		int file_ok = 1;
+
+		if (di->ino == EXT4FS_BAD_INO || di->ino == EXT4FS_RESIZE_INO)
+			continue;
+		for (size_t k = di->nblocks; k-- > 0;) {
+			struct dup_block *b = lookup(d, di->blocks[k]);
+			if (!b)
+				continue;
+			if (b->nbad > 1)
+				file_ok = 0;
+			if (bitmap_paged_test(&d->meta, b->blk)) {
+				file_ok = 0;
+				meta_seen = 1;
+			}
+			for (uint32_t o = b->nowners; o-- > 0;) {
+				uint32_t other = b->owners[o];
+				size_t s;
+				if (other == di->ino)
+					continue;
+				for (s = 0; s < nshared && shared[s] != other; s++)
+					;
+				if (s == nshared)
+					shared[nshared++] = other;
+			}
+		}
+
+		char when[64], *path = fsck_path(ctx, di->dir, di->ino);
+		mod_time(di->mtime, when, sizeof(when));
+		struct problem_ctx pctx = { .ino = di->ino, .dir = di->dir, .path = path ? path : "???",
+					    .str = when, .num = nshared + (meta_seen ? 1 : 0), .num2 = di->nblocks };
+		fix_problem(ctx, PR_1D_DUP_FILE, &pctx);
+		free(path);
+		if (meta_seen)
+			fix_problem(ctx, PR_1D_SHARE_METADATA, NULL);
+		for (size_t s = 0; s < nshared; s++) {
+			struct dup_inode *other = find_inode(d, shared[s]);
+			if (!other)
+				continue;
+			char owhen[64], *opath = fsck_path(ctx, other->dir, other->ino);
+			mod_time(other->mtime, owhen, sizeof(owhen));
+			struct problem_ctx o = { .ino = other->ino, .dir = other->dir, .path = opath ? opath : "???",
+						 .str = owhen };
+			fix_problem(ctx, PR_1D_DUP_FILE_LIST, &o);
+			free(opath);
+		}
+		if (file_ok && nshared + (meta_seen ? 1 : 0)) {
+			fix_problem(ctx, PR_1D_DUP_BLOCKS_DEALT, NULL);
+			continue;
+		}
+		struct problem_ctx q = { .ino = di->ino };
+		if (fix_problem(ctx, PR_1D_CLONE_QUESTION, &q)) {
+			const char *why;
+			if (!clone_file(d, di->ino, &why))
+				continue;
+			q.str = why;
+			fix_problem(ctx, PR_1D_CLONE_ERROR, &q);
+		}
+		if (ctx->aborted)
+			break;
+		if (fix_problem(ctx, PR_1D_DELETE_QUESTION, &q) && delete_file(d, di->ino))
+			goto out;
+	}
+	rc = 0;
+out:
+	if (guard.runs && fsck_guard_off(ctx, &guard))
+		rc = -1;
+	free(guard.runs);
+	free(shared);
+	return rc;
+}
+
+int fsck_pass1_dups(struct e4fsck *ctx)
+{
+	struct dups d = { .ctx = ctx };
+	int rc = -1;
+
+	if (build_meta(&d)) {
+		fsck_fatal(ctx, "out of memory in pass 1B");
+		goto out;
+	}
+	if (pass1b(&d) || ctx->aborted)
+		goto out;
+	if (pass1c(&d) || ctx->aborted)
+		goto out;
+	rc = pass1d(&d);
+out:
+	for (size_t i = 0; i < d.cap; i++)
+		free(d.table[i].owners);
+	free(d.table);
+	for (size_t i = 0; i < d.n; i++)
+		free(d.inodes[i].blocks);
+	free(d.inodes);
+	bitmap_paged_free(&d.meta);
+	return rc;
+}

@@ -1,0 +1,109 @@
+#!/bin/bash
+# t0920-e4fsck-dups.sh - blocks claimed twice (e4fsck's passes 1B-1D),
+# judged by e2fsck.
+#
+# Each case writes a small file system with debugfs, maps one or more
+# logical blocks of a file onto a block something else already uses
+# (`debugfs bmap FILE LBLK PBLK`, which works for extent trees and indirect
+# maps alike): another file's, a directory's, the file's own, three files
+# at once, the inode table's or the block bitmap's, or more blocks than the
+# move leaves orphaned (so the copies need new blocks).  Then it requires
+# what tests/lib/fsck-damage.sh describes: e4fsck lists the shared blocks,
+# names the files and clones as e2fsck does, printing the same in -n, -p
+# and -y (also with 1 and 4 threads), -y leaves a file system e2fsck calls
+# clean, and /big is intact.  The copies must hold the shared data: after
+# the repair, the file that was cloned reads what its blocks held.
+
+set -eu
+
+# shellcheck source-path=SCRIPTDIR source=../lib/common.sh
+. "$(dirname -- "$0")/../lib/common.sh"
+
+need_cmd e2fsck
+need_cmd mke2fs
+need_cmd debugfs
+[ -x "$E4FSCK" ] || skip "e4fsck is not built ($E4FSCK)"
+make_tmpdir
+
+# shellcheck source-path=SCRIPTDIR source=../lib/fsck-damage.sh
+. "$(dirname -- "$0")/../lib/fsck-damage.sh"
+
+src="$T/tree"
+mkdir -p "$src"
+head -c 300000 /dev/urandom >"$src/big"
+head -c 20000 /dev/urandom >"$src/two"
+head -c 5000 /dev/urandom >"$src/small"
+
+base_image() {
+	local img=$1 opts=$2
+	rm -f "$img"
+	# shellcheck disable=SC2086
+	mke2fs -q -F $opts "$img" 16M >/dev/null 2>&1
+	debugfs -w -f - "$img" >/dev/null 2>&1 <<-EOF
+		write $src/big big
+		write $src/two two
+		write $src/small small
+		mkdir d
+		write $src/small d/s
+	EOF
+}
+
+# @SMALL0@ @SMALL1@: /small's first two blocks; @TWO0@, @BIG0@: /two's and /big's first;
+# @DIR0@: /d's first; @ITABLE@, @BBITMAP@: group 0's inode table and block bitmap.
+expand() {
+	local img=$1 cmds=$2 k v
+	for k in SMALL0 SMALL1 TWO0 DIR0 BIG0; do
+		case $k in
+		BIG0) v=$(debugfs -R "bmap /big 0" "$img" 2>/dev/null) ;;
+		SMALL0) v=$(debugfs -R "bmap /small 0" "$img" 2>/dev/null) ;;
+		SMALL1) v=$(debugfs -R "bmap /small 1" "$img" 2>/dev/null) ;;
+		TWO0) v=$(debugfs -R "bmap /two 0" "$img" 2>/dev/null) ;;
+		DIR0) v=$(debugfs -R "bmap /d 0" "$img" 2>/dev/null) ;;
+		esac
+		cmds=${cmds//@$k@/$v}
+	done
+	v=$(dumpe2fs "$img" 2>/dev/null | sed -n 's/^ *Inode table at \([0-9]*\)-.*/\1/p' | head -n 1)
+	cmds=${cmds//@ITABLE@/$v}
+	v=$(dumpe2fs "$img" 2>/dev/null | sed -n 's/^ *Block bitmap at \([0-9]*\) .*/\1/p' | head -n 1)
+	printf '%s\n' "${cmds//@BBITMAP@/$v}"
+}
+
+# After the repair /two's first block holds what /small's first block held
+# (the clone copied it) and /small is still intact.
+clone_check() {
+	local name=$1 img="$T/dmg.img"
+	debugfs -R "cat /small" "$img" 2>/dev/null >"$T/small.out"
+	if ! cmp -s "$T/small.out" "$src/small"; then
+		bad "$name: /small changed by the repair"; return
+	fi
+	debugfs -R "cat /two" "$img" 2>/dev/null | head -c 1024 >"$T/two.out"
+	if ! cmp -s "$T/two.out" <(head -c 1024 "$src/small"); then
+		bad "$name: /two's cloned block does not hold the shared data"; return
+	fi
+	pass "$name: the clone holds the shared data"
+}
+
+for opts in "-t ext4" "-t ext4 -b 4096" "-t ext3" "-t ext4 -O ^metadata_csum -b 4096"; do
+	tag="[$opts]"
+	before=$failed; failed=0
+	damage_case "two files share a block $tag" "$opts" "bmap /two 0 @SMALL0@"
+	[ $failed = 1 ] || clone_check "two files share a block $tag"
+	[ "$before" = 0 ] || failed=1
+	damage_case "two files share two runs $tag" "$opts" "bmap /two 0 @SMALL0@
+bmap /two 2 @SMALL1@"
+	damage_case "three files share a block $tag" "$opts" "bmap /two 0 @SMALL0@
+bmap /d/s 1 @SMALL0@"
+	damage_case "a file maps one block twice $tag" "$opts" "bmap /two 1 @TWO0@"
+	damage_case "a file shares a directory's block $tag" "$opts" "bmap /two 0 @DIR0@"
+	damage_case "a file shares the inode table $tag" "$opts" "bmap /two 0 @ITABLE@"
+	damage_case "a file shares the block bitmap $tag" "$opts" "bmap /two 1 @BBITMAP@"
+	# /small's extent stretched over ten of /big's blocks: /big is cloned first, and its
+	# copies need more blocks than /small left orphaned (e2fsck then fixes the free counts).
+	case $opts in
+	*ext3*) ;;
+	*) damage_case "more shared blocks than the damage freed $tag" "$opts" "sif /small block[5] @BIG0@
+sif /small block[4] 10" ;;
+	esac
+done
+
+[ $failed = 0 ] || fail "e4fsck disagrees with e2fsck on blocks claimed twice"
