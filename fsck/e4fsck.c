@@ -181,6 +181,8 @@ static const char *check_reason(const struct e4fsck *ctx)
 		return " was not cleanly unmounted";
 	if (sb->s_state & EXT4FS_STATE_ERROR)
 		return " contains a file system with errors";
+	if (fsck_backup_super_differs(ctx))
+		return " primary superblock features different from backup";
 	if (sb->s_max_mnt_count > 0 && sb->s_mnt_count >= (uint16_t)sb->s_max_mnt_count)
 		return " has been mounted too many times without being checked";
 	if (sb->s_checkinterval && now >= (int64_t)sb->s_lastcheck + (int64_t)sb->s_checkinterval)
@@ -296,6 +298,13 @@ static int report_clean(struct e4fsck *ctx)
 	if (!ctx->read_only && free_blocks <= ctx->geo->blocks_count && free_inodes <= sb->s_inodes_count &&
 	    (free_blocks != ctx->geo->free_blocks_count || free_inodes != sb->s_free_inodes_count)) {
 		struct ext4fs_super fixed = *sb;
+		/* e2fsck names the corrections, except in preen mode. */
+		if (ctx->mode != MODE_PREEN && free_inodes != sb->s_free_inodes_count)
+			printf("Setting free inodes count to %" PRIu64 " (was %" PRIu32 ")\n", free_inodes,
+			       sb->s_free_inodes_count);
+		if (ctx->mode != MODE_PREEN && free_blocks != ctx->geo->free_blocks_count)
+			printf("Setting free blocks count to %" PRIu64 " (was %" PRIu64 ")\n", free_blocks,
+			       ctx->geo->free_blocks_count);
 		fixed.s_free_blocks_count_lo = (uint32_t)free_blocks;
 		fixed.s_free_blocks_count_hi = (uint32_t)(free_blocks >> 32);
 		fixed.s_free_inodes_count = (uint32_t)free_inodes;
@@ -523,7 +532,7 @@ int main(int argc, char **argv)
 		report_clean(&ctx);
 		goto out;
 	}
-	if (why && !ctx.force && ctx.mode == MODE_PREEN)
+	if (why && !ctx.force)
 		printf("%s%s, check forced.\n", ctx.device, why);
 	if (fsck_check_resize_inode(&ctx)) {
 		if (ctx.aborted)
@@ -532,7 +541,8 @@ int main(int argc, char **argv)
 	}
 	if (init_maps(&ctx))
 		goto out;
-	run_passes(&ctx);
+	if (!run_passes(&ctx) && !ctx.aborted)
+		fsck_check_orphan_file(&ctx);
 	if (ctx.aborted) {
 		preen_halt(&ctx);
 		goto out;

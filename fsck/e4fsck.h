@@ -12,6 +12,7 @@
 #include "ext4fs/fs.h"
 #include "ext4fs/inode.h"
 #include "maps.h"
+#include "stats.h"
 #include "xattr_refs.h"
 
 /* Exit status bits, as e2fsck (summed). */
@@ -124,6 +125,7 @@ struct e4fsck {
 	size_t ndir_blocks, capdir_blocks;
 	struct xattr_table xattrs;        /* xattr blocks and how many inodes name them */
 	uint64_t files_fragmented;        /* for the summary's "non-contiguous" share */
+	struct fsck_stats stats;          /* for -v's statistics and --json (stats.c) */
 	uint64_t inodes_in_use, blocks_in_use;
 	uint32_t *rebuild;                /* inodes whose extent trees pass 1E rebuilds */
 	size_t nrebuild, caprebuild;
@@ -171,6 +173,10 @@ int fsck_check_super(struct e4fsck *ctx);
 int fsck_check_super_times(struct e4fsck *ctx);
 int fsck_check_resize_inode(struct e4fsck *ctx);
 int fsck_release_orphans(struct e4fsck *ctx);
+/* After pass 5: check the orphan file and write its blocks back empty (orphans.c); 0 or -1. */
+int fsck_check_orphan_file(struct e4fsck *ctx);
+/* Whether the first backup superblock's features, size or UUID differ from the primary's (orphans.c). */
+int fsck_backup_super_differs(const struct e4fsck *ctx);
 int fsck_pass1(struct e4fsck *ctx);
 int fsck_pass2(struct e4fsck *ctx);
 int fsck_pass3(struct e4fsck *ctx);

@@ -1,30 +1,44 @@
 /*
- * orphans.c - the orphan list: inodes the kernel was still truncating or
- * deleting when the file system went down, chained from s_last_orphan
- * through i_dtime.  As e2fsck does before pass 1, each is finished: an
- * inode without links is freed with everything it owns, one with links is
- * truncated to its i_size.  The head is cleared first, so a list that
- * turns out to be damaged is dropped rather than followed again; whatever
- * it leaves behind, the passes then find.  Read-only checks leave the list
- * alone (as e2fsck -n).
+ * orphans.c - inodes the kernel was still truncating or deleting when the
+ * file system went down, and the orphan file that records them.
+ *
+ * Before pass 1, as e2fsck does, the orphan list (chained from
+ * s_last_orphan through i_dtime) and then the orphan file's entries are
+ * finished: an inode without links is freed with everything it owns, one
+ * with links is truncated to its i_size.  The list head is cleared first,
+ * so a list that turns out to be damaged is dropped rather than followed
+ * again; a damaged list or orphan file stops the processing and marks the
+ * file system not clean, and whatever is left, the passes find.  The
+ * orphan file's entries stay where they are until after pass 5 (e2fsck
+ * does not clear what it has not checked): fsck_check_orphan_file() then
+ * checks the file itself and writes its blocks back empty, clearing
+ * orphan_present.  Read-only checks leave the list and the entries alone
+ * (as e2fsck -n) but still report an orphan file that is not clean.
  */
 #include "config.h"
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include "ext4fs/bitmap.h"
+#include "ext4fs/blockmap.h"
 #include "ext4fs/errors.h"
 #include "ext4fs/file.h"
 #include "ext4fs/fsops.h"
 #include "ext4fs/inode.h"
+#include "ext4fs/orphan_file.h"
 #include "ext4fs/super.h"
 #include "e4fsck.h"
 #include "problem.h"
 #include "problems.h"
 
+/* Outcome of a step that may stop the processing the way e2fsck's "return 1" does. */
+enum { GO_ON = 0, STOPPED = 1, FATAL = -1 };
+
 static int failed(struct e4fsck *ctx, int err, const char *what, uint32_t ino)
 {
 	fsck_fatal(ctx, "%s while %s orphaned inode %u: %s", ext4fs_strerror(err), what, ino, ext4fs_errmsg(ctx->fs));
-	return -1;
+	return FATAL;
 }
 
 /*
@@ -54,23 +68,265 @@ static int count_free_again(struct e4fsck *ctx, uint32_t ino, struct ext4fs_inod
 	return err;
 }
 
+/*
+ * Finish orphan *ino and set *ino to the next one on the list (its
+ * i_dtime; 0 at the end).  The orphan file's entries call it too: their
+ * dtime is 0 but a stale link is still checked, as e2fsck does.
+ */
+static int release_one(struct e4fsck *ctx, uint32_t *ino)
+{
+	const struct ext4fs_geom *g = ctx->geo;
+	struct ext4fs_inode in;
+	char detail[128];
+	struct problem_ctx pctx = { .ino = *ino };
+	int err;
+
+	err = ext4fs_inode_read(ctx->fs, *ino, &in);
+	if (err)
+		return failed(ctx, err, "reading", *ino);
+	uint32_t next = in.i_dtime;
+	snprintf(detail, sizeof(detail), "(uid=%" PRIu32 ", gid=%" PRIu32 ", mode=0%o, size=%" PRIu64 ")",
+		 ext4fs_inode_uid(&in), ext4fs_inode_gid(&in), (unsigned)in.i_mode, ext4fs_inode_size(&in));
+	pctx.str = in.i_links_count ? "Truncating" : "Clearing";
+	pctx.name = detail;
+	fix_problem(ctx, PR_0_ORPHAN_CLEAR_INODE, &pctx);
+	if (next && (next < g->first_ino || next > g->inodes_count)) {
+		pctx.ino = next;
+		fix_problem(ctx, PR_0_ORPHAN_ILLEGAL_INODE, &pctx);
+		return STOPPED;
+	}
+	if (!in.i_links_count) {
+		const struct ext4fs_bitmap *ib;
+		err = ext4fs_fs_inode_bitmap(ctx->fs, &ib);
+		if (!err && ext4fs_bitmap_test(ib, *ino) == 0)
+			err = count_free_again(ctx, *ino, &in);
+		else if (!err)
+			err = ext4fs_inode_release(ctx->fs, *ino);
+		if (err)
+			return failed(ctx, err, "freeing", *ino);
+	} else {
+		err = ext4fs_file_truncate(ctx->fs, *ino, &in, ext4fs_inode_size(&in));
+		if (!err) {
+			in.i_dtime = 0;
+			err = ext4fs_inode_write(ctx->fs, *ino, &in);
+		}
+		if (err)
+			return failed(ctx, err, "truncating", *ino);
+	}
+	*ino = next;
+	return GO_ON;
+}
+
+/* -- walking the orphan file --------------------------------------------- */
+
+/*
+ * What to do with each block of the orphan file, in logical order.  lblk
+ * is the block's place in the file (e2fsck's "block %b"), buf a scratch
+ * block.  Returns GO_ON, STOPPED or FATAL.
+ */
+typedef int (*orphan_block_fn)(struct e4fsck *ctx, uint64_t lblk, uint64_t pblk, void *arg);
+
+struct orphan_walk {
+	struct e4fsck *ctx;
+	orphan_block_fn fn;
+	void *arg;
+	uint32_t hole_code;         /* the problem reporting a hole inside the file */
+	uint32_t ino;
+	uint64_t nblocks;           /* i_size in blocks */
+	uint64_t next;              /* the logical block expected next */
+	int block_mapped;
+	int outcome;
+};
+
+/*
+ * A gap before logical block upto.  As e2fsck walks the file: an extent
+ * tree's gaps are skipped unseen; in a block map a gap inside i_size ends
+ * the walk with the hole reported, and one right at i_size ends it quietly.
+ */
+static int walk_gap(struct orphan_walk *w, uint64_t upto)
+{
+	if (!w->block_mapped || w->next >= upto)
+		return GO_ON;
+	if (w->next == w->nblocks)
+		return STOPPED;
+	struct problem_ctx pctx = { .ino = w->ino, .blk = w->next };
+	fix_problem(w->ctx, w->hole_code, &pctx);
+	w->outcome = STOPPED;
+	return STOPPED;
+}
+
+static int walk_visit(const struct ext4fs_block_visit *v, void *arg)
+{
+	struct orphan_walk *w = arg;
+
+	if (v->kind != EXT4FS_BLOCK_DATA)
+		return 0;
+	if (walk_gap(w, v->lblk) != GO_ON)
+		return 1;
+	for (uint32_t i = 0; i < v->count; i++) {
+		int rc = w->fn(w->ctx, v->lblk + i, v->pblk + i, w->arg);
+		if (rc != GO_ON) {
+			w->outcome = rc;
+			return 1;
+		}
+	}
+	w->next = v->lblk + v->count;
+	return 0;
+}
+
+/*
+ * Read the orphan file's inode into *in, or report why it cannot be
+ * walked: size_code is the problem for a size that is not whole blocks.
+ */
+static int orphan_inode(struct e4fsck *ctx, uint32_t size_code, struct ext4fs_inode *in)
+{
+	uint32_t ino = ext4fs_sb(ctx->fs)->s_orphan_file_inum;
+	struct problem_ctx pctx = { .ino = ino };
+	int err;
+
+	/* e2fsck reads whatever s_orphan_file_inum names; a number out of range cannot be read at all. */
+	if (ino < 1 || ino > ctx->geo->inodes_count)
+		return STOPPED;
+	err = ext4fs_inode_read(ctx->fs, ino, in);
+	if (err) {
+		fsck_fatal(ctx, "%s while reading the orphan file (inode %u): %s", ext4fs_strerror(err), ino,
+			   ext4fs_errmsg(ctx->fs));
+		return FATAL;
+	}
+	if (ext4fs_inode_size(in) % ctx->geo->block_size) {
+		fix_problem(ctx, size_code, &pctx);
+		return STOPPED;
+	}
+	return GO_ON;
+}
+
+/* Call fn on every block of the orphan file; size_code and hole_code report a damaged file. */
+static int walk_orphan_file(struct e4fsck *ctx, uint32_t size_code, uint32_t hole_code, orphan_block_fn fn,
+			    void *arg, uint32_t *generation)
+{
+	struct ext4fs_inode in;
+	int rc = orphan_inode(ctx, size_code, &in);
+
+	if (rc != GO_ON)
+		return rc;
+	struct orphan_walk w = {
+		.ctx = ctx, .fn = fn, .arg = arg, .hole_code = hole_code,
+		.ino = ext4fs_sb(ctx->fs)->s_orphan_file_inum,
+		.nblocks = ext4fs_inode_size(&in) / ctx->geo->block_size,
+		.block_mapped = !ext4fs_inode_has_extents(&in),
+	};
+	*generation = in.i_generation;
+	if (!fsck_inode_has_blocks(ctx->fs, &in))
+		return GO_ON;
+	int err = ext4fs_block_iterate(ctx->fs, w.ino, &in, EXT4FS_ITER_DATA_ONLY, walk_visit, &w);
+	if (err < 0) {
+		fsck_fatal(ctx, "%s while walking the orphan file (inode %u): %s", ext4fs_strerror(err), w.ino,
+			   ext4fs_errmsg(ctx->fs));
+		return FATAL;
+	}
+	if (w.outcome != GO_ON)
+		return w.outcome;
+	/* A block map's direct slots past the last block are holes e2fsck visits too. */
+	if (w.block_mapped && w.next < 12)
+		(void)walk_gap(&w, w.next + 1);
+	return w.outcome;
+}
+
+/* Read block pblk of the orphan file into buf. */
+static int read_orphan_block(struct e4fsck *ctx, uint64_t pblk, void *buf)
+{
+	int err = ext4fs_block_in_fs(ctx->fs, pblk) ? ext4fs_block_read(ctx->fs, pblk, buf)
+						    : EXT4FS_E_BAD_BLOCK_NUM;
+	if (err) {
+		fsck_fatal(ctx, "%s while reading block %" PRIu64 " of the orphan file: %s", ext4fs_strerror(err),
+			   pblk, ext4fs_errmsg(ctx->fs));
+		return FATAL;
+	}
+	return GO_ON;
+}
+
+/* -- before pass 1: finishing the entries ---------------------------------- */
+
+struct release_state {
+	unsigned char *buf;
+	uint32_t generation;
+};
+
+static int release_block(struct e4fsck *ctx, uint64_t lblk, uint64_t pblk, void *arg)
+{
+	struct release_state *rs = arg;
+	uint32_t ino = ext4fs_sb(ctx->fs)->s_orphan_file_inum;
+	struct ext4fs_orphan_block_info info;
+	struct problem_ctx pctx = { .ino = ino, .blk = lblk };
+	int rc = read_orphan_block(ctx, pblk, rs->buf);
+
+	if (rc != GO_ON)
+		return rc;
+	ext4fs_orphan_block_inspect(ctx->fs, ino, rs->generation, pblk, rs->buf, &info);
+	if (!info.magic_ok) {
+		fix_problem(ctx, PR_0_ORPHAN_FILE_BAD_MAGIC, &pctx);
+		return STOPPED;
+	}
+	if (!info.csum_ok) {
+		fix_problem(ctx, PR_0_ORPHAN_FILE_BAD_CHECKSUM, &pctx);
+		return STOPPED;
+	}
+	for (uint32_t i = 0; i < info.slots; i++) {
+		uint32_t entry = ext4fs_orphan_block_entry(ctx->fs, rs->buf, i);
+		if (!entry)
+			continue;
+		if (entry < ctx->geo->first_ino || entry > ctx->geo->inodes_count) {
+			pctx.ino = entry;
+			fix_problem(ctx, PR_0_ORPHAN_ILLEGAL_INODE, &pctx);
+			return STOPPED;
+		}
+		if ((rc = release_one(ctx, &entry)) != GO_ON)
+			return rc;
+	}
+	return GO_ON;
+}
+
+static int release_orphan_file(struct e4fsck *ctx)
+{
+	struct release_state rs = { 0 };
+	int rc;
+
+	if (!ext4fs_has_compat(ctx->fs, EXT4FS_FEATURE_COMPAT_ORPHAN_FILE))
+		return GO_ON;
+	rs.buf = malloc(ctx->geo->block_size);
+	if (!rs.buf) {
+		fsck_fatal(ctx, "out of memory for the orphan file");
+		return FATAL;
+	}
+	rc = walk_orphan_file(ctx, PR_0_ORPHAN_FILE_WRONG_SIZE, PR_0_ORPHAN_FILE_HOLE, release_block, &rs,
+			      &rs.generation);
+	free(rs.buf);
+	return rc;
+}
+
+/* Orphan processing stopped on damage: as e2fsck, the file system is no longer clean. */
+static int stop_not_clean(struct e4fsck *ctx)
+{
+	struct ext4fs_super sb = *ext4fs_sb(ctx->fs);
+	int err;
+
+	sb.s_state &= (uint16_t)~EXT4FS_STATE_VALID;
+	err = ext4fs_super_set(ctx->fs, &sb);
+	if (err)
+		return failed(ctx, err, "marking the file system not clean after", sb.s_last_orphan);
+	ctx->fs_changed = 1;
+	return GO_ON;
+}
+
 int fsck_release_orphans(struct e4fsck *ctx)
 {
 	const struct ext4fs_geom *g = ctx->geo;
 	struct ext4fs_super sb = *ext4fs_sb(ctx->fs);
 	uint32_t ino = sb.s_last_orphan;
-	int err;
+	int present = ext4fs_has_ro_compat(ctx->fs, EXT4FS_FEATURE_RO_COMPAT_ORPHAN_PRESENT);
+	int err, rc = GO_ON;
 
-	/*
-	 * An orphan file with entries is not read yet: repairing around it would
-	 * free blocks that the kernel frees again at the next mount.
-	 */
-	if (!ctx->read_only && ext4fs_has_ro_compat(ctx->fs, EXT4FS_FEATURE_RO_COMPAT_ORPHAN_PRESENT)) {
-		fsck_fatal(ctx, "%s: the orphan file holds entries, which e4fsck cannot process yet; run e2fsck, "
-			   "or e4fsck -n to check without repairing", ctx->device);
-		return -1;
-	}
-	if (!ino || ctx->read_only)
+	if (ctx->read_only || (!ino && !present))
 		return 0;
 	sb.s_last_orphan = 0;
 	err = ext4fs_super_set(ctx->fs, &sb);
@@ -78,55 +334,191 @@ int fsck_release_orphans(struct e4fsck *ctx)
 		return failed(ctx, err, "clearing the list head before", ino);
 	/* Finishing what the kernel started is not a repair: e2fsck says "modified" and exits 0. */
 	ctx->fs_modified = 1;
-	/* A file system with errors gets the full check; its list is not to be trusted. */
+	/* A file system with errors gets the full check; neither the list nor the file is to be trusted. */
 	if (sb.s_state & EXT4FS_STATE_ERROR)
 		return 0;
-	if (ino < g->first_ino || ino > g->inodes_count) {
+	if (ino && (ino < g->first_ino || ino > g->inodes_count)) {
 		struct problem_ctx pctx = { .ino = ino };
 		fix_problem(ctx, PR_0_ORPHAN_ILLEGAL_HEAD_INODE, &pctx);
-		ctx->fs_changed = 1;    /* dropping a damaged list is a repair */
-		return 0;
+		return stop_not_clean(ctx) == GO_ON ? 0 : -1;
 	}
 	/* A list is at most as long as there are inodes: a cycle cannot keep us here. */
-	for (uint32_t steps = 0; ino && steps < g->inodes_count; steps++) {
-		struct ext4fs_inode in;
-		char detail[128];
-		struct problem_ctx pctx = { .ino = ino };
+	for (uint32_t steps = 0; ino && steps < g->inodes_count && rc == GO_ON; steps++)
+		rc = release_one(ctx, &ino);
+	/* orphan_present without an orphan file: nothing to read, and something is wrong. */
+	if (rc == GO_ON && present && !ext4fs_has_compat(ctx->fs, EXT4FS_FEATURE_COMPAT_ORPHAN_FILE))
+		rc = STOPPED;
+	if (rc == GO_ON)
+		rc = release_orphan_file(ctx);
+	if (rc == STOPPED)
+		rc = stop_not_clean(ctx);
+	return rc == GO_ON ? 0 : -1;
+}
 
-		err = ext4fs_inode_read(ctx->fs, ino, &in);
-		if (err)
-			return failed(ctx, err, "reading", ino);
-		uint32_t next = in.i_dtime;
-		snprintf(detail, sizeof(detail), "(uid=%" PRIu32 ", gid=%" PRIu32 ", mode=0%o, size=%" PRIu64 ")",
-			 ext4fs_inode_uid(&in), ext4fs_inode_gid(&in), (unsigned)in.i_mode, ext4fs_inode_size(&in));
-		pctx.str = in.i_links_count ? "Truncating" : "Clearing";
-		pctx.name = detail;
-		fix_problem(ctx, PR_0_ORPHAN_CLEAR_INODE, &pctx);
-		if (next && (next < g->first_ino || next > g->inodes_count)) {
-			pctx.ino = next;
-			fix_problem(ctx, PR_0_ORPHAN_ILLEGAL_INODE, &pctx);
-			ctx->fs_changed = 1;
-			return 0;
-		}
-		if (!in.i_links_count) {
-			const struct ext4fs_bitmap *ib;
-			err = ext4fs_fs_inode_bitmap(ctx->fs, &ib);
-			if (!err && ext4fs_bitmap_test(ib, ino) == 0)
-				err = count_free_again(ctx, ino, &in);
-			else if (!err)
-				err = ext4fs_inode_release(ctx->fs, ino);
-			if (err)
-				return failed(ctx, err, "freeing", ino);
-		} else {
-			err = ext4fs_file_truncate(ctx->fs, ino, &in, ext4fs_inode_size(&in));
-			if (!err) {
-				in.i_dtime = 0;
-				err = ext4fs_inode_write(ctx->fs, ino, &in);
-			}
-			if (err)
-				return failed(ctx, err, "truncating", ino);
-		}
-		ino = next;
+/* -- after pass 5: the orphan file itself ----------------------------------- */
+
+struct reinit_state {
+	unsigned char *want, *have;
+	uint32_t generation;
+	int clearing;               /* a block was found dirty and the answer was yes: write the rest unasked */
+};
+
+static int reinit_block(struct e4fsck *ctx, uint64_t lblk, uint64_t pblk, void *arg)
+{
+	struct reinit_state *rs = arg;
+	uint32_t ino = ext4fs_sb(ctx->fs)->s_orphan_file_inum;
+	int err;
+
+	ext4fs_orphan_block_init(ctx->fs, ino, rs->generation, pblk, rs->want);
+	if (!rs->clearing) {
+		int rc = read_orphan_block(ctx, pblk, rs->have);
+		if (rc != GO_ON)
+			return rc;
+		if (!memcmp(rs->have, rs->want, ctx->geo->block_size))
+			return GO_ON;
+		struct problem_ctx pctx = { .ino = ino, .blk = lblk };
+		if (!fix_problem(ctx, PR_6_ORPHAN_BLOCK_DIRTY, &pctx))
+			return STOPPED;
+		rs->clearing = 1;
+		ctx->fs_changed = 1;
 	}
+	err = ext4fs_block_write(ctx->fs, pblk, rs->want);
+	if (err) {
+		fsck_fatal(ctx, "%s while clearing block %" PRIu64 " of the orphan file: %s", ext4fs_strerror(err),
+			   pblk, ext4fs_errmsg(ctx->fs));
+		return FATAL;
+	}
+	return GO_ON;
+}
+
+/* Every block of the orphan file empty?  GO_ON (all were), STOPPED (damaged), 2 (cleared), FATAL. */
+static int check_init_orphan_file(struct e4fsck *ctx)
+{
+	struct reinit_state rs = { 0 };
+	int rc;
+
+	rs.want = malloc(ctx->geo->block_size);
+	rs.have = malloc(ctx->geo->block_size);
+	if (!rs.want || !rs.have) {
+		free(rs.want);
+		free(rs.have);
+		fsck_fatal(ctx, "out of memory for the orphan file");
+		return FATAL;
+	}
+	rc = walk_orphan_file(ctx, PR_6_ORPHAN_FILE_WRONG_SIZE, PR_6_ORPHAN_FILE_HOLE, reinit_block, &rs,
+			      &rs.generation);
+	free(rs.want);
+	free(rs.have);
+	if (rc == GO_ON && rs.clearing)
+		return 2;
+	return rc;
+}
+
+/* e2fsck's "Failed to truncate orphan file." after a library failure. */
+static void trunc_failed(struct e4fsck *ctx)
+{
+	fix_problem(ctx, PR_6_ORPHAN_FILE_TRUNC_FAILED, NULL);
+}
+
+static int clear_present(struct e4fsck *ctx)
+{
+	int err = ext4fs_orphan_present_set(ctx->fs, 0);
+
+	if (err) {
+		fsck_fatal(ctx, "%s while clearing orphan_present: %s", ext4fs_strerror(err), ext4fs_errmsg(ctx->fs));
+		return -1;
+	}
+	ctx->fs_changed = 1;
 	return 0;
+}
+
+/* The orphan file could not be made clean: e2fsck offers to make a new one. */
+static int recreate(struct e4fsck *ctx)
+{
+	uint32_t ino = ext4fs_sb(ctx->fs)->s_orphan_file_inum;
+	struct problem_ctx pctx = { .ino = ino };
+	int err;
+
+	if (!fix_problem(ctx, PR_6_ORPHAN_FILE_CORRUPTED, &pctx))
+		return 0;
+	ctx->fs_changed = 1;
+	if (ext4fs_orphan_file_truncate(ctx->fs)) {
+		trunc_failed(ctx);
+		return 0;
+	}
+	uint32_t n = ext4fs_orphan_file_default_blocks(ctx->fs);
+	printf("Creating orphan file (%u blocks): ", n);
+	fflush(stdout);
+	err = ext4fs_orphan_file_create(ctx->fs, ino, n);
+	if (err) {
+		printf("%s: while trying to create orphan file\n", ext4fs_strerror(err));
+		fix_problem(ctx, PR_6_ORPHAN_FILE_CREATE_FAILED, &pctx);
+		return 0;
+	}
+	printf(" Done.\n");
+	return 0;
+}
+
+int fsck_check_orphan_file(struct e4fsck *ctx)
+{
+	if (!ext4fs_has_compat(ctx->fs, EXT4FS_FEATURE_COMPAT_ORPHAN_FILE)) {
+		if (ext4fs_has_ro_compat(ctx->fs, EXT4FS_FEATURE_RO_COMPAT_ORPHAN_PRESENT) &&
+		    fix_problem(ctx, PR_6_ORPHAN_PRESENT_NO_FILE, NULL))
+			return clear_present(ctx);
+		return 0;
+	}
+	/* The orphan file exists for the journal's sake; without one it is only in the way. */
+	if (!ext4fs_has_compat(ctx->fs, EXT4FS_FEATURE_COMPAT_HAS_JOURNAL) &&
+	    fix_problem(ctx, PR_6_ORPHAN_FILE_WITHOUT_JOURNAL, NULL)) {
+		ctx->fs_changed = 1;
+		if (ext4fs_orphan_file_truncate(ctx->fs))
+			trunc_failed(ctx);
+		return 0;
+	}
+	int rc = check_init_orphan_file(ctx);
+	if (rc == FATAL)
+		return -1;
+	if (rc == 2 || (rc == GO_ON && ext4fs_has_ro_compat(ctx->fs, EXT4FS_FEATURE_RO_COMPAT_ORPHAN_PRESENT) &&
+			fix_problem(ctx, PR_6_ORPHAN_PRESENT_CLEAN_FILE, NULL)))
+		return clear_present(ctx);
+	if (rc == STOPPED)
+		return recreate(ctx);
+	return 0;
+}
+
+int fsck_backup_super_differs(const struct e4fsck *ctx)
+{
+	/* The bits the kernel sets in the primary alone (e2fsck 1.47.0's list; orphan_present is not on it). */
+	const uint32_t incompat_ignore = EXT4FS_FEATURE_INCOMPAT_EXTENTS | EXT4FS_FEATURE_INCOMPAT_RECOVER;
+	const uint32_t ro_ignore = EXT4FS_FEATURE_RO_COMPAT_LARGE_FILE | EXT4FS_FEATURE_RO_COMPAT_DIR_NLINK;
+	const struct ext4fs_super *sb = ext4fs_sb(ctx->fs);
+	int differs = 0;
+
+	if (ctx->read_only || ctx->from_backup || ctx->superblock || !(sb->s_state & EXT4FS_STATE_VALID) ||
+	    (sb->s_state & EXT4FS_STATE_ERROR))
+		return 0;
+	unsigned char *buf = malloc(ctx->geo->block_size);
+	if (!buf)
+		return 0;
+	for (uint32_t grp = 1; grp < ctx->geo->group_count; grp++) {
+		if (!ext4fs_group_has_super(ctx->fs, grp))
+			continue;
+		uint64_t blk = ext4fs_group_first_block(ctx->fs, grp);
+		struct ext4fs_super b;
+		if (ext4fs_block_read(ctx->fs, blk, buf))
+			continue;
+		ext4fs_super_decode(&b, buf);
+		/* Not a superblock e2fsck would compare with: try the next backup. */
+		if (b.s_magic != EXT4FS_SUPER_MAGIC || b.s_rev_level > 1 || b.s_log_block_size > 6 ||
+		    (b.s_rev_level && b.s_inode_size < 128))
+			continue;
+		differs = b.s_feature_compat != sb->s_feature_compat ||
+			  (b.s_feature_incompat & ~incompat_ignore) != (sb->s_feature_incompat & ~incompat_ignore) ||
+			  (b.s_feature_ro_compat & ~ro_ignore) != (sb->s_feature_ro_compat & ~ro_ignore) ||
+			  b.s_blocks_count_lo != sb->s_blocks_count_lo || b.s_blocks_count_hi != sb->s_blocks_count_hi ||
+			  b.s_inodes_count != sb->s_inodes_count || memcmp(b.s_uuid, sb->s_uuid, sizeof(b.s_uuid));
+		break;
+	}
+	free(buf);
+	return differs;
 }

@@ -50,6 +50,7 @@ enum p1_fix {
 	FIX_EXTENT,         /* the extent tree repair in ext */
 	FIX_CLEAR_INODE,    /* the inode is no longer in use (e2fsck's "Clear inode") */
 	FIX_IND_CLEAR,      /* the illegal pointer in ind is zeroed */
+	FIX_EA_CHECK,       /* not a problem yet: check the xattr block value now, in inode order */
 };
 
 struct p1_problem {
@@ -59,6 +60,7 @@ struct p1_problem {
 	uint64_t value;
 	int only_after_no;          /* asked only when the inode's previous problem was answered no */
 	int skip_if_cleared;        /* not asked once the inode has been cleared */
+	int ea_counted;             /* FIX_BLOCKS: value counts the xattr block, which a repair may drop */
 	char detail[200];           /* the library's message, for %s */
 	struct extent_fix ext;      /* FIX_EXTENT */
 	struct indirect_fix ind;    /* FIX_IND_CLEAR */
@@ -80,6 +82,7 @@ struct p1_worker {
 	struct p1_problem *probs;
 	size_t nprobs, capprobs;
 	uint64_t inodes_in_use, files_fragmented;
+	struct fsck_stats stats;
 	int low_dtime_check;        /* a dtime below the inode count is an orphan-list link */
 	int failed;                 /* the range could not be checked: error says why */
 	char error[300];
@@ -129,6 +132,7 @@ static int record(struct p1_worker *w, uint32_t code, const struct problem_ctx *
 	p->value = value;
 	p->only_after_no = 0;
 	p->skip_if_cleared = 0;
+	p->ea_counted = 0;
 	snprintf(p->detail, sizeof(p->detail), "%s", detail ? detail : "");
 	return 0;
 }
@@ -336,6 +340,10 @@ static int check_blocks(struct p1_worker *w, uint32_t ino, const struct ext4fs_i
 	uint64_t acl = ext4fs_inode_file_acl(w->fs, in);
 	int mapped = fsck_inode_has_blocks(w->fs, in), err = 0;
 
+	/* As e2fsck: the attribute block is looked at before the block map. */
+	if (acl && in_fs(g, acl, 1) && record(w, PR_1_BAD_EA_BLOCK, &pctx, FIX_EA_CHECK, acl, NULL))
+		return -1;
+
 	if (mapped && (in->i_flags & EXT4FS_EXTENTS_FL) &&
 	    ext4fs_has_incompat(w->fs, EXT4FS_FEATURE_INCOMPAT_EXTENTS))
 		err = fsck_extents_scan(w->fs, ino, in, b.max_dir_blocks, &extent_ops, &b);
@@ -371,7 +379,8 @@ static int check_blocks(struct p1_worker *w, uint32_t ino, const struct ext4fs_i
 			b.blocks++;
 		}
 	}
-	if (b.fragmented)
+	/* As e2fsck: files bigger than a group cannot be contiguous, and the bad blocks list is no file. */
+	if (b.fragmented && b.blocks < g->blocks_per_group && ino != EXT4FS_BAD_INO)
 		w->files_fragmented++;
 	int after_no = 0;
 	if (!b.blocks && b.is_dir && !(in->i_flags & EXT4FS_INLINE_DATA_FL)) {
@@ -399,12 +408,15 @@ static int check_blocks(struct p1_worker *w, uint32_t ino, const struct ext4fs_i
 	/* i_blocks: 512-byte sectors, or file system blocks with huge_file's flag. */
 	uint64_t unit = (in->i_flags & EXT4FS_HUGE_FILE_FL) ? 1 : g->block_size / 512;
 	uint64_t have = ext4fs_inode_blocks_raw(w->fs, in), want = b.blocks * unit;
-	if ((mapped || acl) && have != want) {
+	int ea_counted = acl && in_fs(g, acl, 1);
+	/* With an attribute block the answer is known only once its check has been answered. */
+	if ((mapped || acl) && (have != want || ea_counted)) {
 		pctx.num = want;
 		pctx.num2 = have;
 		if (record(w, PR_1_BAD_I_BLOCKS, &pctx, FIX_BLOCKS, b.blocks, NULL))
 			return -1;
 		w->probs[w->nprobs - 1].skip_if_cleared = after_no;
+		w->probs[w->nprobs - 1].ea_counted = ea_counted;
 	}
 
 	return 0;
@@ -442,6 +454,7 @@ static int check_inode(struct p1_worker *w, uint32_t ino, const struct ext4fs_in
 	struct problem_ctx pctx = { .ino = ino };
 	size_t probs_before = w->nprobs;
 
+	fsck_stats_inode(&w->stats, w->fs, ino, in, w->files_fragmented);
 	int low_dtime = 0;
 
 	/*
@@ -615,6 +628,7 @@ static int merge_worker(struct e4fsck *ctx, struct p1_worker *w)
 	}
 	ctx->inodes_in_use += w->inodes_in_use;
 	ctx->files_fragmented += w->files_fragmented;
+	fsck_stats_merge(&ctx->stats, &w->stats, w->files_fragmented);
 	return 0;
 }
 
@@ -684,7 +698,7 @@ static int answer_problems(struct e4fsck *ctx, struct p1_worker *w)
 	for (size_t i = 0; i < w->nprobs && !ctx->aborted;) {
 		uint32_t ino = w->probs[i].pctx.ino;
 		struct ext4fs_inode in;
-		int changed = 0, have_inode = 0, last_answer = 0, cleared = 0;
+		int changed = 0, have_inode = 0, last_answer = 0, cleared = 0, ea_dropped = 0;
 		uint64_t touched[16];       /* extent nodes rewritten: their checksums are right now */
 		unsigned ntouched = 0;
 
@@ -694,6 +708,35 @@ static int answer_problems(struct e4fsck *ctx, struct p1_worker *w)
 				continue;
 			if (p->fix == FIX_EXTENT && p->ext.kind == EXTENT_FIX_CSUM && node_touched(touched, ntouched, &p->ext))
 				continue;
+			if (p->fix == FIX_EA_CHECK) {
+				int keep = xattr_block_check(ctx, ino, p->value);
+				if (keep < 0)
+					return -1;
+				if (keep)
+					continue;
+				/* Let go of the block, as e2fsck's "Clear" does. */
+				struct xattr_ref *r = xattr_table_find(&ctx->xattrs, p->value);
+				if (r && r->refs)
+					r->refs--;
+				if (!have_inode && ext4fs_inode_read(ctx->fs, ino, &in)) {
+					fsck_fatal(ctx, "%s while reading inode %u to repair it", ext4fs_errmsg(ctx->fs), ino);
+					return -1;
+				}
+				have_inode = 1;
+				in.i_file_acl_lo = 0;
+				in.i_file_acl_high = 0;
+				ea_dropped = 1;
+				changed = 1;
+				continue;
+			}
+			if (p->fix == FIX_BLOCKS && p->ea_counted) {
+				/* value counts the attribute block, so it is at least 1; num is value in i_blocks units. */
+				uint64_t blocks = p->value - (uint64_t)ea_dropped, unit = p->pctx.num / p->value;
+				if (blocks * unit == p->pctx.num2)
+					continue;
+				p->value = blocks;
+				p->pctx.num = blocks * unit;
+			}
 			if (p->detail[0])
 				p->pctx.str = p->detail;
 			last_answer = fix_problem(ctx, p->code, &p->pctx);
@@ -752,7 +795,7 @@ static int answer_problems(struct e4fsck *ctx, struct p1_worker *w)
 					continue;
 				break;
 			}
-			case FIX_CSUM: case FIX_NONE: break;
+			case FIX_CSUM: case FIX_NONE: case FIX_EA_CHECK: break;
 			}
 			changed = 1;
 		}
@@ -872,7 +915,7 @@ int fsck_pass1(struct e4fsck *ctx)
 			goto out;
 	/* Extended-attribute blocks: claimed once each, whoever names them. */
 	for (size_t i = 0; i < ctx->xattrs.cap; i++)
-		if (ctx->xattrs.slots[i].blk &&
+		if (ctx->xattrs.slots[i].blk && ctx->xattrs.slots[i].refs &&
 		    claim_in(&ctx->block_found, &ctx->block_dup, ctx->xattrs.slots[i].blk, 1)) {
 			fsck_fatal(ctx, "out of memory in pass 1");
 			goto out;

@@ -1205,7 +1205,7 @@ static int check_block(struct pass2 *p, const struct dir_block *db, unsigned cha
 		else if (dot_state == 1)
 			check_dotdot(&b, de, off);
 		if (check_entry(&b, de, off, dot_state) &&
-		    counter_paged_inc(&ctx->links_seen, ld32(de + DE_INODE)) < 0) {
+		    fsck_count_entry(ctx, ld32(de + DE_INODE)) < 0) {
 			fsck_fatal(ctx, "out of memory in pass 2");
 			return -1;
 		}
@@ -1249,7 +1249,7 @@ static int count_inline_entry(const struct ext4fs_dirent *d, void *arg)
 		if (sub && !sub->parent)
 			sub->parent = ic->di->ino;
 	}
-	return counter_paged_inc(&ctx->links_seen, d->inode) < 0 ? -ENOMEM : 0;
+	return fsck_count_entry(ctx, d->inode) < 0 ? -ENOMEM : 0;
 }
 
 static int cmp_ino_lblk(const void *a, const void *b)

@@ -32,9 +32,24 @@
 #define PR_0_ORPHAN_CLEAR_INODE        0x000020
 #define PR_0_ORPHAN_ILLEGAL_HEAD_INODE 0x000023
 #define PR_0_ORPHAN_ILLEGAL_INODE      0x000024
+#define PR_0_ORPHAN_FILE_HOLE          0x000052
+#define PR_0_ORPHAN_FILE_BAD_MAGIC     0x000053
+#define PR_0_ORPHAN_FILE_BAD_CHECKSUM  0x000054
+#define PR_0_ORPHAN_FILE_WRONG_SIZE    0x000055
 #define PR_0_GDT_CSUM                  0x00E001
 #define PR_0_GDT_CSUM_LATCH            0x00E002
 #define PR_0_GDT_ITABLE_UNUSED         0x00E003
+
+/* After pass 5: the orphan file (e2fsck's pass 6 numbers; rows in problems_pass0.c). */
+#define PR_6_ORPHAN_FILE_WITHOUT_JOURNAL 0x060007
+#define PR_6_ORPHAN_FILE_TRUNC_FAILED  0x060008
+#define PR_6_ORPHAN_FILE_CORRUPTED     0x060009
+#define PR_6_ORPHAN_FILE_CREATE_FAILED 0x06000B
+#define PR_6_ORPHAN_BLOCK_DIRTY        0x06000C
+#define PR_6_ORPHAN_PRESENT_CLEAN_FILE 0x06000D
+#define PR_6_ORPHAN_PRESENT_NO_FILE    0x06000E
+#define PR_6_ORPHAN_FILE_WRONG_SIZE    0x06000F
+#define PR_6_ORPHAN_FILE_HOLE          0x060010
 
 /* Pass 1 */
 #define PR_1_ROOT_NO_DIR               0x010001
@@ -51,6 +66,13 @@
 #define PR_1_TOOBIG_DIR                0x010044
 #define PR_1_TOOBIG_DIR_MAPPED         0x01E004
 #define PR_1_EXTATTR_REFCOUNT          0x01003C
+#define PR_1_BAD_EA_BLOCK              0x01003A
+#define PR_1_EA_MULTI_BLOCK            0x01003E
+#define PR_1_EA_ALLOC_COLLISION        0x010040
+#define PR_1_EA_BAD_NAME               0x010041
+#define PR_1_EA_BAD_VALUE              0x010042
+#define PR_1_ATTR_HASH                 0x010054
+#define PR_1_EA_BLOCK_ONLY_CSUM_INVALID 0x01006C
 #define PR_1_ZERO_LENGTH_DIR           0x010006
 #define PR_1_READ_EXTENT               0x010056
 #define PR_1_EXTENT_BAD_START_BLK      0x010058

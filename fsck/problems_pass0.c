@@ -1,6 +1,7 @@
 /*
  * problems_pass0.c - problems found before pass 1 (superblock, group
- * descriptors), in e2fsck's words.
+ * descriptors, orphans), and the orphan file's after pass 5, in e2fsck's
+ * words.
  */
 #include "config.h"
 #include "problem.h"
@@ -71,6 +72,37 @@ static const struct problem rows[] = {
 	  "Illegal orphaned inode %i in superblock.\n", PROMPT_NONE, PF_PREEN_OK },
 	{ PR_0_ORPHAN_ILLEGAL_INODE, "PR_0_ORPHAN_ILLEGAL_INODE", "Illegal inode %i in orphaned inode list.\n",
 	  PROMPT_NONE, PF_PREEN_OK },
+	{ PR_0_ORPHAN_FILE_HOLE, "PR_0_ORPHAN_FILE_HOLE",
+	  "Orphan file (inode %i) contains hole at block %b. Terminating orphan file recovery.\n", PROMPT_NONE,
+	  0 },
+	{ PR_0_ORPHAN_FILE_BAD_MAGIC, "PR_0_ORPHAN_FILE_BAD_MAGIC",
+	  "Orphan file (inode %i) block %b contains wrong magic. Terminating orphan file recovery.\n",
+	  PROMPT_NONE, 0 },
+	{ PR_0_ORPHAN_FILE_BAD_CHECKSUM, "PR_0_ORPHAN_FILE_BAD_CHECKSUM",
+	  "Orphan file (inode %i) block %b contains wrong checksum. Terminating orphan file recovery.\n",
+	  PROMPT_NONE, 0 },
+	{ PR_0_ORPHAN_FILE_WRONG_SIZE, "PR_0_ORPHAN_FILE_WRONG_SIZE",
+	  "Orphan file (inode %i) size is not multiple of block size. Terminating orphan file recovery.\n",
+	  PROMPT_NONE, 0 },
+	/* After pass 5 (e2fsck's pass 6): the orphan file checked and emptied. */
+	{ PR_6_ORPHAN_FILE_WITHOUT_JOURNAL, "PR_6_ORPHAN_FILE_WITHOUT_JOURNAL",
+	  "Superblock has orphan file without journal.\n", PROMPT_CLEAR, PF_PREEN_OK },
+	{ PR_6_ORPHAN_FILE_TRUNC_FAILED, "PR_6_ORPHAN_FILE_TRUNC_FAILED", "Failed to truncate orphan file.\n",
+	  PROMPT_NONE, 0 },
+	{ PR_6_ORPHAN_FILE_CORRUPTED, "PR_6_ORPHAN_FILE_CORRUPTED", "Failed to initialize orphan file.\n",
+	  PROMPT_RECREATE, PF_PREEN_OK },
+	{ PR_6_ORPHAN_FILE_CREATE_FAILED, "PR_6_ORPHAN_FILE_CREATE_FAILED",
+	  "Failed to truncate orphan file (inode %i).\n", PROMPT_NONE, 0 },
+	{ PR_6_ORPHAN_BLOCK_DIRTY, "PR_6_ORPHAN_BLOCK_DIRTY", "Orphan file (inode %i) block %b is not clean.\n",
+	  PROMPT_CLEAR, PF_PREEN_OK },
+	{ PR_6_ORPHAN_PRESENT_CLEAN_FILE, "PR_6_ORPHAN_PRESENT_CLEAN_FILE",
+	  "Feature orphan_present is set but orphan file is clean.\n", PROMPT_CLEAR, PF_PREEN_OK },
+	{ PR_6_ORPHAN_PRESENT_NO_FILE, "PR_6_ORPHAN_PRESENT_NO_FILE",
+	  "Feature orphan_present is set but feature orphan_file is not.\n", PROMPT_CLEAR, PF_PREEN_OK },
+	{ PR_6_ORPHAN_FILE_WRONG_SIZE, "PR_6_ORPHAN_FILE_WRONG_SIZE",
+	  "Orphan file (inode %i) size is not multiple of block size.\n", PROMPT_NONE, 0 },
+	{ PR_6_ORPHAN_FILE_HOLE, "PR_6_ORPHAN_FILE_HOLE", "Orphan file (inode %i) contains hole at block %b.\n",
+	  PROMPT_NONE, 0 },
 };
 
 const struct problem_table problems_pass0 = { rows, sizeof(rows) / sizeof(rows[0]) };

@@ -102,22 +102,147 @@ void timing_end(struct e4fsck *ctx)
 			now.sys - whole_run.sys, now.read_bytes, now.write_bytes);
 }
 
-void report_summary(struct e4fsck *ctx)
+/*
+ * The statistics as e2fsck derives them.  Its counters are 32-bit, and
+ * directories account for 2 * directories - 1 of the entries and repeated
+ * names (each one's '.', and the '..' of each subdirectory); the rest are
+ * files and extra links.
+ */
+struct statistics {
+	uint32_t inodes_used, inodes_count;
+	uint64_t blocks_used, blocks_count;
+	uint32_t frag_files, frag_dirs;
+	uint32_t frag_files_tenths, frag_dirs_tenths, frag_total_tenths;   /* of a percent, rounded */
+	uint32_t links, files;
+};
+
+static uint32_t tenths_of_percent(uint64_t part, uint64_t whole)
+{
+	return whole ? (uint32_t)((part * 10000 / whole + 5) / 10) : 0;
+}
+
+static void gather_statistics(const struct e4fsck *ctx, struct statistics *st)
 {
 	const struct ext4fs_super *sb = ext4fs_sb(ctx->fs);
-	uint64_t inodes_used = (uint64_t)sb->s_inodes_count - sb->s_free_inodes_count;
-	uint64_t blocks = ctx->geo->blocks_count, free_blocks = ctx->geo->free_blocks_count;
-	/* Tenths of a percent, rounded, as e2fsck prints them. */
-	uint64_t frag = inodes_used ? (ctx->files_fragmented * 10000 / inodes_used + 5) / 10 : 0;
+	const struct fsck_stats *c = &ctx->stats;
+	uint64_t free_blocks = ctx->geo->free_blocks_count;
+	uint32_t dir_names = (uint32_t)(2 * c->directories - 1);
 
+	st->inodes_count = sb->s_inodes_count;
+	st->inodes_used = sb->s_inodes_count - sb->s_free_inodes_count;
+	st->blocks_count = ctx->geo->blocks_count;
+	st->blocks_used = st->blocks_count - (free_blocks < st->blocks_count ? free_blocks : st->blocks_count);
+	st->frag_dirs = (uint32_t)c->dirs_fragmented;
+	st->frag_files = (uint32_t)(ctx->files_fragmented - c->dirs_fragmented);
+	st->frag_files_tenths = tenths_of_percent(st->frag_files, st->inodes_used);
+	st->frag_dirs_tenths = tenths_of_percent(st->frag_dirs, st->inodes_used);
+	st->frag_total_tenths = tenths_of_percent(ctx->files_fragmented, st->inodes_used);
+	st->links = (uint32_t)c->extra_links - dir_names;
+	st->files = (uint32_t)c->entries - dir_names;
+}
+
+static void print_count(uint64_t n, const char *one, const char *many)
+{
+	printf("%12" PRIu64 " %s\n", n, n == 1 ? one : many);
+}
+
+/* e2fsck -v's block, in its layout and plural forms. */
+static void print_statistics(const struct e4fsck *ctx, const struct statistics *st)
+{
+	const struct fsck_stats *c = &ctx->stats;
+	unsigned depths = FSCK_EXTENT_DEPTHS;
+
+	printf("\n%12" PRIu32 " %s (%2.2f%%, out of %" PRIu32 ")\n", st->inodes_used,
+	       st->inodes_used == 1 ? "inode used" : "inodes used",
+	       st->inodes_count ? 100.0 * st->inodes_used / st->inodes_count : 0.0, st->inodes_count);
+	printf("%12" PRIu32 " %s (%" PRIu32 ".%" PRIu32 "%%)\n", st->frag_files,
+	       st->frag_files == 1 ? "non-contiguous file" : "non-contiguous files", st->frag_files_tenths / 10,
+	       st->frag_files_tenths % 10);
+	printf("%12" PRIu32 " %s (%" PRIu32 ".%" PRIu32 "%%)\n", st->frag_dirs,
+	       st->frag_dirs == 1 ? "non-contiguous directory" : "non-contiguous directories",
+	       st->frag_dirs_tenths / 10, st->frag_dirs_tenths % 10);
+	printf("             # of inodes with ind/dind/tind blocks: %" PRIu64 "/%" PRIu64 "/%" PRIu64 "\n", c->ind,
+	       c->dind, c->tind);
+	while (depths && !c->extent_depth[depths - 1])
+		depths--;
+	if (depths) {
+		printf("             Extent depth histogram: ");
+		for (unsigned d = 0; d < depths; d++)
+			printf("%s%" PRIu64, d ? "/" : "", c->extent_depth[d]);
+		printf("\n");
+	}
+	printf("%12" PRIu64 " %s (%2.2f%%, out of %" PRIu64 ")\n", st->blocks_used,
+	       st->blocks_used == 1 ? "block used" : "blocks used",
+	       st->blocks_count ? 100.0 * (double)st->blocks_used / (double)st->blocks_count : 0.0, st->blocks_count);
+	print_count(c->bad_blocks, "bad block", "bad blocks");
+	print_count(c->large_files, "large file", "large files");
+	printf("\n");
+	print_count(c->regular, "regular file", "regular files");
+	print_count(c->directories, "directory", "directories");
+	print_count(c->chardevs, "character device file", "character device files");
+	print_count(c->blockdevs, "block device file", "block device files");
+	print_count(c->fifos, "fifo", "fifos");
+	print_count(st->links, "link", "links");
+	printf("%12" PRIu64 " %s (%" PRIu64 " %s)\n", c->symlinks, c->symlinks == 1 ? "symbolic link" : "symbolic links",
+	       c->fast_symlinks, c->fast_symlinks == 1 ? "fast symbolic link" : "fast symbolic links");
+	print_count(c->sockets, "socket", "sockets");
+	printf("------------\n");
+	print_count(st->files, "file", "files");
+}
+
+void report_summary(struct e4fsck *ctx)
+{
+	struct statistics st;
+
+	gather_statistics(ctx, &st);
 	if ((ctx->fs_changed || ctx->fs_modified) && ctx->mode != MODE_PREEN)
 		printf("\n%s: ***** FILE SYSTEM WAS MODIFIED *****\n", ctx->device);
 	if ((ctx->exit_status & FSCK_UNCORRECTED) && ctx->mode != MODE_PREEN)
 		printf("\n%s: ********** WARNING: Filesystem still has errors **********\n\n", ctx->device);
-	printf("%s: %" PRIu64 "/%" PRIu32 " files (%" PRIu64 ".%" PRIu64 "%% non-contiguous), %" PRIu64
+	if (ctx->verbose) {
+		print_statistics(ctx, &st);
+		return;
+	}
+	printf("%s: %" PRIu32 "/%" PRIu32 " files (%" PRIu32 ".%" PRIu32 "%% non-contiguous), %" PRIu64
 	       "/%" PRIu64 " blocks\n",
-	       ctx->device, inodes_used, sb->s_inodes_count, frag / 10, frag % 10,
-	       blocks - (free_blocks < blocks ? free_blocks : blocks), blocks);
+	       ctx->device, st.inodes_used, st.inodes_count, st.frag_total_tenths / 10, st.frag_total_tenths % 10,
+	       st.blocks_used, st.blocks_count);
+}
+
+/* The statistics block's numbers, under names of their own. */
+static void json_statistics(struct json *j, const struct e4fsck *ctx)
+{
+	const struct fsck_stats *c = &ctx->stats;
+	struct statistics st;
+
+	gather_statistics(ctx, &st);
+	json_object_begin(j, "statistics");
+	json_uint(j, "inodes_used", st.inodes_used);
+	json_uint(j, "inodes_count", st.inodes_count);
+	json_uint(j, "noncontiguous_files", st.frag_files);
+	json_uint(j, "noncontiguous_directories", st.frag_dirs);
+	json_uint(j, "inodes_with_ind", c->ind);
+	json_uint(j, "inodes_with_dind", c->dind);
+	json_uint(j, "inodes_with_tind", c->tind);
+	json_array_begin(j, "extent_depth_histogram");
+	for (unsigned d = 0; d < FSCK_EXTENT_DEPTHS; d++)
+		json_uint(j, NULL, c->extent_depth[d]);
+	json_array_end(j);
+	json_uint(j, "blocks_used", st.blocks_used);
+	json_uint(j, "blocks_count", st.blocks_count);
+	json_uint(j, "bad_blocks", c->bad_blocks);
+	json_uint(j, "large_files", c->large_files);
+	json_uint(j, "regular_files", c->regular);
+	json_uint(j, "directories", c->directories);
+	json_uint(j, "character_devices", c->chardevs);
+	json_uint(j, "block_devices", c->blockdevs);
+	json_uint(j, "fifos", c->fifos);
+	json_uint(j, "links", st.links);
+	json_uint(j, "symbolic_links", c->symlinks);
+	json_uint(j, "fast_symbolic_links", c->fast_symlinks);
+	json_uint(j, "sockets", c->sockets);
+	json_uint(j, "files", st.files);
+	json_object_end(j);
 }
 
 int report_json(struct e4fsck *ctx)
@@ -174,6 +299,9 @@ int report_json(struct e4fsck *ctx)
 		json_object_end(&j);
 	}
 	json_array_end(&j);
+	/* Only a check that went through every pass has figures to give. */
+	if (ctx->times[TIME_PASS5].ran)
+		json_statistics(&j, ctx);
 	json_object_end(&j);
 	json_finish(&j);
 	if (f != stdout && fclose(f)) {

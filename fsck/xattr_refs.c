@@ -5,6 +5,8 @@
 #include "config.h"
 #include <stdlib.h>
 #include <string.h>
+#include "ext4fs/errors.h"
+#include "ext4fs/xattr.h"
 #include "e4fsck.h"
 #include "problem.h"
 #include "problems.h"
@@ -54,7 +56,7 @@ int xattr_table_add(struct xattr_table *t, uint64_t blk, uint32_t refs, uint32_t
 			r->first_ino = ino;
 		return 0;
 	}
-	*r = (struct xattr_ref){ blk, refs, ino };
+	*r = (struct xattr_ref){ blk, refs, ino, 0 };
 	t->used++;
 	return 0;
 }
@@ -79,31 +81,204 @@ static uint32_t le32(const unsigned char *p)
 	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
+static void put32(unsigned char *p, uint32_t v)
+{
+	p[0] = (unsigned char)v;
+	p[1] = (unsigned char)(v >> 8);
+	p[2] = (unsigned char)(v >> 16);
+	p[3] = (unsigned char)(v >> 24);
+}
+
+struct xattr_ref *xattr_table_find(const struct xattr_table *t, uint64_t blk)
+{
+	if (!t->cap)
+		return NULL;
+	struct xattr_ref *r = slot_for(t, blk);
+	return r->blk ? r : NULL;
+}
+
+/* Parts of the block already accounted for, to catch entries and values that overlap. */
+struct regions {
+	struct { uint32_t start, end; } *part;
+	size_t n;
+	uint32_t size;
+};
+
+/* Claim [start, start + len): 1 when it overlaps a claimed part or leaves the block. */
+static int region_taken(struct regions *r, uint32_t start, uint32_t len)
+{
+	uint64_t end = (uint64_t)start + len;
+
+	if (end > r->size)
+		return 1;
+	for (size_t i = 0; i < r->n; i++)
+		if (start < r->part[i].end && end > r->part[i].start)
+			return 1;
+	r->part[r->n].start = start;
+	r->part[r->n].end = (uint32_t)end;
+	r->n++;
+	return 0;
+}
+
+#define XH_SIZE 32
+#define XE_SIZE 16
+
+static int write_block(struct e4fsck *ctx, uint64_t blk, unsigned char *buf)
+{
+	if (ctx->geo->has_metadata_csum)
+		put32(buf + 16, ext4fs_xattr_block_csum(ctx->fs, blk, buf));
+	int err = ext4fs_block_write(ctx->fs, blk, buf);
+	if (err) {
+		fsck_fatal(ctx, "%s while writing extended attribute block %llu: %s", ext4fs_strerror(err),
+			   (unsigned long long)blk, ext4fs_errmsg(ctx->fs));
+		return -1;
+	}
+	ctx->fs_changed = 1;
+	return 0;
+}
+
+/* Ask about code; 1 on a yes.  After preen mode stopped, nothing more is asked (-1). */
+static int ask(struct e4fsck *ctx, uint32_t code, const struct problem_ctx *pctx)
+{
+	if (ctx->aborted)
+		return -1;
+	int yes = fix_problem(ctx, code, pctx);
+
+	return ctx->aborted ? -1 : yes;
+}
+
+int xattr_block_check(struct e4fsck *ctx, uint32_t ino, uint64_t blk)
+{
+	struct xattr_ref *ref = xattr_table_find(&ctx->xattrs, blk);
+	uint32_t bs = ctx->geo->block_size;
+	struct problem_ctx pctx = { .ino = ino, .blk = blk };
+	struct regions reg = { .size = bs };
+	unsigned char *buf;
+	int keep = 0, rc = -1;
+
+	if (ref && ref->checked)
+		return 1;
+	buf = malloc(bs);
+	reg.part = malloc((bs / 4 + 2) * sizeof(*reg.part));
+	if (!buf || !reg.part) {
+		fsck_fatal(ctx, "out of memory checking extended attribute blocks");
+		goto out;
+	}
+	if (ext4fs_block_read(ctx->fs, blk, buf)) {
+		if (ask(ctx, PR_1_READ_EA_BLOCK, &pctx) > 0)
+			goto drop;
+		memset(buf, 0, bs);
+	}
+	/* As e2fsck's reader: a block with a bad header is not checksummed. */
+	int csum_bad = ctx->geo->has_metadata_csum && le32(buf) == XATTR_MAGIC && le32(buf + 8) == 1 &&
+		       le32(buf + 16) != ext4fs_xattr_block_csum(ctx->fs, blk, buf);
+	if (le32(buf) != XATTR_MAGIC && ask(ctx, PR_1_BAD_EA_BLOCK, &pctx) > 0)
+		goto drop;
+	if (le32(buf + 8) != 1 && ask(ctx, PR_1_EA_MULTI_BLOCK, &pctx) > 0)
+		goto drop;
+	region_taken(&reg, 0, XH_SIZE);
+	uint32_t off = XH_SIZE;
+	/* Each step claims at least four bytes, so the walk ends within the block. */
+	while (off + 4 <= bs && le32(buf + off) && !ctx->aborted) {
+		unsigned char *e = buf + off;
+		uint32_t len = (XE_SIZE + e[0] + 3) & ~3U;
+		if (region_taken(&reg, off, len)) {
+			if (ask(ctx, PR_1_EA_ALLOC_COLLISION, &pctx) > 0)
+				goto drop;
+			break;
+		}
+		if (e[1] == 0) {
+			if (ask(ctx, PR_1_EA_BAD_NAME, &pctx) > 0)
+				goto drop;
+			break;
+		}
+		uint32_t value_offs = (uint32_t)e[2] | (uint32_t)e[3] << 8, value_size = le32(e + 8);
+		if (!le32(e + 4)) {
+			if ((uint64_t)value_offs + value_size > bs) {
+				if (ask(ctx, PR_1_EA_BAD_VALUE, &pctx) > 0)
+					goto drop;
+				break;
+			}
+			if (value_size && region_taken(&reg, value_offs, (value_size + 3) & ~3U) &&
+			    ask(ctx, PR_1_EA_ALLOC_COLLISION, &pctx) > 0)
+				goto drop;
+			uint32_t want = ext4fs_xattr_entry_hash(e + XE_SIZE, e[0], buf + value_offs, value_size, 0);
+			uint32_t want_signed = ext4fs_xattr_entry_hash(e + XE_SIZE, e[0], buf + value_offs, value_size, 1);
+			uint32_t have = le32(e + 12);
+			if (have != want && have != want_signed) {
+				pctx.num = have;
+				if (ask(ctx, PR_1_ATTR_HASH, &pctx) > 0)
+					goto drop;
+				put32(e + 12, want);
+			}
+		}
+		off += len;
+	}
+	if (!ctx->aborted && region_taken(&reg, off, 4) && ask(ctx, PR_1_EA_ALLOC_COLLISION, &pctx) > 0)
+		goto drop;
+	/* Only a block that passed everything else gets its checksum fixed. */
+	if (!ctx->aborted && csum_bad && ask(ctx, PR_1_EA_BLOCK_ONLY_CSUM_INVALID, &pctx) > 0 &&
+	    write_block(ctx, blk, buf))
+		goto out;
+	if (ref)
+		ref->checked = 1;
+	keep = 1;
+drop:
+	rc = keep;
+out:
+	free(reg.part);
+	free(buf);
+	return rc;
+}
+
+static int cmp_blk(const void *a, const void *b)
+{
+	const struct xattr_ref *x = *(const struct xattr_ref *const *)a, *y = *(const struct xattr_ref *const *)b;
+
+	return x->blk < y->blk ? -1 : x->blk > y->blk;
+}
+
+/*
+ * As e2fsck: in block order, first the blocks whose count is too high, then
+ * those named by more inodes than they count.
+ */
 int xattr_refcounts_check(struct e4fsck *ctx)
 {
 	const struct xattr_table *t = &ctx->xattrs;
 	unsigned char *buf = malloc(ctx->geo->block_size);
+	struct xattr_ref **order = malloc((t->used ? t->used : 1) * sizeof(*order));
+	size_t n = 0;
+	int rc = -1;
 
-	if (!buf) {
+	if (!buf || !order) {
 		fsck_fatal(ctx, "out of memory checking extended attribute blocks");
-		return -1;
+		goto out;
 	}
-	for (size_t i = 0; i < t->cap; i++) {
-		const struct xattr_ref *r = &t->slots[i];
-		struct problem_ctx pctx = { .blk = r->blk, .ino = r->first_ino };
-		if (!r->blk)
-			continue;
-		if (ext4fs_block_read(ctx->fs, r->blk, buf) || le32(buf) != XATTR_MAGIC) {
-			fix_problem(ctx, PR_1_READ_EA_BLOCK, &pctx);
-			continue;
-		}
-		uint32_t refcount = le32(buf + 4);
-		if (refcount != r->refs) {
+	for (size_t i = 0; i < t->cap; i++)
+		if (t->slots[i].blk && t->slots[i].checked && t->slots[i].refs)
+			order[n++] = &t->slots[i];
+	qsort(order, n, sizeof(*order), cmp_blk);
+	for (int too_many = 0; too_many < 2; too_many++) {
+		for (size_t i = 0; i < n && !ctx->aborted; i++) {
+			const struct xattr_ref *r = order[i];
+			struct problem_ctx pctx = { .blk = r->blk };
+			if (ext4fs_block_read(ctx->fs, r->blk, buf))
+				continue;
+			uint32_t refcount = le32(buf + 4);
+			if (refcount == r->refs || (refcount > r->refs) == too_many)
+				continue;
 			pctx.num = r->refs;
 			pctx.num2 = refcount;
-			fix_problem(ctx, PR_1_EXTATTR_REFCOUNT, &pctx);
+			if (fix_problem(ctx, PR_1_EXTATTR_REFCOUNT, &pctx)) {
+				put32(buf + 4, r->refs);
+				if (write_block(ctx, r->blk, buf))
+					goto out;
+			}
 		}
 	}
+	rc = 0;
+out:
+	free(order);
 	free(buf);
-	return 0;
+	return rc;
 }

@@ -123,6 +123,16 @@ const char *ext4fs_xattr_prefix(unsigned name_index);
  */
 uint32_t ext4fs_xattr_block_csum(const struct ext4fs_fs *fs, uint64_t blk, const void *block);
 
+/*
+ * The hash an attribute block entry carries (e_hash): the name's bytes
+ * rotated in 5 bits at a time, then the value's little-endian words 16 bits
+ * at a time.  The kernel reads the name's bytes as unsigned; some old
+ * kernels read them as signed chars (signed_chars = 1), which checkers
+ * accept too.  Cannot fail.
+ */
+uint32_t ext4fs_xattr_entry_hash(const void *name, size_t name_len, const void *value, size_t value_len,
+				 int signed_chars);
+
 /* -- Changing attributes ---------------------------------------------------
  *
  * Attributes are placed the way the kernel places them: in the inode body

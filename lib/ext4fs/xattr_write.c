@@ -377,20 +377,27 @@ static uint32_t list_sorted_pos(const struct xlist *l, const struct xent *x)
  * bits at a time, then the value's little-endian 32-bit words (zero padded)
  * 16 bits at a time.
  */
-static uint32_t entry_hash(const struct xent *x)
+uint32_t ext4fs_xattr_entry_hash(const void *name, size_t name_len, const void *value, size_t value_len,
+				 int signed_chars)
 {
+	const unsigned char *n = name, *v = value;
 	uint32_t h = 0;
 
-	for (uint32_t i = 0; i < x->name_len; i++)
-		h = (h << 5) ^ (h >> 27) ^ x->name[i];
-	for (uint32_t off = 0; off < x->size; off += 4) {
+	for (size_t i = 0; i < name_len; i++)
+		h = (h << 5) ^ (h >> 27) ^ (signed_chars ? (uint32_t)(int32_t)(signed char)n[i] : n[i]);
+	for (size_t off = 0; off < value_len; off += 4) {
 		unsigned char w[4] = { 0, 0, 0, 0 };
-		uint32_t take = x->size - off < 4 ? x->size - off : 4;
+		size_t take = value_len - off < 4 ? value_len - off : 4;
 
-		memcpy(w, x->value + off, take);
+		memcpy(w, v + off, take);
 		h = (h << 16) ^ (h >> 16) ^ le32_load(w);
 	}
 	return h;
+}
+
+static uint32_t entry_hash(const struct xent *x)
+{
+	return ext4fs_xattr_entry_hash(x->name, x->name_len, x->value, x->size, 0);
 }
 
 /*

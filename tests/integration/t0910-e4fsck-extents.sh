@@ -21,15 +21,10 @@ set -eu
 # shellcheck source-path=SCRIPTDIR source=../lib/common.sh
 . "$(dirname -- "$0")/../lib/common.sh"
 
-need_cmd e2fsck
-need_cmd mke2fs
-need_cmd debugfs
 need_cmd python3
-[ -x "$E4FSCK" ] || skip "e4fsck is not built ($E4FSCK)"
-make_tmpdir
-
 # shellcheck source-path=SCRIPTDIR source=../lib/fsck-damage.sh
 . "$(dirname -- "$0")/../lib/fsck-damage.sh"
+damage_setup
 
 src="$T/tree"
 mkdir -p "$src"

@@ -21,17 +21,12 @@ set -eu
 # shellcheck source-path=SCRIPTDIR source=../lib/common.sh
 . "$(dirname -- "$0")/../lib/common.sh"
 
-need_cmd e2fsck
-need_cmd mke2fs
-need_cmd debugfs
 need_cmd dumpe2fs
 need_cmd od
-[ -x "$E4FSCK" ] || skip "e4fsck is not built ($E4FSCK)"
 e2fsck -V 2>&1 | grep -q '^e2fsck 1\.4[7-9]' || skip "the oracle is e2fsck 1.47 or later"
-make_tmpdir
-
 # shellcheck source-path=SCRIPTDIR source=../lib/fsck-damage.sh
 . "$(dirname -- "$0")/../lib/fsck-damage.sh"
+damage_setup
 
 src="$T/tree"
 mkdir -p "$src"

@@ -26,6 +26,16 @@
 #
 # pass/bad print PASS/FAIL lines; $failed becomes 1 on a failure.
 
+# damage_setup: skip without the oracles (e2fsck, mke2fs, debugfs) or a
+# built e4fsck, then make $T.
+damage_setup() {
+	need_cmd e2fsck
+	need_cmd mke2fs
+	need_cmd debugfs
+	[ -x "$E4FSCK" ] || skip "e4fsck is not built ($E4FSCK)"
+	make_tmpdir
+}
+
 failed=0
 pass() { echo "PASS $*"; }
 bad() { echo "FAIL $*"; failed=1; }

@@ -622,6 +622,22 @@ static void symlink_target__reads_fast_slow_and_inline_links(void **state)
 	ext4fs_close(fs);
 }
 
+static void xattr_entry_hash__rotates_name_then_value_words_with_signed_variant(void **state)
+{
+	(void)state;
+	const unsigned char one[4] = { 1, 0, 0, 0 }, high = 0xff;
+
+	/* "a": the name byte alone; then one value word 16 bits after it. */
+	assert_int_equal(ext4fs_xattr_entry_hash("a", 1, NULL, 0, 0), 0x61);
+	assert_int_equal(ext4fs_xattr_entry_hash("a", 1, one, 4, 0), 0x610001);
+	/* A short value is zero padded to a whole word. */
+	assert_int_equal(ext4fs_xattr_entry_hash("a", 1, one, 1, 0), 0x610001);
+	/* Bytes above 0x7f: the unsigned reading and the old signed one differ; ASCII reads the same. */
+	assert_int_equal(ext4fs_xattr_entry_hash(&high, 1, NULL, 0, 0), 0xff);
+	assert_int_equal(ext4fs_xattr_entry_hash(&high, 1, NULL, 0, 1), 0xffffffffU);
+	assert_int_equal(ext4fs_xattr_entry_hash("ab", 2, one, 4, 1), ext4fs_xattr_entry_hash("ab", 2, one, 4, 0));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -639,6 +655,7 @@ int main(void)
 		cmocka_unit_test(file_read__reads_unwritten_extents_as_zeros),
 		cmocka_unit_test(file_read__reads_inline_data_and_its_system_data_continuation),
 		cmocka_unit_test(symlink_target__reads_fast_slow_and_inline_links),
+		cmocka_unit_test(xattr_entry_hash__rotates_name_then_value_words_with_signed_variant),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
