@@ -786,6 +786,9 @@ static int answer_problems(struct e4fsck *ctx, struct p1_worker *w)
 			case FIX_CLEAR_INODE:
 				fsck_clear_inode(ctx, ino, &in);
 				cleared = 1;
+				/* e2fsck's statistics stop counting a directory cleared for being empty (only then). */
+				if (p->code == PR_1_ZERO_LENGTH_DIR && ctx->stats.directories)
+					ctx->stats.directories--;
 				break;
 			case FIX_IND_CLEAR: {
 				int r = fsck_indirect_clear(ctx, &in, &p->ind);

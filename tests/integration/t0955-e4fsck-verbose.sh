@@ -159,6 +159,26 @@ for img in ext4-1k ext3-4k; do
 	fi
 done
 
+# After repairs: a directory cleared for being empty no longer counts (nor do its links).
+# A small tree of its own: with -y, e2fsck also indexes linear directories of three or
+# more blocks (pass 3A), which e4fsck does not do yet (README).
+mkdir -p small-tree/d1 small-tree/d4
+echo x >small-tree/d1/f
+echo y >small-tree/d4/g
+mke2fs -q -F -t ext4 -b 1024 -d small-tree rep-ours 16M >/dev/null 2>&1
+debugfs -w -R "sif /d4 block[0] 0" rep-ours >/dev/null 2>&1 || true
+cp rep-ours rep-ref
+"$E4FSCK" -fyv rep-ours >rep.e4 2>/dev/null || true
+e2fsck -fyv rep-ref >rep.e2 2>/dev/null || true
+if ! grep -q 'zero-length directory' rep.e2; then
+	bad "-fyv after clearing an empty directory: e2fsck did not clear /d4"
+elif diff <(sed 's/rep-ours/IMG/' rep.e4 | grep -v '^e[24]fsck [0-9]') \
+	<(sed 's/rep-ref/IMG/' rep.e2 | grep -v '^e[24]fsck [0-9]') >rep.diff; then
+	ok "-fyv after clearing an empty directory: output and statistics as e2fsck's"
+else
+	bad "-fyv after clearing an empty directory"; sed 's/^/    /' rep.diff | head
+fi
+
 # Without -v, the one-line summary and no block.
 "$E4FSCK" -fn ext4-1k >plain.out 2>/dev/null || true
 if grep -q 'non-contiguous), ' plain.out && ! grep -q '^------------$' plain.out; then
