@@ -10,15 +10,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include "ext4fs/errors.h"
+#include "bytes.h"
 #include "e4fsck.h"
 #include "indirect.h"
 
 #define DIRECT_BLOCKS 12
 
+/* Pointer i of a map (i_block or an indirect block). */
 static uint32_t ptr_at(const unsigned char *p, uint32_t i)
 {
-	p += (size_t)i * 4;
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+	return ld32(p + (size_t)i * 4);
 }
 
 struct ind_walk {
@@ -170,14 +171,14 @@ int fsck_indirect_clear(struct e4fsck *ctx, struct ext4fs_inode *in, const struc
 		slot = (unsigned char *)in->i_block + (size_t)fix->index * 4;
 		if (ptr_at(slot, 0) != fix->value)
 			return 0;
-		slot[0] = slot[1] = slot[2] = slot[3] = 0;
+		st32(slot, 0);
 		return 1;
 	}
 	unsigned char *buf = malloc(ctx->geo->block_size);
 	int err = buf ? ext4fs_block_read(ctx->fs, fix->ref, buf) : EXT4FS_E_NO_MEMORY;
 	if (!err && fix->index < ctx->geo->block_size / 4 && ptr_at(buf, fix->index) == fix->value) {
 		slot = buf + (size_t)fix->index * 4;
-		slot[0] = slot[1] = slot[2] = slot[3] = 0;
+		st32(slot, 0);
 		err = ext4fs_block_write(ctx->fs, fix->ref, buf);
 	}
 	free(buf);

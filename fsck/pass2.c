@@ -53,6 +53,7 @@
 #include "ext4fs/errors.h"
 #include "ext4fs/htree.h"
 #include "ext4fs/super.h"
+#include "bytes.h"
 #include "dirs.h"
 #include "e4fsck.h"
 #include "problem.h"
@@ -69,28 +70,6 @@
 
 #define RUN_BYTES    (256 * 1024)   /* directory blocks read per request, at most */
 #define HTREE_MAX_DEPTH 32
-
-static uint16_t ld16(const unsigned char *p)
-{
-	return (uint16_t)(p[0] | p[1] << 8);
-}
-
-static uint32_t ld32(const unsigned char *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static void st16(unsigned char *p, uint16_t v)
-{
-	p[0] = (unsigned char)v;
-	p[1] = (unsigned char)(v >> 8);
-}
-
-static void st32(unsigned char *p, uint32_t v)
-{
-	for (int i = 0; i < 4; i++)
-		p[i] = (unsigned char)(v >> (8 * i));
-}
 
 /* -- Names in messages ------------------------------------------------------- */
 

@@ -7,6 +7,7 @@
 #include <string.h>
 #include "ext4fs/errors.h"
 #include "ext4fs/xattr.h"
+#include "bytes.h"
 #include "e4fsck.h"
 #include "problem.h"
 #include "problems.h"
@@ -56,7 +57,7 @@ int xattr_table_add(struct xattr_table *t, uint64_t blk, uint32_t refs, uint32_t
 			r->first_ino = ino;
 		return 0;
 	}
-	*r = (struct xattr_ref){ blk, refs, ino, 0 };
+	*r = (struct xattr_ref){ blk, refs, ino, 0, 0 };
 	t->used++;
 	return 0;
 }
@@ -74,19 +75,6 @@ void xattr_table_free(struct xattr_table *t)
 {
 	free(t->slots);
 	memset(t, 0, sizeof(*t));
-}
-
-static uint32_t le32(const unsigned char *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static void put32(unsigned char *p, uint32_t v)
-{
-	p[0] = (unsigned char)v;
-	p[1] = (unsigned char)(v >> 8);
-	p[2] = (unsigned char)(v >> 16);
-	p[3] = (unsigned char)(v >> 24);
 }
 
 struct xattr_ref *xattr_table_find(const struct xattr_table *t, uint64_t blk)
@@ -126,7 +114,7 @@ static int region_taken(struct regions *r, uint32_t start, uint32_t len)
 static int write_block(struct e4fsck *ctx, uint64_t blk, unsigned char *buf)
 {
 	if (ctx->geo->has_metadata_csum)
-		put32(buf + 16, ext4fs_xattr_block_csum(ctx->fs, blk, buf));
+		st32(buf + 16, ext4fs_xattr_block_csum(ctx->fs, blk, buf));
 	int err = ext4fs_block_write(ctx->fs, blk, buf);
 	if (err) {
 		fsck_fatal(ctx, "%s while writing extended attribute block %llu: %s", ext4fs_strerror(err),
@@ -170,16 +158,16 @@ int xattr_block_check(struct e4fsck *ctx, uint32_t ino, uint64_t blk)
 		memset(buf, 0, bs);
 	}
 	/* As e2fsck's reader: a block with a bad header is not checksummed. */
-	int csum_bad = ctx->geo->has_metadata_csum && le32(buf) == XATTR_MAGIC && le32(buf + 8) == 1 &&
-		       le32(buf + 16) != ext4fs_xattr_block_csum(ctx->fs, blk, buf);
-	if (le32(buf) != XATTR_MAGIC && ask(ctx, PR_1_BAD_EA_BLOCK, &pctx) > 0)
+	int csum_bad = ctx->geo->has_metadata_csum && ld32(buf) == XATTR_MAGIC && ld32(buf + 8) == 1 &&
+		       ld32(buf + 16) != ext4fs_xattr_block_csum(ctx->fs, blk, buf);
+	if (ld32(buf) != XATTR_MAGIC && ask(ctx, PR_1_BAD_EA_BLOCK, &pctx) > 0)
 		goto drop;
-	if (le32(buf + 8) != 1 && ask(ctx, PR_1_EA_MULTI_BLOCK, &pctx) > 0)
+	if (ld32(buf + 8) != 1 && ask(ctx, PR_1_EA_MULTI_BLOCK, &pctx) > 0)
 		goto drop;
 	region_taken(&reg, 0, XH_SIZE);
 	uint32_t off = XH_SIZE;
 	/* Each step claims at least four bytes, so the walk ends within the block. */
-	while (off + 4 <= bs && le32(buf + off) && !ctx->aborted) {
+	while (off + 4 <= bs && ld32(buf + off) && !ctx->aborted) {
 		unsigned char *e = buf + off;
 		uint32_t len = (XE_SIZE + e[0] + 3) & ~3U;
 		if (region_taken(&reg, off, len)) {
@@ -192,8 +180,8 @@ int xattr_block_check(struct e4fsck *ctx, uint32_t ino, uint64_t blk)
 				goto drop;
 			break;
 		}
-		uint32_t value_offs = (uint32_t)e[2] | (uint32_t)e[3] << 8, value_size = le32(e + 8);
-		if (!le32(e + 4)) {
+		uint32_t value_offs = ld16(e + 2), value_size = ld32(e + 8);
+		if (!ld32(e + 4)) {
 			if ((uint64_t)value_offs + value_size > bs) {
 				if (ask(ctx, PR_1_EA_BAD_VALUE, &pctx) > 0)
 					goto drop;
@@ -204,12 +192,12 @@ int xattr_block_check(struct e4fsck *ctx, uint32_t ino, uint64_t blk)
 				goto drop;
 			uint32_t want = ext4fs_xattr_entry_hash(e + XE_SIZE, e[0], buf + value_offs, value_size, 0);
 			uint32_t want_signed = ext4fs_xattr_entry_hash(e + XE_SIZE, e[0], buf + value_offs, value_size, 1);
-			uint32_t have = le32(e + 12);
+			uint32_t have = ld32(e + 12);
 			if (have != want && have != want_signed) {
 				pctx.num = have;
 				if (ask(ctx, PR_1_ATTR_HASH, &pctx) > 0)
 					goto drop;
-				put32(e + 12, want);
+				st32(e + 12, want);
 			}
 		}
 		off += len;
@@ -220,8 +208,10 @@ int xattr_block_check(struct e4fsck *ctx, uint32_t ino, uint64_t blk)
 	if (!ctx->aborted && csum_bad && ask(ctx, PR_1_EA_BLOCK_ONLY_CSUM_INVALID, &pctx) > 0 &&
 	    write_block(ctx, blk, buf))
 		goto out;
-	if (ref)
+	if (ref) {
 		ref->checked = 1;
+		ref->stated = ld32(buf + 4);
+	}
 	keep = 1;
 drop:
 	rc = keep;
@@ -261,16 +251,12 @@ int xattr_refcounts_check(struct e4fsck *ctx)
 	for (int too_many = 0; too_many < 2; too_many++) {
 		for (size_t i = 0; i < n && !ctx->aborted; i++) {
 			const struct xattr_ref *r = order[i];
-			struct problem_ctx pctx = { .blk = r->blk };
-			if (ext4fs_block_read(ctx->fs, r->blk, buf))
+			struct problem_ctx pctx = { .blk = r->blk, .num = r->refs, .num2 = r->stated };
+			/* The count as the check read it: the block is read again only to fix it. */
+			if (r->stated == r->refs || (r->stated > r->refs) == too_many)
 				continue;
-			uint32_t refcount = le32(buf + 4);
-			if (refcount == r->refs || (refcount > r->refs) == too_many)
-				continue;
-			pctx.num = r->refs;
-			pctx.num2 = refcount;
-			if (fix_problem(ctx, PR_1_EXTATTR_REFCOUNT, &pctx)) {
-				put32(buf + 4, r->refs);
+			if (fix_problem(ctx, PR_1_EXTATTR_REFCOUNT, &pctx) && !ext4fs_block_read(ctx->fs, r->blk, buf)) {
+				st32(buf + 4, r->refs);
 				if (write_block(ctx, r->blk, buf))
 					goto out;
 			}

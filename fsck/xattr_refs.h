@@ -16,6 +16,7 @@ struct xattr_ref {
 	uint32_t refs;              /* inodes naming it (less those told to let go of it) */
 	uint32_t first_ino;         /* the lowest inode naming it, for messages */
 	int checked;                /* its contents were checked and kept */
+	uint32_t stated;            /* h_refcount as the check read it */
 };
 
 /* Open addressing, a power of two in size, at most half full. */
