@@ -241,6 +241,46 @@ int ext4fs_dir_set_entry(struct ext4fs_fs *fs, uint32_t dir, struct ext4fs_inode
 int ext4fs_dir_is_empty(struct ext4fs_fs *fs, uint32_t dir, const struct ext4fs_inode *dir_inode,
 			int *empty);
 
+/* -- Rebuilding a directory whole (dir_rebuild.c) ---------------------------- */
+
+/* One entry of a rebuilt directory. */
+struct ext4fs_dir_rebuild_entry {
+	const char *name;           /* name_len bytes, no NUL needed; not copied */
+	uint8_t name_len;           /* 1-255 */
+	uint8_t file_type;          /* EXT4FS_FT_* (stored only with the filetype feature) */
+	uint32_t inode;
+	uint32_t hash;              /* indexed layout: the name's major hash (see below) */
+};
+
+struct ext4fs_dir_rebuild_opts {
+	int indexed;                /* build an htree: root at block 0, leaves from block 1 */
+	uint32_t parent;            /* indexed: what the root's ".." names */
+	unsigned slack_percent;     /* indexed: share of each leaf left free (e2fsck: 20) */
+	uint64_t min_blocks;        /* keep at least this many blocks (empty leaves after the entries) */
+};
+
+/*
+ * Rewrite directory dir so that it holds exactly ents[0..n), in that
+ * order, packed into as few leaves as the slack allows (e2fsck's rehash
+ * layout, see dir_rebuild.c).  Linear: the caller puts "." and ".." first.
+ * Indexed: "." and ".." live in the root and are not in ents; ents must be
+ * sorted by hash, each hashed with ext4fs_htree_name_hash() under
+ * ext4fs_dx_hash_version_effective(s_def_hash_version, s_flags), which is
+ * the version the root records; EXT4FS_INDEX_FL is set, or cleared for the
+ * linear layout.  Holes below the new size get blocks, blocks past it are
+ * freed; *inode (size, flags, map, i_blocks) is updated and written, times
+ * are left alone.  *nblocks (may be NULL) receives the new size in blocks.
+ * Errors: EXT4FS_E_READ_ONLY, EXT4FS_E_INVALID_ARG (not a directory,
+ * inline data, a directory both encrypted and casefolded to index, an
+ * entry with no name or a bad inode number, slack above 100), EXT4FS_E_DIR_FULL (more leaves than
+ * two index levels name, or one without largedir), EXT4FS_E_NO_MEMORY,
+ * allocation errors (nothing changed then), mapping and write errors (the
+ * directory may then hold old and new blocks mixed).
+ */
+int ext4fs_dir_rebuild(struct ext4fs_fs *fs, uint32_t dir, struct ext4fs_inode *inode,
+		       const struct ext4fs_dir_rebuild_entry *ents, size_t n,
+		       const struct ext4fs_dir_rebuild_opts *opts, uint64_t *nblocks);
+
 #ifdef __cplusplus
 }
 #endif

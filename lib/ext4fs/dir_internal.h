@@ -109,6 +109,12 @@ int dirw_block_append(struct ext4fs_fs *fs, uint32_t dir, struct ext4fs_inode *i
 /* Stamp mtime and ctime with ext4fs_now() and write the directory's inode. */
 int dirw_touch(struct ext4fs_fs *fs, uint32_t dir, struct ext4fs_inode *inode);
 
+/* How many index entries fit in an index block whose limit/count pair sits at count_off. */
+unsigned dirw_dx_limit(const struct ext4fs_fs *fs, uint32_t count_off);
+
+/* Start interior index node buf: a fake empty record over the block, the limit, count entries. */
+void dirw_dx_node_init(struct ext4fs_fs *fs, unsigned char *buf, unsigned count);
+
 /* -- htree_write.c -- */
 
 /* Where an entry was found. */

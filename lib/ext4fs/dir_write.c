@@ -146,6 +146,25 @@ static void leaf_remove(struct ext4fs_fs *fs, unsigned char *buf, uint32_t off, 
 	le16_store(buf + prev + DIRW_DE_REC_LEN, dirw_rec_len_disk(merged));
 }
 
+/* -- index blocks ------------------------------------------------------------ */
+
+unsigned dirw_dx_limit(const struct ext4fs_fs *fs, uint32_t count_off)
+{
+	uint32_t space = fs->geom.block_size - count_off;
+
+	if (fs->geom.has_metadata_csum)
+		space -= EXT4FS_DX_TAIL_SIZE;
+	return space / 8;   /* le32 hash, le32 block */
+}
+
+void dirw_dx_node_init(struct ext4fs_fs *fs, unsigned char *buf, unsigned count)
+{
+	memset(buf, 0, fs->geom.block_size);
+	le16_store(buf + DIRW_DE_REC_LEN, dirw_rec_len_disk(fs->geom.block_size));
+	le16_store(buf + EXT4FS_DX_NODE_COUNT_OFFSET, (uint16_t)dirw_dx_limit(fs, EXT4FS_DX_NODE_COUNT_OFFSET));
+	le16_store(buf + EXT4FS_DX_NODE_COUNT_OFFSET + 2, (uint16_t)count);
+}
+
 /* -- blocks ------------------------------------------------------------------ */
 
 void dirw_block_seal(struct ext4fs_fs *fs, uint32_t dir, const struct ext4fs_inode *inode,

@@ -119,16 +119,6 @@ static uint32_t dx_block(const struct frame *fr, unsigned i)
 	return le32_load(dx_at(fr, i) + DX_BLOCK) & EXT4FS_DX_BLOCK_MASK;
 }
 
-/* How many entries fit in an index block whose count sits at count_off. */
-static unsigned dx_want_limit(const struct ext4fs_fs *fs, uint32_t count_off)
-{
-	uint32_t space = fs->geom.block_size - count_off;
-
-	if (fs->geom.has_metadata_csum)
-		space -= EXT4FS_DX_TAIL_SIZE;
-	return space / DX_ENTRY_SIZE;
-}
-
 /* Insert (hash, block) as entry pos (1 <= pos <= count < limit). */
 static void dx_insert(struct frame *fr, unsigned pos, uint32_t hash, uint32_t block)
 {
@@ -153,16 +143,6 @@ static unsigned dx_search(const struct frame *fr, uint32_t hash)
 			lo = mid + 1;
 	}
 	return lo - 1;
-}
-
-/* Start an interior node in buf: a fake empty entry over the block, then limit and count. */
-static void node_init(struct ext4fs_fs *fs, unsigned char *buf, unsigned count)
-{
-	memset(buf, 0, fs->geom.block_size);
-	le16_store(buf + DIRW_DE_REC_LEN, dirw_rec_len_disk(fs->geom.block_size));
-	le16_store(buf + EXT4FS_DX_NODE_COUNT_OFFSET,
-		   (uint16_t)dx_want_limit(fs, EXT4FS_DX_NODE_COUNT_OFFSET));
-	le16_store(buf + EXT4FS_DX_NODE_COUNT_OFFSET + DX_COUNT, (uint16_t)count);
 }
 
 /* -- the path from the root to a leaf ------------------------------------- */
@@ -260,7 +240,7 @@ static int load_child(struct path *p, unsigned l)
 	if (err)
 		return err;
 	if (le32_load(c->buf) != 0 || dirw_rec_len(p->fs, c->buf, 0) != p->bs ||
-	    dx_limit(c) != dx_want_limit(p->fs, c->count_off) || dx_count(c) == 0 ||
+	    dx_limit(c) != dirw_dx_limit(p->fs, c->count_off) || dx_count(c) == 0 ||
 	    dx_count(c) > dx_limit(c))
 		return fs_fail(p->fs, EXT4FS_E_HTREE_CORRUPT,
 			       "directory %u: htree node %u is malformed (limit %u, count %u)", p->dir,
@@ -548,7 +528,7 @@ static int split_node(struct path *p, unsigned l)
 	uint64_t pblk;
 	int err;
 
-	node_init(p->fs, buf, moved);
+	dirw_dx_node_init(p->fs, buf, moved);
 	/* Entry 0's hash slot is the count: the first moved hash goes to the parent instead. */
 	memcpy(buf + EXT4FS_DX_NODE_COUNT_OFFSET + DX_BLOCK, dx_at(fr, keep) + DX_BLOCK, 4);
 	memcpy(buf + EXT4FS_DX_NODE_COUNT_OFFSET + DX_ENTRY_SIZE, dx_at(fr, keep + 1),
@@ -578,7 +558,7 @@ static int add_level(struct path *p)
 	uint64_t pblk;
 	int err;
 
-	node_init(p->fs, buf, count);
+	dirw_dx_node_init(p->fs, buf, count);
 	memcpy(buf + EXT4FS_DX_NODE_COUNT_OFFSET + DX_BLOCK, dx_at(root, 0) + DX_BLOCK, 4);
 	memcpy(buf + EXT4FS_DX_NODE_COUNT_OFFSET + DX_ENTRY_SIZE, dx_at(root, 1),
 	       (size_t)(count - 1) * DX_ENTRY_SIZE);
@@ -665,7 +645,7 @@ int dirw_htree_convert(struct ext4fs_fs *fs, uint32_t dir, struct ext4fs_inode *
 	uint32_t bs = fs->geom.block_size, end = dirw_leaf_end(fs), dot_rl, dotdot_rl, off;
 	uint8_t def = fs->sb.s_def_hash_version;
 	int version = ext4fs_dx_hash_version_effective(def, fs->sb.s_flags);
-	uint32_t h, lblk = 0, limit = dx_want_limit(fs, EXT4FS_DX_ROOT_COUNT_OFFSET);
+	uint32_t h, lblk = 0, limit = dirw_dx_limit(fs, EXT4FS_DX_ROOT_COUNT_OFFSET);
 	uint64_t pblk = 0;
 	unsigned char *leaf = NULL, *root;
 	int err;
