@@ -43,6 +43,22 @@ int fsck_dir_insert(struct e4fsck *ctx, uint32_t ino, uint32_t dotdot, uint32_t 
  */
 int fsck_claim_blocks(struct e4fsck *ctx, uint32_t ino);
 
+/* The blocks an inode maps, taken before the library changes its map. */
+struct fsck_block_list {
+	struct { uint64_t blk, n; } *runs;      /* malloc'd; the caller frees */
+	size_t nruns, cap;
+};
+
+/* Note in *l every block inode ino maps now.  0, or -1 (reported). */
+int fsck_block_list_take(struct e4fsck *ctx, uint32_t ino, struct fsck_block_list *l);
+
+/*
+ * After the library changed inode ino's map: the blocks of *before that the
+ * bitmap now calls free (and no other inode claims twice) leave
+ * block_found, and every block ino maps now is claimed.  0, or -1 (reported).
+ */
+int fsck_block_list_settle(struct e4fsck *ctx, uint32_t ino, const struct fsck_block_list *before);
+
 /*
  * Free inode ino (a cleared damaged or unattached inode): the library
  * releases what it owns; the inode maps forget it.  0, or -1 when the

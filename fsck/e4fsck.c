@@ -159,6 +159,10 @@ static int parse_options(struct e4fsck *ctx, int argc, char **argv)
 		fprintf(stderr, "%s: Only one of the options -p/-a, -n or -y may be specified.\n", ctx->prog);
 		return FSCK_USAGE;
 	}
+	if (ctx->mode == MODE_NO && ctx->optimize_dirs) {
+		fprintf(stderr, "%s: The -n and -D options are incompatible.\n", ctx->prog);
+		return FSCK_ERROR;
+	}
 	if (optind != argc - 1) {
 		usage(ctx->prog, stderr);
 		return FSCK_USAGE;
@@ -362,6 +366,7 @@ static void free_ctx(struct e4fsck *ctx)
 	free(ctx->dirs);
 	free(ctx->dir_blocks);
 	free(ctx->rebuild);
+	free(ctx->rehash);
 	xattr_table_free(&ctx->xattrs);
 	for (size_t i = 0; i < ctx->nlog; i++)
 		free(ctx->log[i].message);
@@ -541,6 +546,8 @@ int main(int argc, char **argv)
 	}
 	if (init_maps(&ctx))
 		goto out;
+	/* e2fsck lists linear directories to index in pass 1 unless -n; e4fsck does it in pass 2. */
+	ctx.rehash_on = !ctx.read_only && ext4fs_has_compat(ctx.fs, EXT4FS_FEATURE_COMPAT_DIR_INDEX);
 	if (!run_passes(&ctx) && !ctx.aborted)
 		fsck_check_orphan_file(&ctx);
 	if (ctx.aborted) {

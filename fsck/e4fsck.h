@@ -41,8 +41,8 @@ struct pass_time {
 	size_t mem_bytes;           /* the maps' size at the end of the pass */
 };
 
-enum { TIME_JOURNAL, TIME_PASS1, TIME_PASS1B, TIME_PASS2, TIME_PASS3, TIME_PASS4, TIME_PASS5,
-       TIME_SLOTS };
+enum { TIME_JOURNAL, TIME_PASS1, TIME_PASS1B, TIME_PASS2, TIME_PASS3, TIME_PASS3A, TIME_PASS4,
+       TIME_PASS5, TIME_SLOTS };
 
 /* A directory found in pass 1; parent and dotdot are filled in by passes 2 and 3. */
 struct dir_info {
@@ -133,6 +133,11 @@ struct e4fsck {
 	/* passes 3 and 4 (pass3.c) */
 	uint32_t lost_found;              /* /lost+found once found or made, 0 before */
 	int lost_found_bad;               /* it could not be found or made: do not ask again */
+
+	/* pass 3A (rehash.c): directories to rebuild, sorted, each once */
+	uint32_t *rehash;
+	size_t nrehash, caprehash;
+	int rehash_on;                    /* linear directories of 3+ blocks go on the list too */
 
 	struct pass_time times[TIME_SLOTS];
 };

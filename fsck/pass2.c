@@ -25,18 +25,21 @@
  * dotdot and the first other entry naming a directory as its parent, for
  * pass 3.
  *
- * A name found twice in a block is cleared (e2fsck renames it "name~0" when
- * it rebuilds the directory in its pass 3A); the inode it named is then
- * linked into /lost+found by pass 4 if nothing else names it.  A leaf
- * missing its checksum tail gets one when its last 12 bytes are free.
+ * A name found twice in a block is reported and the directory put on pass
+ * 3A's list, even with -n (rehash.c then offers to clear or rename it, as
+ * e2fsck does).  A leaf missing its checksum tail gets one when its last 12
+ * bytes are free, else the directory is rebuilt in pass 3A; in a directory
+ * pass 3A rebuilds anyway (-D) the missing tail is not reported.  On a
+ * dir_index file system checked without -n, linear directories of three
+ * blocks or more are listed for pass 3A as they are loaded (e2fsck's pass
+ * 1 lists them).
  *
  * Repairs change the block in memory and write it back (with its checksum)
  * once the block is done.  With -n a declined salvage is still applied in
  * memory, so that the rest of the block is read as -y would read it
  * (e2fsck aborts there instead); such a block is never written.  An htree
  * index found bad is dropped: the index blocks are rewritten as empty
- * leaves and the directory becomes a linear one (e2fsck rebuilds the index
- * in its pass 3A, which e4fsck does not have yet).
+ * leaves, the directory becomes a linear one, and pass 3A indexes it anew.
  *
  * Inline-data directories are not checked yet: their entries are only
  * counted.
@@ -59,6 +62,7 @@
 #include "problem.h"
 #include "progress.h"
 #include "problems_dirs.h"
+#include "rehash.h"
 
 /* Directory entry layout. */
 #define DE_INODE     0
@@ -268,6 +272,7 @@ struct block_ctx {
 	uint32_t max;               /* end of the entries: the block less its checksum tail */
 	int modified;               /* buf differs from the disk */
 	int no_write;               /* a salvage was declined: buf is a reading aid only */
+	int dups_found;             /* a name was found twice: no more are looked for (e2fsck) */
 	struct dx_block *dxb;       /* this block in an index being checked, or NULL */
 	char name[4 * 255 + 1];     /* the current entry's name as printed */
 };
@@ -399,6 +404,8 @@ static void clear_index(struct pass2 *p, struct dir_state *ds, uint32_t ino, uin
 	ds->clear_index = 1;
 	if (p->ctx->read_only)
 		return;
+	if (p->ctx->rehash_on)
+		fsck_rehash_later(p->ctx, ino);     /* pass 3A builds a new index */
 	if (ds->dx) {
 		for (uint32_t b = 0; b < ds->dx->nblocks; b++) {
 			const struct dx_block *x = &ds->dx->blocks[b];
@@ -1073,9 +1080,11 @@ static int check_entry(struct block_ctx *b, unsigned char *de, uint32_t off, int
 			sub->parent = dir;
 		}
 	}
-	if (dot_state > 1 && seen_name(b, off) && ask(b, PR_2_DUPLICATE_DIRENT, &pc)) {
-		st32(de + DE_INODE, 0);
-		return 0;
+	if (dot_state > 1 && !b->dups_found && seen_name(b, off)) {
+		/* As e2fsck: the directory is rebuilt in pass 3A, which sees all of its names at once. */
+		b->dups_found = 1;
+		say(b, PR_2_REPORT_DUP_DIRENT, &pc);
+		fsck_rehash_later(ctx, dir);    /* a failure is reported; the entry still counts */
 	}
 	return 1;
 }
@@ -1083,9 +1092,11 @@ static int check_entry(struct block_ctx *b, unsigned char *de, uint32_t off, int
 /* -- Blocks --------------------------------------------------------------------- */
 
 /*
- * A leaf without its checksum tail: offered to be given one where the last
- * record (at prev) can spare 12 bytes, or is an empty 12-byte record at the
- * very end.  Returns 1 when the tail was added.
+ * A leaf without its checksum tail, in a directory pass 3A will not
+ * rebuild anyway: on a yes it gets one where the last record (at prev) can
+ * spare 12 bytes or is an empty 12-byte record at the very end; else the
+ * directory is rebuilt in pass 3A (e2fsck rebuilds it in either case).
+ * Returns 1 when the tail was added.
  */
 static int add_tail(struct block_ctx *b, int64_t prev)
 {
@@ -1101,8 +1112,13 @@ static int add_tail(struct block_ctx *b, int64_t prev)
 		reuse = (uint32_t)prev == tail_off && rec_len == EXT4FS_DIRENT_TAIL_SIZE && !ld32(last + DE_INODE);
 		room = reuse || (rec_len >= need + EXT4FS_DIRENT_TAIL_SIZE && prev + rec_len == p->bs);
 	}
-	if (!ask(b, room ? PR_2_LEAF_NODE_MISSING_CSUM : PR_2_LEAF_NODE_NO_ROOM_CSUM, &pc))
+	if (!say(b, PR_2_LEAF_NODE_MISSING_CSUM, &pc))
 		return 0;
+	if (!room) {
+		fsck_rehash_later(p->ctx, b->di->ino);
+		return 1;
+	}
+	b->modified = 1;
 	if (!reuse)
 		set_rec_len(p, last, rec_len - EXT4FS_DIRENT_TAIL_SIZE);
 	memset(tail, 0, EXT4FS_DIRENT_TAIL_SIZE);
@@ -1197,6 +1213,8 @@ static int check_block(struct pass2 *p, const struct dir_block *db, unsigned cha
 
 	if (b.dxb && (b.dxb->type == DX_ROOT || b.dxb->type == DX_NODE))
 		check_index_block(&b, failed_csum);
+	if (missing_tail && fsck_rehash_pending(ctx, db->ino))
+		missing_tail = 0;       /* the rebuild gives every leaf its tail */
 	if (missing_tail && !add_tail(&b, prev) && !b.modified)
 		ask(&b, PR_2_LEAF_NODE_ONLY_CSUM_INVALID, &pc);
 	if (has_tail && failed_csum && !b.modified)
@@ -1292,6 +1310,10 @@ static int load_states(struct pass2 *p)
 		ds->i_flags = in.i_flags;
 		ds->generation = in.i_generation;
 		ds->nblocks = (ext4fs_inode_size(&in) + p->bs - 1) / p->bs;
+		/* e2fsck's pass 1 lists linear directories of three blocks or more for indexing. */
+		if (ctx->rehash_on && !(in.i_flags & EXT4FS_INDEX_FL) &&
+		    ext4fs_inode_size(&in) / p->bs >= 3 && fsck_rehash_later(ctx, ctx->dirs[i].ino))
+			return -1;
 		if (in.i_flags & EXT4FS_INLINE_DATA_FL) {
 			struct inline_count ic = { ctx, &ctx->dirs[i] };
 			if (ext4fs_dir_iterate(p->fs, ctx->dirs[i].ino, &in, 0, count_inline_entry, &ic) ==

@@ -35,6 +35,7 @@
 #include "problem.h"
 #include "progress.h"
 #include "problems_dirs.h"
+#include "rehash.h"
 
 #define LOST_FOUND "lost+found"
 
@@ -72,23 +73,22 @@ int fsck_dir_insert(struct e4fsck *ctx, uint32_t ino, uint32_t dotdot, uint32_t 
 	return 0;
 }
 
-/* Blocks of an inode, gathered before it is released. */
-struct block_list {
+/* A walk over an inode's blocks: claim them in block_found, or note them in a list. */
+struct block_walk {
 	struct e4fsck *ctx;
-	struct { uint64_t blk, n; } *runs;
-	size_t nruns, cap;
-	int claim;                  /* set them in block_found as they are visited */
+	struct fsck_block_list *list;   /* NULL: claim */
 };
 
 static int visit_run(const struct ext4fs_block_visit *v, void *arg)
 {
-	struct block_list *l = arg;
+	struct block_walk *w = arg;
+	struct fsck_block_list *l = w->list;
 
-	if (!ext4fs_block_in_fs(l->ctx->fs, v->pblk) ||
-	    !ext4fs_block_in_fs(l->ctx->fs, v->pblk + v->count - 1))
+	if (!ext4fs_block_in_fs(w->ctx->fs, v->pblk) ||
+	    !ext4fs_block_in_fs(w->ctx->fs, v->pblk + v->count - 1))
 		return 0;
-	if (l->claim)
-		return bitmap_paged_set_range(&l->ctx->block_found, v->pblk, v->count) < 0 ? -ENOMEM : 0;
+	if (!l)
+		return bitmap_paged_set_range(&w->ctx->block_found, v->pblk, v->count) < 0 ? -ENOMEM : 0;
 	if (l->nruns == l->cap) {
 		size_t cap = l->cap ? l->cap * 2 : 16;
 		void *grown = realloc(l->runs, cap * sizeof(*l->runs));
@@ -103,20 +103,49 @@ static int visit_run(const struct ext4fs_block_visit *v, void *arg)
 	return 0;
 }
 
-int fsck_claim_blocks(struct e4fsck *ctx, uint32_t ino)
+static int walk_blocks(struct e4fsck *ctx, uint32_t ino, struct fsck_block_list *list, const char *why)
 {
-	struct block_list l = { .ctx = ctx, .claim = 1 };
+	struct block_walk w = { .ctx = ctx, .list = list };
 	struct ext4fs_inode in;
 	int err = ext4fs_inode_read(ctx->fs, ino, &in);
 
 	if (!err)
-		err = ext4fs_block_iterate(ctx->fs, ino, &in, 0, visit_run, &l);
+		err = ext4fs_block_iterate(ctx->fs, ino, &in, 0, visit_run, &w);
 	if (err) {
-		fsck_fatal(ctx, "%s while noting the blocks of inode %u: %s", ext4fs_strerror(err), ino,
+		fsck_fatal(ctx, "%s while %s the blocks of inode %u: %s", ext4fs_strerror(err), why, ino,
 			   ext4fs_errmsg(ctx->fs));
 		return -1;
 	}
 	return 0;
+}
+
+int fsck_claim_blocks(struct e4fsck *ctx, uint32_t ino)
+{
+	return walk_blocks(ctx, ino, NULL, "noting");
+}
+
+int fsck_block_list_take(struct e4fsck *ctx, uint32_t ino, struct fsck_block_list *l)
+{
+	return walk_blocks(ctx, ino, l, "listing");
+}
+
+/* Blocks of *l the bitmap now calls free are no longer claimed (a block also claimed elsewhere stays). */
+static void unclaim_freed(struct e4fsck *ctx, const struct fsck_block_list *l)
+{
+	const struct ext4fs_bitmap *bmap;
+
+	if (ext4fs_fs_block_bitmap(ctx->fs, &bmap))
+		return;
+	for (size_t i = 0; i < l->nruns; i++)
+		for (uint64_t b = l->runs[i].blk; b < l->runs[i].blk + l->runs[i].n; b++)
+			if (!bitmap_paged_test(&ctx->block_dup, b) && ext4fs_bitmap_test(bmap, b) == 0)
+				bitmap_paged_clear_range(&ctx->block_found, b, 1);
+}
+
+int fsck_block_list_settle(struct e4fsck *ctx, uint32_t ino, const struct fsck_block_list *before)
+{
+	unclaim_freed(ctx, before);
+	return fsck_claim_blocks(ctx, ino);
 }
 
 /* Whether the inode's blocks are a map the library releases (as ext4fs_inode_release does). */
@@ -128,14 +157,15 @@ static int has_blocks(struct e4fsck *ctx, const struct ext4fs_inode *in)
 
 int fsck_release_inode(struct e4fsck *ctx, uint32_t ino)
 {
-	struct block_list l = { .ctx = ctx };
+	struct fsck_block_list l = { 0 };
+	struct block_walk w = { .ctx = ctx, .list = &l };
 	struct problem_ctx pc = { .ino = ino };
 	const struct ext4fs_bitmap *bmap;
 	struct ext4fs_inode in;
 	uint64_t acl;
 	int err = ext4fs_inode_read(ctx->fs, ino, &in);
 
-	if (!err && has_blocks(ctx, &in) && ext4fs_block_iterate(ctx->fs, ino, &in, 0, visit_run, &l) == -ENOMEM)
+	if (!err && has_blocks(ctx, &in) && ext4fs_block_iterate(ctx->fs, ino, &in, 0, visit_run, &w) == -ENOMEM)
 		err = -ENOMEM;
 	acl = err ? 0 : ext4fs_inode_file_acl(ctx->fs, &in);
 	if (!err)
@@ -162,15 +192,10 @@ int fsck_release_inode(struct e4fsck *ctx, uint32_t ino)
 	counter_paged_set(&ctx->links_disk, ino, 0);
 	if (ctx->inodes_in_use)
 		ctx->inodes_in_use--;
-	/* Blocks the release freed are no longer claimed (a block also claimed elsewhere stays). */
-	if (ext4fs_fs_block_bitmap(ctx->fs, &bmap) == 0) {
-		for (size_t i = 0; i < l.nruns; i++)
-			for (uint64_t b = l.runs[i].blk; b < l.runs[i].blk + l.runs[i].n; b++)
-				if (!bitmap_paged_test(&ctx->block_dup, b) && ext4fs_bitmap_test(bmap, b) == 0)
-					bitmap_paged_clear_range(&ctx->block_found, b, 1);
-		if (acl && !bitmap_paged_test(&ctx->block_dup, acl) && ext4fs_bitmap_test(bmap, acl) == 0)
-			bitmap_paged_clear_range(&ctx->block_found, acl, 1);
-	}
+	unclaim_freed(ctx, &l);
+	if (acl && !bitmap_paged_test(&ctx->block_dup, acl) && ext4fs_fs_block_bitmap(ctx->fs, &bmap) == 0 &&
+	    ext4fs_bitmap_test(bmap, acl) == 0)
+		bitmap_paged_clear_range(&ctx->block_found, acl, 1);
 	free(l.runs);
 	return 0;
 }
@@ -479,5 +504,7 @@ int fsck_pass3(struct e4fsck *ctx)
 	if (!rc && !ctx->read_only)
 		fsck_lost_found(ctx);
 	bitmap_paged_free(&done);
+	if (!rc && !ctx->aborted)
+		rc = fsck_pass3a(ctx);
 	return rc;
 }

@@ -55,6 +55,7 @@ static const struct {
 	[PROMPT_OPTIMIZE] = { "Optimize", "WILL OPTIMIZE" },
 	[PROMPT_CLEAR_FLAG] = { "Clear flag", "FLAG CLEARED" },
 	[PROMPT_IGNORED] = { "", "IGNORED" },
+	[PROMPT_NULL] = { "", "" },
 };
 
 const char *problem_prompt_text(enum prompt p)

@@ -43,6 +43,7 @@ enum prompt {
 	PROMPT_OPTIMIZE,
 	PROMPT_CLEAR_FLAG,
 	PROMPT_IGNORED,     /* no question: the message is followed by "IGNORED." */
+	PROMPT_NULL,        /* a question the message ends with: only "? yes" follows */
 };
 
 /* Row flags. */

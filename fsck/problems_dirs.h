@@ -56,14 +56,14 @@
 #define PR_2_HTREE_HASH_ORDER            0x02003F
 #define PR_2_HTREE_BAD_DEPTH             0x020040
 #define PR_2_DUPLICATE_DIRENT            0x020041
+#define PR_2_NON_UNIQUE_FILE             0x020042
+#define PR_2_REPORT_DUP_DIRENT           0x020043
 #define PR_2_INOREF_BG_INO_UNINIT        0x020046
 #define PR_2_INOREF_IN_UNUSED            0x020047
 #define PR_2_HTREE_ROOT_CSUM_INVALID     0x020049
 #define PR_2_HTREE_NODE_CSUM_INVALID     0x02004A
 #define PR_2_LEAF_NODE_MISSING_CSUM      0x02004C
 #define PR_2_LEAF_NODE_ONLY_CSUM_INVALID 0x02004D
-/* e4fsck's own: a leaf without a checksum tail and no room to add one */
-#define PR_2_LEAF_NODE_NO_ROOM_CSUM      0x02E001
 
 /* Pass 3: connectivity */
 #define PR_3_NO_ROOT_INODE               0x030001
@@ -81,6 +81,9 @@
 #define PR_3_ROOT_NOT_DIR_ABORT          0x030014
 #define PR_3_NO_ROOT_INODE_ABORT         0x030015
 #define PR_3_LPF_NOTDIR                  0x030017
+
+/* Pass 3A: rebuilding directories */
+#define PR_3A_OPTIMIZE_DIR_ERR           0x031002
 
 /* Pass 4: reference counts */
 #define PR_4_ZERO_LEN_INODE              0x040001

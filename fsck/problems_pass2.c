@@ -93,6 +93,11 @@ static const struct problem rows[] = {
 	{ PR_2_HTREE_BAD_DEPTH, "PR_2_HTREE_BAD_DEPTH", HTREE ": block #%b has invalid depth (%N)\n",
 	  PROMPT_NONE, 0 },
 	{ PR_2_DUPLICATE_DIRENT, "PR_2_DUPLICATE_DIRENT", "Duplicate entry '%n' in %p (%i) found.  ", PROMPT_CLEAR, 0 },
+	/* Pass 3A renames the second of two entries with one name (%s: the new name). */
+	{ PR_2_NON_UNIQUE_FILE, "PR_2_NON_UNIQUE_FILE", "Entry '%n' in %p (%i) has a non-unique filename.\nRename to %s",
+	  PROMPT_NULL, 0 },
+	{ PR_2_REPORT_DUP_DIRENT, "PR_2_REPORT_DUP_DIRENT",
+	  "Duplicate entry '%n' found.\n\tMarking %p (%i) to be rebuilt.\n\n", PROMPT_NONE, 0 },
 	/* Repairing these means scanning the group again (e2fsck restarts): not done yet. */
 	{ PR_2_INOREF_BG_INO_UNINIT, "PR_2_INOREF_BG_INO_UNINIT",
 	  ENTRY " references inode %j in group %g where _INODE_UNINIT is set.\n", PROMPT_FIX,
@@ -107,10 +112,6 @@ static const struct problem rows[] = {
 	{ PR_2_LEAF_NODE_MISSING_CSUM, "PR_2_LEAF_NODE_MISSING_CSUM",
 	  "Directory inode %i, block #%b, offset %N: directory has no checksum.\n", PROMPT_FIX,
 	  PF_PREEN_OK },
-	/* The same when the block's last 12 bytes are in use: it needs rebuilding (e2fsck's pass 3A). */
-	{ PR_2_LEAF_NODE_NO_ROOM_CSUM, "PR_2_LEAF_NODE_NO_ROOM_CSUM",
-	  "Directory inode %i, block #%b, offset %N: directory has no checksum.\n", PROMPT_FIX,
-	  PF_CHECK_ONLY },
 	{ PR_2_LEAF_NODE_ONLY_CSUM_INVALID, "PR_2_LEAF_NODE_ONLY_CSUM_INVALID",
 	  "Directory inode %i, block #%b: directory passes checks but fails checksum.\n", PROMPT_FIX,
 	  PF_PREEN_OK },

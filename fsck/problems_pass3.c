@@ -1,6 +1,6 @@
 /*
- * problems_pass3.c - problems found in pass 3 (directory connectivity) and
- * while reconnecting files to /lost+found, in e2fsck's words.
+ * problems_pass3.c - problems found in pass 3 (directory connectivity), while
+ * reconnecting files to /lost+found and in pass 3A, in e2fsck's words.
  */
 #include "config.h"
 #include "problem.h"
@@ -36,6 +36,9 @@ static const struct problem rows[] = {
 	{ PR_3_NO_ROOT_INODE_ABORT, "PR_3_NO_ROOT_INODE_ABORT", "Cannot proceed without a root inode.\n",
 	  PROMPT_NONE, 0 },
 	{ PR_3_LPF_NOTDIR, "PR_3_LPF_NOTDIR", "/lost+found is not a directory (ino=%i)\n", PROMPT_UNLINK, 0 },
+	/* Pass 3A: %q the directory, %s what went wrong */
+	{ PR_3A_OPTIMIZE_DIR_ERR, "PR_3A_OPTIMIZE_DIR_ERR", "Failed to optimize directory %q (%d): %s\n",
+	  PROMPT_NONE, 0 },
 };
 
 const struct problem_table problems_pass3 = { rows, sizeof(rows) / sizeof(rows[0]) };

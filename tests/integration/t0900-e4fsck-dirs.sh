@@ -21,8 +21,8 @@
 #     e2fsck 1.47's lines (checked only when e2fsck is 1.47).
 # Differences from e2fsck in the other cases are listed in pass2.c and in
 # the report of issue 5: e2fsck asks some questions twice with -n, aborts on
-# a corrupted directory with -n, renames duplicate names where e4fsck
-# clears them, and prints "???" for paths through blocks failing checksums.
+# a corrupted directory with -n, and prints "???" for paths through blocks
+# failing checksums.
 #
 # Environment: T0900_CASES=REGEX runs only the matching damage cases.
 
@@ -204,7 +204,8 @@ inode-out-of-range | lin | 4 | ^Entry 'f2' in /d1 ($D1) has invalid inode #: 655
 reserved-inode | lin | 4 | ^Entry 'f2' in /d1 ($D1) has invalid inode #: 5\. | both | | lin 36 '\x05\x00\x00\x00'
 duplicate-dot | lin | 4 | ^Entry '\.' in /d1 ($D1) is duplicate '\.' entry\. | y | | lin 42 '\x01\x02.'
 zero-length-name | lin | 4 | ^Entry '' in /d1 ($D1) has a zero-length name\. | y | | lin 42 '\x00'
-duplicate-name | lin | 4 | ^Duplicate entry 'sub' in /d1 ($D1) found\. | no | | lin 42 '\x03\x01sub'
+duplicate-name | lin | 4 | ^Entry 'sub' in /d1 ($D1) has a non-unique filename\.\$ | both | | lin 42 '\x03\x01sub'
+duplicate-same-inode | lin | 4 | ^Duplicate entry 'f2' in /d1 ($D1) found\.  Clear? no | both | | dbg 'ln d1/f2 d1/zz'; dbg 'sif d1/f2 links_count 2'; lin 54 '\x02\x01f2'
 csum-leaf | csum | 4 | ^Directory inode $D1, block #0: directory passes checks but fails checksum\. | no | | csum 43 '\x05'
 csum-unused-area | csum | 4 | ^Entry 'f2' in /d1 ($D1) has deleted/unused inode 1000\. | no | | csum 36 '\xe8\x03\x00\x00'
 htree-count | htree | 4 | ^Problem in HTREE directory inode [0-9]*: block #0 has invalid count (511) | both | | poke "\$img" 1024 $ROOT1K 34 '\xff\x01'

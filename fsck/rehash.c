@@ -1,0 +1,545 @@
+/*
+ * rehash.c - pass 3A: rebuilding directories, as e2fsck's rehash does.
+ *
+ * Which directories: with -D every one; otherwise those put on the list by
+ * the earlier passes (rehash.h): on a dir_index file system that is not
+ * checked with -n, every linear directory of three blocks or more (pass 2
+ * notes them when it loads the directories, where e2fsck's pass 1 does),
+ * a directory whose index was cleared, one with a leaf that needs a
+ * checksum tail it has no room for, and - even with -n - one holding a name
+ * twice in a block.  /lost+found is left out unless -D asks for everything
+ * (e2fsck does not index it behind the user's back either).
+ *
+ * Each directory is read whole into memory.  Its live entries are sorted
+ * by hash (or, for the linear layout, by name), so that names given twice
+ * sit side by side: the same name for the same inode is offered to be
+ * cleared, the same name for another inode to be renamed "name~0" (then
+ * ~1, ...), as e2fsck renames.  With -n that is where it stops.  Otherwise
+ * the entries are written back by ext4fs_dir_rebuild(): indexed when the
+ * file system has dir_index, the directory had at least two blocks and its
+ * entries fill more than one block, else linear, sorted by inode number
+ * after "." and "..".  The checker's maps follow the blocks the rebuild
+ * allocated and freed.
+ *
+ * Rebuilding is not a repair by itself: like e2fsck, a run that only
+ * optimized directories says the file system was modified and exits 0.
+ */
+#include "config.h"
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "ext4fs/bitmap.h"
+#include "ext4fs/blockmap.h"
+#include "ext4fs/dir.h"
+#include "ext4fs/dxhash.h"
+#include "ext4fs/errors.h"
+#include "ext4fs/htree.h"
+#include "ext4fs/super.h"
+#include "bytes.h"
+#include "dirs.h"
+#include "e4fsck.h"
+#include "problem.h"
+#include "problems_dirs.h"
+#include "progress.h"
+#include "rehash.h"
+#include "report.h"
+
+#define SLACK_PERCENT 20        /* e2fsck's indexed_dir_slack_percentage default */
+#define ROOT_SPACE    24        /* "." and ".." in an htree root: less than this is one block */
+#define REHASH_STOP   1         /* rehash_dir(): the run must stop (reported) */
+
+/* -- The list ------------------------------------------------------------------ */
+
+static size_t list_pos(const struct e4fsck *ctx, uint32_t ino)
+{
+	size_t lo = 0, hi = ctx->nrehash;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (ctx->rehash[mid] < ino)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+int fsck_rehash_later(struct e4fsck *ctx, uint32_t ino)
+{
+	size_t at = list_pos(ctx, ino);
+
+	ctx->rehash_on = 1;
+	if (at < ctx->nrehash && ctx->rehash[at] == ino)
+		return 0;
+	if (ctx->nrehash == ctx->caprehash) {
+		size_t cap = ctx->caprehash ? ctx->caprehash * 2 : 64;
+		uint32_t *grown = realloc(ctx->rehash, cap * sizeof(*grown));
+		if (!grown) {
+			fsck_fatal(ctx, "out of memory while listing directories to rebuild");
+			return -1;
+		}
+		ctx->rehash = grown;
+		ctx->caprehash = cap;
+	}
+	memmove(ctx->rehash + at + 1, ctx->rehash + at, (ctx->nrehash - at) * sizeof(*ctx->rehash));
+	ctx->rehash[at] = ino;
+	ctx->nrehash++;
+	return 0;
+}
+
+int fsck_rehash_pending(const struct e4fsck *ctx, uint32_t ino)
+{
+	size_t at;
+
+	if (ctx->optimize_dirs)
+		return 1;
+	at = list_pos(ctx, ino);
+	return at < ctx->nrehash && ctx->rehash[at] == ino;
+}
+
+/* -- Reading a directory ---------------------------------------------------------- */
+
+struct entry {
+	const char *name;           /* in the directory's name pool */
+	uint32_t inode;
+	uint32_t hash, minor_hash;
+	uint8_t name_len, file_type;
+};
+
+/*
+ * Names, copied into chunks that never move (entries point into them and
+ * are sorted and renamed meanwhile); freed together.
+ */
+#define POOL_CHUNK 65536
+struct name_chunk {
+	struct name_chunk *next;
+	size_t used;
+	char bytes[POOL_CHUNK];
+};
+
+static const char *pool_copy(struct name_chunk **pool, const void *name, size_t len)
+{
+	struct name_chunk *c = *pool;
+
+	if (!c || c->used + len > POOL_CHUNK) {
+		c = malloc(sizeof(*c));
+		if (!c)
+			return NULL;
+		c->next = *pool;
+		c->used = 0;
+		*pool = c;
+	}
+	char *at = c->bytes + c->used;
+	memcpy(at, name, len);
+	c->used += len;
+	return at;
+}
+
+static void pool_free(struct name_chunk *pool)
+{
+	while (pool) {
+		struct name_chunk *next = pool->next;
+		free(pool);
+		pool = next;
+	}
+}
+
+struct dir_read {
+	struct e4fsck *ctx;
+	int approx;                 /* a casefolded name whose true hash is out of reach */
+	uint32_t ino;
+	struct ext4fs_inode in;
+	int compress;               /* the linear layout: "." and ".." are entries too */
+	int hash_version;
+	uint32_t parent;            /* what ".." names (indexed layout) */
+	struct entry *ents;
+	size_t n, cap;
+	struct name_chunk *names;
+	uint64_t dir_size;          /* bytes the live entries need */
+};
+
+/* The entry's hashes; the linear layout sorts by name and leaves them 0. */
+static int name_hash(struct dir_read *d, struct entry *e)
+{
+	int approx = 0;
+
+	e->hash = e->minor_hash = 0;
+	if (d->compress)
+		return 0;
+	int err = ext4fs_htree_name_hash(d->ctx->fs, &d->in, d->hash_version, e->name, e->name_len, &e->hash,
+					 &e->minor_hash, &approx);
+	d->approx |= approx;
+	return err;
+}
+
+/*
+ * A renamed entry is hashed whatever the layout, as e2fsck hashes it: in
+ * the linear layout it then sorts after the others, which decides where it
+ * lands among entries for the same inode.  A name that cannot be hashed
+ * keeps hash 0.
+ */
+static void renamed_hash(struct dir_read *d, struct entry *e)
+{
+	int approx = 0;
+
+	if (ext4fs_htree_name_hash(d->ctx->fs, &d->in, d->hash_version, e->name, e->name_len, &e->hash,
+				   &e->minor_hash, &approx))
+		e->hash = e->minor_hash = 0;
+}
+
+/* The entries of one block; EXT4FS_E_DIR_CORRUPT for a record e2fsck's rehash would not accept. */
+static int read_block(struct dir_read *d, uint64_t lblk, const unsigned char *buf)
+{
+	uint32_t bs = d->ctx->geo->block_size, off = 0;
+
+	while (off < bs) {
+		const unsigned char *de = buf + off;
+		uint32_t rec_len = off + 8 <= bs ? ext4fs_dirent_rec_len(ld16(de + 4), bs) : 0;
+		unsigned name_len = off + 8 <= bs ? de[6] : 0;
+		if (off + 8 > bs || off + rec_len > bs || rec_len < 8 || rec_len % 4 || name_len + 8 > rec_len)
+			return EXT4FS_E_DIR_CORRUPT;
+		off += rec_len;
+		uint32_t ino = ld32(de);
+		if (!ino)
+			continue;
+		if (!name_len)
+			return EXT4FS_E_DIR_CORRUPT;
+		int dot = name_len == 1 && de[8] == '.';
+		int dotdot = name_len == 2 && de[8] == '.' && de[9] == '.';
+		if (!d->compress && (dot || dotdot)) {
+			if (dotdot)
+				d->parent = ino;
+			continue;
+		}
+		if (d->n == d->cap) {
+			size_t cap = d->cap ? d->cap * 2 : 64;
+			struct entry *grown = realloc(d->ents, cap * sizeof(*grown));
+			if (!grown)
+				return -ENOMEM;
+			d->ents = grown;
+			d->cap = cap;
+		}
+		struct entry *e = &d->ents[d->n++];
+		e->inode = ino;
+		e->name_len = (uint8_t)name_len;
+		e->file_type = de[7];
+		e->name = pool_copy(&d->names, de + 8, name_len);
+		if (!e->name)
+			return -ENOMEM;
+		d->dir_size += (8 + name_len + 3) & ~3U;
+		int err = name_hash(d, e);
+		if (err)
+			return err;
+	}
+	(void)lblk;
+	return 0;
+}
+
+static int read_dir(struct dir_read *d)
+{
+	struct ext4fs_fs *fs = d->ctx->fs;
+	uint32_t bs = d->ctx->geo->block_size;
+	uint64_t nblocks = ext4fs_inode_size(&d->in) / bs;
+	unsigned char *buf = malloc(bs);
+	int err = 0;
+
+	if (!buf)
+		return -ENOMEM;
+	d->n = 0;
+	d->dir_size = 0;
+	d->parent = 0;
+	for (uint64_t lblk = 0; lblk < nblocks && !err; lblk++) {
+		uint64_t pblk = 0, run = 1;
+		err = ext4fs_bmap(fs, d->ino, &d->in, lblk, &pblk, &run, NULL);
+		if (err)
+			break;
+		if (!pblk)
+			continue;           /* a hole holds nothing */
+		if (!ext4fs_block_in_fs(fs, pblk))
+			err = EXT4FS_E_DIR_CORRUPT;
+		else
+			err = ext4fs_block_read(fs, pblk, buf);
+		if (!err)
+			err = read_block(d, lblk, buf);
+	}
+	free(buf);
+	return err;
+}
+
+/* -- Order and duplicates ---------------------------------------------------------- */
+
+static int name_order(const struct entry *a, const struct entry *b)
+{
+	unsigned min = a->name_len < b->name_len ? a->name_len : b->name_len;
+	int c = memcmp(a->name, b->name, min);
+
+	if (c)
+		return c;
+	if (a->name_len != b->name_len)
+		return a->name_len < b->name_len ? -1 : 1;
+	/* The same name: the higher inode first, as e2fsck sorts. */
+	return a->inode > b->inode ? -1 : a->inode < b->inode;
+}
+
+static int hash_order(const void *x, const void *y)
+{
+	const struct entry *a = x, *b = y;
+
+	if (a->hash != b->hash)
+		return a->hash < b->hash ? -1 : 1;
+	if (a->minor_hash != b->minor_hash)
+		return a->minor_hash < b->minor_hash ? -1 : 1;
+	return name_order(a, b);
+}
+
+static int inode_order(const void *x, const void *y)
+{
+	const struct entry *a = x, *b = y;
+
+	return a->inode < b->inode ? -1 : a->inode > b->inode;
+}
+
+/* The linear layout keeps "." and ".." in front: only what follows them moves. */
+static void sort_entries(struct dir_read *d, int (*order)(const void *, const void *))
+{
+	size_t skip = d->compress ? 2 : 0;
+
+	if (d->n > skip + 1)
+		qsort(d->ents + skip, d->n - skip, sizeof(*d->ents), order);
+}
+
+/*
+ * The next name e2fsck would try for a name given twice: "name~0" (the
+ * last one or two bytes give way so the record does not grow past its
+ * 4-byte padding), then "~1", ... "~9", "~10", and so on.
+ */
+static void next_unique_name(char *s, uint8_t *lenp)
+{
+	int l = *lenp, i;
+
+	for (i = l - 1; i > 0 && isdigit((unsigned char)s[i]); i--)
+		;
+	if (i == l - 1 || s[i] != '~') {
+		l = ((l - 1) & 3) < 2 ? l + 2 : (l + 3) & ~3;
+		if (l > 255)
+			l = 255;
+		s[l - 2] = '~';
+		s[l - 1] = '0';
+		*lenp = (uint8_t)l;
+		return;
+	}
+	for (i = l - 1; i >= 0; i--) {
+		if (isdigit((unsigned char)s[i])) {
+			if (s[i] != '9') {
+				s[i]++;
+				return;
+			}
+			s[i] = '0';
+			continue;
+		}
+		if (i == 1) {
+			if (s[0] == 'z')
+				s[0] = 'A';
+			else if (s[0] == 'Z') {
+				s[0] = '~';
+				s[1] = '0';
+			} else
+				s[0]++;
+		} else if (i > 0) {
+			s[i] = '1';
+			s[i - 1] = '~';
+		} else {
+			s[0] = s[0] == '~' ? 'a' : (char)(s[0] + 1);
+		}
+		return;
+	}
+}
+
+static int same_name(const char *a, unsigned alen, const char *b, unsigned blen)
+{
+	return alen == blen && memcmp(a, b, alen) == 0;
+}
+
+/*
+ * Offer to clear or rename each entry whose name equals the one before it
+ * (sorted).  Returns how many were changed, or -1 (reported).
+ */
+static int fix_duplicates(struct dir_read *d)
+{
+	struct e4fsck *ctx = d->ctx;
+	char shown[4 * 255 + 1], *path = fsck_path(ctx, d->ino, 0);
+	int fixed = 0;
+
+	for (size_t i = 1; i < d->n && !ctx->aborted; i++) {
+		struct entry *e = &d->ents[i], *prev = e - 1;
+		if (!e->inode || !same_name(e->name, e->name_len, prev->name, prev->name_len))
+			continue;
+		fsck_safe_name(e->name, e->name_len, shown, sizeof(shown));
+		struct problem_ctx pc = { .ino = d->ino, .name = shown, .path = path ? path : "???" };
+		if (e->inode == prev->inode && fix_problem(ctx, PR_2_DUPLICATE_DIRENT, &pc)) {
+			if (fsck_adjust_links(ctx, e->inode, -1))
+				goto fail;
+			e->inode = 0;
+			fixed++;
+			continue;
+		}
+		if (ctx->aborted)
+			break;
+		char name[256];
+		uint8_t len = e->name_len;
+		memcpy(name, e->name, len);
+		next_unique_name(name, &len);
+		/* Each clash moves the name on and starts the comparison again; names are finite. */
+		for (size_t j = 0, rounds = 0; j < d->n && rounds <= d->n; j++) {
+			if (j == i || !same_name(name, len, d->ents[j].name, d->ents[j].name_len))
+				continue;
+			next_unique_name(name, &len);
+			j = (size_t)-1;
+			rounds++;
+		}
+		name[len] = '\0';
+		pc.str = name;
+		if (fix_problem(ctx, PR_2_NON_UNIQUE_FILE, &pc)) {
+			e->name = pool_copy(&d->names, name, len);
+			if (!e->name) {
+				fsck_fatal(ctx, "out of memory while renaming an entry");
+				goto fail;
+			}
+			e->name_len = len;
+			renamed_hash(d, e);
+			fixed++;
+		}
+	}
+	free(path);
+	return fixed;
+fail:
+	free(path);
+	return -1;
+}
+
+/* -- Rebuilding one directory ------------------------------------------------------ */
+
+static int rebuild(struct dir_read *d)
+{
+	struct e4fsck *ctx = d->ctx;
+	struct ext4fs_dir_rebuild_entry *out = NULL;
+	struct fsck_block_list before = { 0 };
+	struct ext4fs_dir_rebuild_opts opts = {
+		.indexed = !d->compress,
+		.parent = d->parent,
+		.slack_percent = SLACK_PERCENT,
+	};
+	size_t n = 0;
+	int err;
+
+	if (d->ino == ctx->lost_found)
+		opts.min_blocks = ext4fs_inode_size(&d->in) / ctx->geo->block_size;
+	out = malloc((d->n ? d->n : 1) * sizeof(*out));
+	if (!out)
+		return -ENOMEM;
+	for (size_t i = 0; i < d->n; i++) {
+		const struct entry *e = &d->ents[i];
+		if (!e->inode)
+			continue;
+		out[n++] = (struct ext4fs_dir_rebuild_entry){ .name = e->name, .name_len = e->name_len,
+							      .file_type = e->file_type, .inode = e->inode,
+							      .hash = e->hash };
+	}
+	err = fsck_block_list_take(ctx, d->ino, &before);
+	if (!err)
+		err = ext4fs_dir_rebuild(ctx->fs, d->ino, &d->in, out, n, &opts, NULL);
+	if (!err)
+		err = fsck_block_list_settle(ctx, d->ino, &before);
+	free(before.runs);
+	free(out);
+	return err;
+}
+
+/* e2fsck's rehash of one directory; 0 or an error code for PR_3A_OPTIMIZE_DIR_ERR. */
+static int rehash_dir(struct e4fsck *ctx, uint32_t ino)
+{
+	struct dir_read d = { .ctx = ctx, .ino = ino };
+	uint32_t bs = ctx->geo->block_size;
+	int err = ext4fs_inode_read(ctx->fs, ino, &d.in), fixed, fixed_any = 0, rounds = 0;
+
+	if (err)
+		return err;
+	if (ext4fs_inode_has_inline_data(&d.in))
+		return 0;
+	d.compress = !ext4fs_has_compat(ctx->fs, EXT4FS_FEATURE_COMPAT_DIR_INDEX) ||
+		     ext4fs_inode_size(&d.in) / bs < 2;
+	d.hash_version = ext4fs_dx_hash_version_effective(ext4fs_sb(ctx->fs)->s_def_hash_version,
+							  ext4fs_sb(ctx->fs)->s_flags);
+	err = read_dir(&d);
+	if (!err && !d.compress && d.dir_size < bs - ROOT_SPACE) {
+		/* Less than a block of entries: not worth an index. */
+		d.compress = 1;
+		err = read_dir(&d);
+	}
+	while (!err) {
+		sort_entries(&d, hash_order);
+		fixed = fix_duplicates(&d);
+		if (fixed < 0) {
+			free(d.ents);
+			pool_free(d.names);
+			return REHASH_STOP;
+		}
+		if (!fixed || ++rounds > 16)
+			break;
+		fixed_any = 1;
+	}
+	/* A casefolded non-ASCII name would be filed under a guessed hash: leave the directory be. */
+	if (!err && !ctx->read_only && !ctx->aborted && !d.approx) {
+		if (d.compress)
+			sort_entries(&d, inode_order);
+		err = rebuild(&d);
+		/* A name cleared or renamed is a repair; the rebuild alone is not (e2fsck exits 0). */
+		if (!err && fixed_any)
+			ctx->fs_changed = 1;
+		else if (!err)
+			ctx->fs_modified = 1;
+	}
+	free(d.ents);
+	pool_free(d.names);
+	return err;
+}
+
+int fsck_pass3a(struct e4fsck *ctx)
+{
+	struct pass_timer t;
+	size_t total = ctx->optimize_dirs ? ctx->ndirs : ctx->nrehash;
+	int started = 0;
+
+	if (!total)
+		return 0;
+	for (size_t i = 0; i < total && !ctx->aborted; i++) {
+		uint32_t ino = ctx->optimize_dirs ? ctx->dirs[i].ino : ctx->rehash[i];
+		if (!bitmap_paged_test(&ctx->inode_dir, ino))
+			continue;
+		if (!ctx->optimize_dirs && ino == ctx->lost_found)
+			continue;
+		if (!started) {
+			progress_clear(ctx);
+			if (ctx->mode != MODE_PREEN)
+				printf("Pass 3A: Optimizing directories\n");
+			fflush(stdout);
+			timer_start(ctx, &t);
+			started = 1;
+		}
+		int err = rehash_dir(ctx, ino);
+		if (err == REHASH_STOP)
+			return -1;
+		if (err) {
+			struct problem_ctx pc = { .dir = ino, .errcode = err, .str = ext4fs_strerror(err) };
+			char *path = fsck_path(ctx, ino, 0);
+			pc.path3 = path ? path : "???";
+			fix_problem(ctx, PR_3A_OPTIMIZE_DIR_ERR, &pc);
+			free(path);
+		}
+	}
+	if (started)
+		timer_stop(ctx, &t, TIME_PASS3A, "Pass 3A: Optimizing directories");
+	return ctx->aborted ? -1 : 0;
+}
