@@ -32,8 +32,10 @@
 #include "ext4fs/errors.h"
 #include "ext4fs/scan.h"
 #include "ext4fs/super.h"
+#include "bytes.h"
 #include "e4fsck.h"
 #include "extents.h"
+#include "ibody.h"
 #include "indirect.h"
 #include "problem.h"
 #include "progress.h"
@@ -51,6 +53,10 @@ enum p1_fix {
 	FIX_CLEAR_INODE,    /* the inode is no longer in use (e2fsck's "Clear inode") */
 	FIX_IND_CLEAR,      /* the illegal pointer in ind is zeroed */
 	FIX_EA_CHECK,       /* not a problem yet: check the xattr block value now, in inode order */
+	FIX_EXTRA_ISIZE,    /* i_extra_isize = value */
+	FIX_EA_IBODY_CLEAR, /* the in-inode attribute magic at byte value of the record is zeroed */
+	FIX_EA_INODE_FL,    /* inode value gets EXT4FS_EA_INODE_FL */
+	FIX_EPOCH,          /* pre-1970 timestamps lose their wrong epoch bits */
 };
 
 struct p1_problem {
@@ -61,6 +67,8 @@ struct p1_problem {
 	int only_after_no;          /* asked only when the inode's previous problem was answered no */
 	int skip_if_cleared;        /* not asked once the inode has been cleared */
 	int ea_counted;             /* FIX_BLOCKS: value counts the xattr block, which a repair may drop */
+	unsigned gate_back;         /* > 0: asked only when the problem this many records back was answered yes */
+	int answered_yes;           /* set while answering, for gate_back */
 	char detail[200];           /* the library's message, for %s */
 	struct extent_fix ext;      /* FIX_EXTENT */
 	struct indirect_fix ind;    /* FIX_IND_CLEAR */
@@ -84,6 +92,7 @@ struct p1_worker {
 	uint64_t inodes_in_use, files_fragmented;
 	struct fsck_stats stats;
 	int low_dtime_check;        /* a dtime below the inode count is an orphan-list link */
+	uint32_t cur_ino;           /* the inode being checked, for callbacks that record problems */
 	int failed;                 /* the range could not be checked: error says why */
 	char error[300];
 };
@@ -133,6 +142,8 @@ static int record(struct p1_worker *w, uint32_t code, const struct problem_ctx *
 	p->only_after_no = 0;
 	p->skip_if_cleared = 0;
 	p->ea_counted = 0;
+	p->gate_back = 0;
+	p->answered_yes = 0;
 	snprintf(p->detail, sizeof(p->detail), "%s", detail ? detail : "");
 	return 0;
 }
@@ -426,6 +437,28 @@ static int check_blocks(struct p1_worker *w, uint32_t ino, const struct ext4fs_i
 	return 0;
 }
 
+/* A problem of the inode's extra space (ibody.c), recorded like the others. */
+static int ibody_problem(void *arg, const struct ibody_problem *ip)
+{
+	static const enum p1_fix kinds[] = {
+		[IBODY_FIX_NONE] = FIX_NONE,
+		[IBODY_FIX_EXTRA_ISIZE] = FIX_EXTRA_ISIZE,
+		[IBODY_FIX_EA_CLEAR] = FIX_EA_IBODY_CLEAR,
+		[IBODY_FIX_EA_INODE_FL] = FIX_EA_INODE_FL,
+		[IBODY_FIX_EPOCH] = FIX_EPOCH,
+	};
+	struct p1_worker *w = arg;
+	struct problem_ctx pctx = { .ino = w->cur_ino, .num = ip->num };
+
+	if (record(w, ip->code, &pctx, kinds[ip->fix], ip->value, NULL))
+		return -ENOMEM;
+	w->probs[w->nprobs - 1].gate_back = ip->gate_back;
+	w->probs[w->nprobs - 1].only_after_no = ip->after_no;
+	return 0;
+}
+
+static const struct ibody_ops ibody_ops = { ibody_problem };
+
 /* Reserved inodes below s_first_ino: returns 1 when checked as an ordinary inode, 0 done, -1. */
 static int check_reserved(struct p1_worker *w, uint32_t ino, const struct ext4fs_inode *in)
 {
@@ -452,7 +485,8 @@ static int check_reserved(struct p1_worker *w, uint32_t ino, const struct ext4fs
 	return 0;
 }
 
-static int check_inode(struct p1_worker *w, uint32_t ino, const struct ext4fs_inode *in, int csum_ok)
+static int check_inode(struct p1_worker *w, uint32_t ino, const struct ext4fs_inode *in, const unsigned char *raw,
+		       int csum_ok)
 {
 	const struct ext4fs_geom *g = w->ctx->geo;
 	struct problem_ctx pctx = { .ino = ino };
@@ -503,6 +537,12 @@ static int check_inode(struct p1_worker *w, uint32_t ino, const struct ext4fs_in
 	} else if (EXT4FS_ISREG(in->i_mode)) {
 		bitmap_paged_set_range(&w->inode_reg, ino, 1);
 	}
+	/* As e2fsck: the extra space after the dtime questions and before the blocks (reserved inodes: never). */
+	w->cur_ino = ino;
+	if (fsck_ibody_check(w->fs, ino, in, raw, &ibody_ops, w)) {
+		worker_fail(w, "out of memory checking in-inode extended attributes");
+		return -1;
+	}
 	if (check_blocks(w, ino, in))
 		return -1;
 	/* A bad checksum on an inode with no other problem: rewriting it fixes the checksum. */
@@ -530,7 +570,7 @@ static void *worker_run(void *arg)
 	while ((r = ext4fs_scan_next(scan, &ino, &in, &raw, &csum_ok)) == 1) {
 		if (ino > w->ctx->geo->inodes_count)
 			break;
-		if (check_inode(w, ino, &in, csum_ok))
+		if (check_inode(w, ino, &in, raw, csum_ok))
 			break;
 		progress_pass1_inode(w->ctx, &progress_mark, ino);
 	}
@@ -696,19 +736,63 @@ void fsck_clear_inode(struct e4fsck *ctx, uint32_t ino, struct ext4fs_inode *in)
 	counter_paged_set(&ctx->links_disk, ino, 0);
 }
 
+/* FIX_EA_INODE_FL: the inode holding an attribute's value gets its flag; 0 or -1 after fsck_fatal(). */
+static int set_ea_inode_flag(struct e4fsck *ctx, uint32_t inum)
+{
+	unsigned char *raw = malloc(ctx->geo->inode_size);
+	int err = raw ? ext4fs_inode_read_raw(ctx->fs, inum, raw) : -ENOMEM;
+
+	if (!err) {
+		/* i_flags, at byte 0x20 of every inode record */
+		st32(raw + 0x20, ld32(raw + 0x20) | EXT4FS_EA_INODE_FL);
+		err = ext4fs_inode_write_raw(ctx->fs, inum, raw);
+	}
+	free(raw);
+	if (err) {
+		fsck_fatal(ctx, "%s while setting the EA_INODE flag of inode %u", ext4fs_strerror(err), inum);
+		return -1;
+	}
+	ctx->fs_changed = 1;
+	return 0;
+}
+
+/* The in-inode repairs that edit the record's raw bytes (ibody.c), after the decoded fields were written. */
+static int ibody_rewrite(struct e4fsck *ctx, uint32_t ino, uint32_t ea_off, int epoch)
+{
+	unsigned char *raw = malloc(ctx->geo->inode_size);
+	int err = raw ? ext4fs_inode_read_raw(ctx->fs, ino, raw) : -ENOMEM;
+
+	if (!err) {
+		fsck_ibody_apply(raw, ctx->geo->inode_size, ea_off, epoch);
+		err = ext4fs_inode_write_raw(ctx->fs, ino, raw);
+	}
+	free(raw);
+	if (err) {
+		fsck_fatal(ctx, "%s while writing inode %u", ext4fs_strerror(err), ino);
+		return -1;
+	}
+	ctx->fs_changed = 1;
+	return 0;
+}
+
 /* Ask about the worker's problems in inode order, repairing each inode once. */
 static int answer_problems(struct e4fsck *ctx, struct p1_worker *w)
 {
 	for (size_t i = 0; i < w->nprobs && !ctx->aborted;) {
 		uint32_t ino = w->probs[i].pctx.ino;
 		struct ext4fs_inode in;
-		int changed = 0, have_inode = 0, last_answer = 0, cleared = 0, ea_dropped = 0;
+		int changed = 0, have_inode = 0, last_answer = 0, cleared = 0, ea_dropped = 0, epoch = 0;
+		uint32_t ea_off = 0;        /* FIX_EA_IBODY_CLEAR answered yes: where the magic is zeroed */
 		uint64_t touched[16];       /* extent nodes rewritten: their checksums are right now */
 		unsigned ntouched = 0;
+		size_t first = i;
 
 		for (; i < w->nprobs && w->probs[i].pctx.ino == ino && !ctx->aborted; i++) {
 			struct p1_problem *p = &w->probs[i];
 			if ((p->only_after_no && last_answer) || (p->skip_if_cleared && cleared))
+				continue;
+			/* Found assuming an earlier repair (a fixed i_extra_isize): asked only if it was made. */
+			if (p->gate_back && (p->gate_back > i - first || !w->probs[i - p->gate_back].answered_yes))
 				continue;
 			if (p->fix == FIX_EXTENT && p->ext.kind == EXTENT_FIX_CSUM && node_touched(touched, ntouched, &p->ext))
 				continue;
@@ -744,8 +828,22 @@ static int answer_problems(struct e4fsck *ctx, struct p1_worker *w)
 			if (p->detail[0])
 				p->pctx.str = p->detail;
 			last_answer = fix_problem(ctx, p->code, &p->pctx);
+			p->answered_yes = last_answer;
 			if (!last_answer || p->fix == FIX_NONE || !ino)
 				continue;
+			if (p->fix == FIX_EA_IBODY_CLEAR || p->fix == FIX_EPOCH) {
+				/* Raw bytes of the record: edited once the decoded fields are written. */
+				if (p->fix == FIX_EPOCH)
+					epoch = 1;
+				else
+					ea_off = (uint32_t)p->value;
+				continue;
+			}
+			if (p->fix == FIX_EA_INODE_FL) {
+				if (set_ea_inode_flag(ctx, (uint32_t)p->value))
+					return -1;
+				continue;
+			}
 			if (!have_inode) {
 				int err = ext4fs_inode_read(ctx->fs, ino, &in);
 				if (err) {
@@ -765,6 +863,7 @@ static int answer_problems(struct e4fsck *ctx, struct p1_worker *w)
 				break;
 			}
 			case FIX_SIZE: ext4fs_inode_set_size(&in, p->value); break;
+			case FIX_EXTRA_ISIZE: in.i_extra_isize = (uint16_t)p->value; break;
 			case FIX_BLOCKS: {
 				uint64_t unit = (in.i_flags & EXT4FS_HUGE_FILE_FL) ? 1 : ctx->geo->block_size / 512;
 				int64_t now = (int64_t)(ext4fs_inode_blocks_raw(ctx->fs, &in) / unit);
@@ -802,7 +901,9 @@ static int answer_problems(struct e4fsck *ctx, struct p1_worker *w)
 					continue;
 				break;
 			}
-			case FIX_CSUM: case FIX_NONE: case FIX_EA_CHECK: break;
+			case FIX_CSUM: case FIX_NONE: case FIX_EA_CHECK: case FIX_EA_IBODY_CLEAR: case FIX_EA_INODE_FL:
+			case FIX_EPOCH:
+				break;
 			}
 			changed = 1;
 		}
@@ -817,6 +918,8 @@ static int answer_problems(struct e4fsck *ctx, struct p1_worker *w)
 			}
 			ctx->fs_changed = 1;
 		}
+		if ((ea_off || epoch) && ibody_rewrite(ctx, ino, ea_off, epoch))
+			return -1;
 	}
 	return 0;
 }

@@ -72,6 +72,14 @@
 #define PR_1_EA_BAD_NAME               0x010041
 #define PR_1_EA_BAD_VALUE              0x010042
 #define PR_1_ATTR_HASH                 0x010054
+#define PR_1_EXTRA_ISIZE               0x01004F
+#define PR_1_ATTR_NAME_LEN             0x010050
+#define PR_1_ATTR_VALUE_SIZE           0x010053
+#define PR_1_INODE_EA_ALLOC_COLLISION  0x010069
+#define PR_1_EA_TIME_OUT_OF_RANGE      0x010082
+#define PR_1_ATTR_VALUE_EA_INODE       0x010083
+#define PR_1_ATTR_NO_EA_INODE_FL       0x010085
+#define PR_1_ATTR_SET_EA_INODE_FL      0x010086
 #define PR_1_EA_BLOCK_ONLY_CSUM_INVALID 0x01006C
 #define PR_1_ZERO_LENGTH_DIR           0x010006
 #define PR_1_READ_EXTENT               0x010056
