@@ -56,14 +56,18 @@ poke() {
 export -f poke
 DAMAGE_CMD=1
 
-# damage_case, then require e2fsck -n's output to hold PATTERN: the damage
-# is the one the case is named after.
+# expect_case NAME OPTS CMDS PATTERN [YPATTERN]: damage_case, then require
+# e2fsck -n's output to hold PATTERN (and -y's YPATTERN): the damage is the
+# one the case is named after.
 expect_case() {
-	local name=$1 opts=$2 cmds=$3 pattern=$4 before=$failed
+	local name=$1 opts=$2 cmds=$3 pattern=$4 ypattern=${5:-} before=$failed
 	failed=0
 	damage_case "$name" "$opts" "$cmds"
 	if [ $failed = 0 ] && ! grep -q -e "$pattern" "$T/theirs.n"; then
 		bad "$name: e2fsck -n does not say '$pattern':"; sed 's/^/    /' "$T/theirs.n" | head -n 8
+	fi
+	if [ $failed = 0 ] && [ -n "$ypattern" ] && ! grep -q -e "$ypattern" "$T/theirs.y"; then
+		bad "$name: e2fsck -y does not say '$ypattern':"; sed 's/^/    /' "$T/theirs.y" | head -n 8
 	fi
 	[ $before = 0 ] || failed=1
 }
@@ -100,8 +104,8 @@ for opts in "-t ext4" "-t ext4 -O ^metadata_csum"; do
 	expect_case "i_extra_isize not a multiple of 4 $tag" "$opts" 'poke "$1" /small 128 06' \
 		'has a extra size (6) which is invalid'
 	expect_case "i_extra_isize too large, then a hash $tag" "$opts" \
-		'poke "$1" /small 128 c8; poke "$1" /small 176 78 56 34 12' 'has a extra size (200) which is invalid'
-	grep -q 'has a hash (305419896)' "$T/theirs.y" || bad "i_extra_isize too large: e2fsck -y asks no hash question"
+		'poke "$1" /small 128 c8; poke "$1" /small 176 78 56 34 12' 'has a extra size (200) which is invalid' \
+		'has a hash (305419896) which is invalid'
 	expect_case "pre-1970 ctime with epoch bits $tag" "$opts" 'poke "$1" /small 15 80; poke "$1" /small 132 03' \
 		'likely pre-1970'
 	# A bad magic only hides the attributes: e2fsck has nothing to say.
