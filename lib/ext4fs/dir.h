@@ -205,6 +205,16 @@ uint32_t ext4fs_dirent_rec_len(uint16_t raw, uint32_t block_size);
 int ext4fs_dir_init(struct ext4fs_fs *fs, uint32_t ino, struct ext4fs_inode *inode, uint32_t parent);
 
 /*
+ * The same with a block the caller chose and already owns (marked in use,
+ * mapped by nothing): e4fsck gives a new root directory the block e2fsck
+ * would.  The inode must have no blocks yet.  Errors as ext4fs_dir_init(),
+ * EXT4FS_E_INVALID_ARG for a block outside the file system, and
+ * ext4fs_bmap_set()'s.
+ */
+int ext4fs_dir_init_at(struct ext4fs_fs *fs, uint32_t ino, struct ext4fs_inode *inode, uint32_t parent,
+		       uint64_t pblk);
+
+/*
  * Add name -> ino with file_type (EXT4FS_FT_*, stored only with the
  * filetype feature) to directory dir.  Errors: EXT4FS_E_EXISTS,
  * EXT4FS_E_INVALID_ARG (also ino 0 or beyond the inode count),

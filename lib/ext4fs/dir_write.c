@@ -391,11 +391,9 @@ static int dots_find(struct ext4fs_fs *fs, uint32_t dir, struct ext4fs_inode *in
 
 /* -- public calls ---------------------------------------------------------------- */
 
-int ext4fs_dir_init(struct ext4fs_fs *fs, uint32_t ino, struct ext4fs_inode *inode, uint32_t parent)
+/* What a new directory's inode must look like before its first block is given to it. */
+static int dir_init_check(struct ext4fs_fs *fs, uint32_t ino, const struct ext4fs_inode *inode, uint32_t parent)
 {
-	uint32_t bs = fs->geom.block_size, got = 0;
-	uint64_t pblk = 0;
-	unsigned char *buf = NULL;
 	int err = fs_require_rw(fs, "making a directory");
 
 	if (err)
@@ -409,22 +407,65 @@ int ext4fs_dir_init(struct ext4fs_fs *fs, uint32_t ino, struct ext4fs_inode *ino
 	if (parent == 0 || parent > fs->geom.inodes_count)
 		return fs_fail(fs, EXT4FS_E_INVALID_ARG, "directory %u: parent %u is not an inode",
 			       ino, parent);
-	buf = block_buf(fs, ino);
-	if (!buf)
-		return EXT4FS_E_NO_MEMORY;
-	err = ext4fs_bmap_alloc(fs, ino, inode, 0, 1, 0, EXT4FS_ALLOC_DIRECTORY, 0, &pblk, &got);
-	if (err)
-		goto out;
+	return 0;
+}
+
+/* Write "." and ".." into block pblk, now logical block 0 of ino, and give the inode its size. */
+static int dir_init_write(struct ext4fs_fs *fs, uint32_t ino, struct ext4fs_inode *inode, uint32_t parent,
+			  uint64_t pblk, unsigned char *buf)
+{
+	uint32_t bs = fs->geom.block_size;
+	int err;
+
 	memset(buf, 0, bs);
 	dirw_entry_store(fs, buf, 0, DOT_REC_LEN, ".", 1, ino, EXT4FS_FT_DIR);
 	dirw_entry_store(fs, buf, DOT_REC_LEN, dirw_leaf_end(fs) - DOT_REC_LEN, "..", 2, parent,
 			 EXT4FS_FT_DIR);
 	err = dirw_block_write(fs, ino, inode, 0, pblk, buf);
 	if (err)
-		goto out;
+		return err;
 	ext4fs_inode_set_size(inode, bs);
-	err = ext4fs_inode_write(fs, ino, inode);
-out:
+	return ext4fs_inode_write(fs, ino, inode);
+}
+
+int ext4fs_dir_init(struct ext4fs_fs *fs, uint32_t ino, struct ext4fs_inode *inode, uint32_t parent)
+{
+	uint32_t got = 0;
+	uint64_t pblk = 0;
+	unsigned char *buf;
+	int err = dir_init_check(fs, ino, inode, parent);
+
+	if (err)
+		return err;
+	buf = block_buf(fs, ino);
+	if (!buf)
+		return EXT4FS_E_NO_MEMORY;
+	err = ext4fs_bmap_alloc(fs, ino, inode, 0, 1, 0, EXT4FS_ALLOC_DIRECTORY, 0, &pblk, &got);
+	if (!err)
+		err = dir_init_write(fs, ino, inode, parent, pblk, buf);
+	free(buf);
+	return err;
+}
+
+int ext4fs_dir_init_at(struct ext4fs_fs *fs, uint32_t ino, struct ext4fs_inode *inode, uint32_t parent,
+		       uint64_t pblk)
+{
+	unsigned char *buf;
+	int err = dir_init_check(fs, ino, inode, parent);
+
+	if (err)
+		return err;
+	if (!ext4fs_block_in_fs(fs, pblk))
+		return fs_fail(fs, EXT4FS_E_INVALID_ARG, "directory %u: block %llu is not in the file system",
+			       ino, (unsigned long long)pblk);
+	if (ext4fs_inode_blocks_raw(fs, inode) != 0)
+		return fs_fail(fs, EXT4FS_E_INVALID_ARG, "directory %u already has blocks", ino);
+	buf = block_buf(fs, ino);
+	if (!buf)
+		return EXT4FS_E_NO_MEMORY;
+	err = ext4fs_bmap_set(fs, ino, inode, 0, pblk, 1, 0);
+	if (!err)
+		err = dir_init_write(fs, ino, inode, parent, pblk, buf);
 	free(buf);
 	return err;
 }

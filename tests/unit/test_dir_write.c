@@ -20,6 +20,8 @@
 #include <time.h>
 #include <cmocka.h>
 #include "ext4fs/alloc.h"
+#include "ext4fs/bitmap.h"
+#include "ext4fs/blockmap.h"
 #include "ext4fs/dir.h"
 #include "ext4fs/dxhash.h"
 #include "ext4fs/fs.h"
@@ -892,6 +894,58 @@ static void ext2_style_directories(void **state)
 	teardown(&fx);
 }
 
+/*
+ * A directory made on a block the caller chose (e4fsck's new root): the
+ * block is mapped at 0 with "." and "..", nothing else is allocated, and a
+ * block outside the file system or an inode that has blocks is refused.
+ */
+static void dir_on_a_chosen_block(void **state)
+{
+	void (*tweaks[])(struct ext4fs_mkfs_params *) = { NULL, ext2ish };
+
+	(void)state;
+	for (size_t t = 0; t < sizeof(tweaks) / sizeof(tweaks[0]); t++) {
+		struct fixture fx;
+		struct ext4fs_inode sub;
+		const struct ext4fs_bitmap *bm;
+		uint16_t mode = EXT4FS_S_IFDIR | 0700;
+		uint64_t blk = 0, pblk = 0, run = 0;
+		uint32_t isub, ino = 0, free_before;
+
+		setup(&fx, 8192, tweaks[t] ? 1024 : 4096, tweaks[t], 1);
+		struct ext4fs_fs *fs = fx.img.fs;
+		assert_int_equal(ext4fs_fs_block_bitmap(fs, &bm), 0);
+		assert_int_equal(ext4fs_bitmap_find(bm, ext4fs_bitmap_start(bm) + 100, ext4fs_bitmap_end(bm), 0, &blk),
+				 0);
+		assert_int_equal(ext4fs_blocks_mark_used(fs, blk, 1), 0);
+		free_before = (uint32_t)ext4fs_sb(fs)->s_free_blocks_count_lo;
+		assert_int_equal(ext4fs_inode_alloc(fs, fx.dir, mode, &isub), 0);
+		ext4fs_inode_init_new(fs, isub, mode, 0, 0, &sub);
+		sub.i_links_count = 2;
+		assert_int_equal(ext4fs_dir_init_at(fs, isub, &sub, fx.dir, ext4fs_geom(fs)->blocks_count), EXT4FS_E_INVALID_ARG);
+		assert_int_equal(ext4fs_dir_init_at(fs, isub, &sub, fx.dir, blk), 0);
+		assert_int_equal(ext4fs_sb(fs)->s_free_blocks_count_lo, free_before);
+		assert_int_equal(ext4fs_bmap(fs, isub, &sub, 0, &pblk, &run, NULL), 0);
+		assert_int_equal(pblk, blk);
+		assert_int_equal(ext4fs_inode_size(&sub), ext4fs_geom(fs)->block_size);
+		assert_int_equal(ext4fs_dir_lookup(fs, isub, ".", 1, &ino), 0);
+		assert_int_equal(ino, isub);
+		assert_int_equal(ext4fs_dir_lookup(fs, isub, "..", 2, &ino), 0);
+		assert_int_equal(ino, fx.dir);
+		/* Once it has its block it is no new directory. */
+		ext4fs_inode_set_size(&sub, 0);
+		assert_int_equal(ext4fs_dir_init_at(fs, isub, &sub, fx.dir, blk), EXT4FS_E_INVALID_ARG);
+		ext4fs_inode_set_size(&sub, ext4fs_geom(fs)->block_size);
+		assert_int_equal(ext4fs_dir_add(fs, fx.dir, &fx.din, "sub", 3, isub, EXT4FS_FT_DIR), 0);
+		fx.din.i_links_count++;
+		assert_int_equal(ext4fs_inode_write(fs, fx.dir, &fx.din), 0);
+		fx.links[0] = 1;
+		assert_int_equal(ext4fs_dir_add(fs, fx.dir, &fx.din, "t", 1, fx.targets[0], EXT4FS_FT_REG_FILE), 0);
+		fsck_clean(&fx);
+		teardown(&fx);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -913,6 +967,7 @@ int main(void)
 		cmocka_unit_test(emptiness),
 		cmocka_unit_test(bad_names_and_targets_are_refused),
 		cmocka_unit_test(ext2_style_directories),
+		cmocka_unit_test(dir_on_a_chosen_block),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
