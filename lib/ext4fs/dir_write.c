@@ -359,6 +359,26 @@ static int dir_find(struct ext4fs_fs *fs, uint32_t dir, struct ext4fs_inode *ino
 }
 
 /*
+ * "." or ".." with inode 0 in its place (first or second entry of a block
+ * the scan found sound): a checker that cleared an entry naming a lost
+ * inode leaves '..' so, and must be able to point it somewhere again.
+ */
+static int dot_in_place(struct ext4fs_fs *fs, uint32_t dir, const unsigned char *buf, const char *name,
+			size_t len, struct dirw_loc *loc)
+{
+	uint32_t first = dirw_rec_len(fs, buf, 0), off = len == 1 ? 0 : first;
+
+	if (off + DIRW_DE_HEADER + len <= dirw_leaf_end(fs) && buf[off + DIRW_DE_NAME_LEN] == len &&
+	    memcmp(buf + off + DIRW_DE_NAME, name, len) == 0) {
+		loc->off = off;
+		loc->prev = off ? 0 : DIRW_NO_PREV;
+		loc->ino = 0;
+		return 0;
+	}
+	return fs_fail(fs, EXT4FS_E_DIR_CORRUPT, "directory %u has no \"%.*s\" entry", dir, (int)len, name);
+}
+
+/*
  * Find "." or ".." in block 0: at fixed places in an htree root (where ".."
  * covers the index), by a scan in a linear block.
  */
@@ -381,8 +401,7 @@ static int dots_find(struct ext4fs_fs *fs, uint32_t dir, struct ext4fs_inode *in
 	if (err)
 		return err;
 	if (!s.found)
-		return fs_fail(fs, EXT4FS_E_DIR_CORRUPT, "directory %u has no \"%.*s\" entry", dir,
-			       (int)len, name);
+		return dot_in_place(fs, dir, buf, name, len, loc);
 	loc->off = s.off;
 	loc->prev = s.prev;
 	loc->ino = s.found_ino;

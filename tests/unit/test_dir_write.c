@@ -894,6 +894,37 @@ static void ext2_style_directories(void **state)
 	teardown(&fx);
 }
 
+/* A '..' whose inode was zeroed (a checker cleared it) is pointed somewhere again in its place. */
+static void cleared_dotdot_is_retargeted(void **state)
+{
+	struct fixture fx;
+	struct ext4fs_inode sub;
+	unsigned char buf[1024];
+	uint64_t pblk = 0, run = 0;
+	uint32_t isub, ino = 0, old = 99;
+
+	(void)state;
+	setup(&fx, 8192, 1024, ext2ish, 1);
+	struct ext4fs_fs *fs = fx.img.fs;
+	isub = make_dir(&fx, fx.dir, &fx.din, "sub", &sub);
+	assert_int_equal(ext4fs_bmap(fs, isub, &sub, 0, &pblk, &run, NULL), 0);
+	assert_int_equal(ext4fs_block_read(fs, pblk, buf), 0);
+	memset(buf + 12, 0, 4);
+	assert_int_equal(ext4fs_block_write(fs, pblk, buf), 0);
+	assert_int_equal(ext4fs_dir_lookup(fs, isub, "..", 2, &ino), EXT4FS_E_NOT_FOUND);
+	assert_int_equal(ext4fs_dir_set_entry(fs, isub, &sub, "..", 2, fx.dir, EXT4FS_FT_DIR, &old), 0);
+	assert_int_equal(old, 0);
+	assert_int_equal(ext4fs_dir_lookup(fs, isub, "..", 2, &ino), 0);
+	assert_int_equal(ino, fx.dir);
+	/* A name that is not there is still refused. */
+	assert_int_equal(ext4fs_dir_set_entry(fs, isub, &sub, "x", 1, fx.dir, EXT4FS_FT_DIR, &old),
+			 EXT4FS_E_NOT_FOUND);
+	fx.links[0] = 1;
+	assert_int_equal(ext4fs_dir_add(fs, fx.dir, &fx.din, "t", 1, fx.targets[0], EXT4FS_FT_REG_FILE), 0);
+	fsck_clean(&fx);
+	teardown(&fx);
+}
+
 /*
  * A directory made on a block the caller chose (e4fsck's new root): the
  * block is mapped at 0 with "." and "..", nothing else is allocated, and a
@@ -968,6 +999,7 @@ int main(void)
 		cmocka_unit_test(bad_names_and_targets_are_refused),
 		cmocka_unit_test(ext2_style_directories),
 		cmocka_unit_test(dir_on_a_chosen_block),
+		cmocka_unit_test(cleared_dotdot_is_retargeted),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
