@@ -490,6 +490,21 @@ static void preen_halt(struct e4fsck *ctx)
 	ctx->exit_status = FSCK_UNCORRECTED | (ctx->exit_status & FSCK_ERROR);
 }
 
+/*
+ * After a problem the check cannot get past (no root): e2fsck's
+ * fatal_error() prints "aborted" between two copies of the closing lines
+ * and exits 8, with 4 for errors left (else 1 for changes made).  No summary.
+ */
+static void fatal_end(struct e4fsck *ctx)
+{
+	int errors = ctx->exit_status & FSCK_UNCORRECTED;
+
+	fflush(stdout);
+	fprintf(stderr, "%s: aborted\n", ctx->prog);
+	report_abort(ctx);
+	ctx->exit_status = FSCK_ERROR | (errors ? FSCK_UNCORRECTED : ctx->fs_changed ? FSCK_NONDESTRUCT : 0);
+}
+
 int main(int argc, char **argv)
 {
 	struct e4fsck ctx;
@@ -550,6 +565,10 @@ int main(int argc, char **argv)
 	ctx.rehash_on = !ctx.read_only && ext4fs_has_compat(ctx.fs, EXT4FS_FEATURE_COMPAT_DIR_INDEX);
 	if (!run_passes(&ctx) && !ctx.aborted)
 		fsck_check_orphan_file(&ctx);
+	if (ctx.fatal) {
+		fatal_end(&ctx);
+		goto out;
+	}
 	if (ctx.aborted) {
 		preen_halt(&ctx);
 		goto out;

@@ -106,6 +106,7 @@ struct e4fsck {
 	int fs_changed;             /* a repair was written */
 	int fs_modified;            /* written, but nothing repaired (orphans finished, trees optimized): exit 0 */
 	int aborted;                /* preen met an unsafe problem: stop */
+	int fatal;                  /* a PF_FATAL problem: stop, and end as e2fsck's fatal_error() */
 	unsigned long problems, problems_fixed;
 	struct problem_record *log;
 	size_t nlog, caplog;

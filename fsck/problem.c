@@ -13,6 +13,7 @@
 #include "problem.h"
 #include "problems.h"
 #include "progress.h"
+#include "report.h"
 
 static const struct problem_table *const tables[] = {
 	&problems_pass0, &problems_pass1, &problems_pass2, &problems_pass3, &problems_pass4,
@@ -324,5 +325,10 @@ int fix_problem(struct e4fsck *ctx, uint32_t code, const struct problem_ctx *pct
 		ctx->exit_status |= FSCK_UNCORRECTED;
 	if (log_problem(ctx, p, pctx, message, answer))
 		ctx->exit_status |= FSCK_ERROR;
+	if (p->flags & PF_FATAL) {
+		ctx->fatal = 1;
+		ctx->exit_status |= FSCK_ERROR;
+		report_abort(ctx);
+	}
 	return answer;
 }

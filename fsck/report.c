@@ -190,6 +190,15 @@ static void print_statistics(const struct e4fsck *ctx, const struct statistics *
 	print_count(st->files, "file", "files");
 }
 
+void report_abort(struct e4fsck *ctx)
+{
+	if (ctx->fs_changed || ctx->fs_modified)
+		printf("\n%s: ***** FILE SYSTEM WAS MODIFIED *****\n", ctx->device);
+	if (ctx->exit_status & FSCK_UNCORRECTED)
+		printf("\n%s: ********** WARNING: Filesystem still has errors **********\n\n", ctx->device);
+	fflush(stdout);
+}
+
 void report_summary(struct e4fsck *ctx)
 {
 	struct statistics st;

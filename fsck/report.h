@@ -27,6 +27,14 @@ void timing_end(struct e4fsck *ctx);
 /* The closing lines: "FILE SYSTEM WAS MODIFIED", "still has errors", the counts. */
 void report_summary(struct e4fsck *ctx);
 
+/*
+ * The lines e2fsck prints when it cannot go on: "FILE SYSTEM WAS MODIFIED"
+ * when something was written, "still has errors" when something is left.
+ * Printed once right after the fatal problem and once more after
+ * "e4fsck: aborted", as e2fsck does.
+ */
+void report_abort(struct e4fsck *ctx);
+
 /* Write --json FILE: every problem and the timings.  0 or -1 (message printed). */
 int report_json(struct e4fsck *ctx);
 
