@@ -51,6 +51,7 @@ enum p1_fix {
 	FIX_CSUM,           /* rewrite the inode (its checksum is recomputed) */
 	FIX_EXTENT,         /* the extent tree repair in ext */
 	FIX_CLEAR_INODE,    /* the inode is no longer in use (e2fsck's "Clear inode") */
+	FIX_CLEAR_ROOT,     /* the same for the root, its block map zeroed too (pass 3 makes a new root) */
 	FIX_IND_CLEAR,      /* the illegal pointer in ind is zeroed */
 	FIX_EA_CHECK,       /* not a problem yet: check the xattr block value now, in inode order */
 	FIX_EXTRA_ISIZE,    /* i_extra_isize = value */
@@ -459,17 +460,28 @@ static int ibody_problem(void *arg, const struct ibody_problem *ip)
 
 static const struct ibody_ops ibody_ops = { ibody_problem };
 
-/* Reserved inodes below s_first_ino: returns 1 when checked as an ordinary inode, 0 done, -1. */
+/*
+ * The root, by e2fsck's rules.  One that is not a directory is offered to be
+ * cleared.  Its dtime is a question of its own (old mke2fs set it), asked
+ * before the one every inode in use gets.  Without links the root is not in
+ * use, whatever its mode: pass 2 then finds the entries naming it and pass 3
+ * offers a new root.  Returns 1 when it is to be checked as an inode in use,
+ * 0 when not, -1.
+ */
+static int check_root(struct p1_worker *w, const struct ext4fs_inode *in)
+{
+	struct problem_ctx pctx = { .ino = EXT4FS_ROOT_INO };
+
+	if (!EXT4FS_ISDIR(in->i_mode) && record(w, PR_1_ROOT_NO_DIR, &pctx, FIX_CLEAR_ROOT, 0, NULL))
+		return -1;
+	if (in->i_dtime && in->i_links_count && record(w, PR_1_ROOT_DTIME, &pctx, FIX_DTIME, 0, NULL))
+		return -1;
+	return in->i_links_count != 0;
+}
+
+/* Reserved inodes below s_first_ino but the root: returns 1 when checked as an ordinary inode, 0 done, -1. */
 static int check_reserved(struct p1_worker *w, uint32_t ino, const struct ext4fs_inode *in)
 {
-	struct problem_ctx pctx = { .ino = ino };
-
-	if (ino == EXT4FS_ROOT_INO) {
-		if (EXT4FS_ISDIR(in->i_mode))
-			return 1;
-		bitmap_paged_set_range(&w->inode_bad, ino, 1);
-		return record(w, PR_1_ROOT_NO_DIR, &pctx, FIX_NONE, 0, NULL);
-	}
 	if (ino == EXT4FS_RESIZE_INO) {
 		/* Its indirect blocks are the reserved descriptor blocks, claimed already. */
 		uint32_t dind;
@@ -499,12 +511,17 @@ static int check_inode(struct p1_worker *w, uint32_t ino, const struct ext4fs_in
 	 * The orphan list links inodes through i_dtime, so a dtime below the
 	 * inode count is a link of a list that was never finished.
 	 */
-	if (ino >= g->first_ino && in->i_dtime && w->low_dtime_check && in->i_dtime < g->inodes_count) {
+	if ((ino >= g->first_ino || ino == EXT4FS_ROOT_INO) && in->i_dtime && w->low_dtime_check &&
+	    in->i_dtime < g->inodes_count) {
 		if (record(w, PR_1_LOW_DTIME, &pctx, in->i_links_count ? FIX_DTIME : FIX_DTIME_NOW, 0, NULL))
 			return -1;
 		low_dtime = 1;
 	}
-	if (ino < g->first_ino) {
+	if (ino == EXT4FS_ROOT_INO) {
+		int rc = check_root(w, in);
+		if (rc <= 0)
+			return rc;
+	} else if (ino < g->first_ino) {
 		bitmap_paged_set_range(&w->inode_used, ino, 1);
 		int rc = check_reserved(w, ino, in);
 		if (rc <= 0)
@@ -521,7 +538,7 @@ static int check_inode(struct p1_worker *w, uint32_t ino, const struct ext4fs_in
 		return -1;
 	}
 	w->inodes_in_use++;
-	if (in->i_dtime && ino >= g->first_ino) {
+	if (in->i_dtime && (ino >= g->first_ino || ino == EXT4FS_ROOT_INO)) {
 		if (record(w, PR_1_SET_DTIME, &pctx, FIX_DTIME, 0, NULL))
 			return -1;
 		w->probs[w->nprobs - 1].only_after_no = low_dtime;
@@ -542,6 +559,15 @@ static int check_inode(struct p1_worker *w, uint32_t ino, const struct ext4fs_in
 	if (fsck_ibody_check(w->fs, ino, in, raw, &ibody_ops, w)) {
 		worker_fail(w, "out of memory checking in-inode extended attributes");
 		return -1;
+	}
+	if (ino == EXT4FS_ROOT_INO && !EXT4FS_ISDIR(in->i_mode)) {
+		/*
+		 * A yes clears it and its blocks were never the root's to claim; after a
+		 * no pass 3 stops.  So its map is not walked (e2fsck walks it after a no).
+		 */
+		for (size_t i = probs_before; i < w->nprobs; i++)
+			w->probs[i].skip_if_cleared = 1;
+		return 0;
 	}
 	if (check_blocks(w, ino, in))
 		return -1;
@@ -781,7 +807,7 @@ static int answer_problems(struct e4fsck *ctx, struct p1_worker *w)
 	for (size_t i = 0; i < w->nprobs && !ctx->aborted;) {
 		uint32_t ino = w->probs[i].pctx.ino;
 		struct ext4fs_inode in;
-		int changed = 0, have_inode = 0, last_answer = 0, cleared = 0, ea_dropped = 0, epoch = 0;
+		int changed = 0, have_inode = 0, last_answer = 0, cleared = 0, ea_dropped = 0, epoch = 0, dtime_fixed = 0;
 		uint32_t ea_off = 0;        /* FIX_EA_IBODY_CLEAR answered yes: where the magic is zeroed */
 		uint64_t touched[16];       /* extent nodes rewritten: their checksums are right now */
 		unsigned ntouched = 0;
@@ -793,6 +819,9 @@ static int answer_problems(struct e4fsck *ctx, struct p1_worker *w)
 				continue;
 			/* Found assuming an earlier repair (a fixed i_extra_isize): asked only if it was made. */
 			if (p->gate_back && (p->gate_back > i - first || !w->probs[i - p->gate_back].answered_yes))
+				continue;
+			/* The root's dtime is asked about twice, as in e2fsck, the second time only while still set. */
+			if (p->fix == FIX_DTIME && dtime_fixed)
 				continue;
 			if (p->fix == FIX_EXTENT && p->ext.kind == EXTENT_FIX_CSUM && node_touched(touched, ntouched, &p->ext))
 				continue;
@@ -854,7 +883,10 @@ static int answer_problems(struct e4fsck *ctx, struct p1_worker *w)
 				have_inode = 1;
 			}
 			switch (p->fix) {
-			case FIX_DTIME: in.i_dtime = 0; break;
+			case FIX_DTIME:
+				in.i_dtime = 0;
+				dtime_fixed = 1;
+				break;
 			case FIX_DTIME_NOW: {
 				int64_t sec;
 				uint32_t nsec;
@@ -892,6 +924,12 @@ static int answer_problems(struct e4fsck *ctx, struct p1_worker *w)
 				/* e2fsck's statistics stop counting a directory cleared for being empty (only then). */
 				if (p->code == PR_1_ZERO_LENGTH_DIR && ctx->stats.directories)
 					ctx->stats.directories--;
+				break;
+			case FIX_CLEAR_ROOT:
+				/* As e2fsck does for reserved inodes: a map left behind would be walked again. */
+				fsck_clear_inode(ctx, ino, &in);
+				memset(in.i_block, 0, sizeof(in.i_block));
+				cleared = 1;
 				break;
 			case FIX_IND_CLEAR: {
 				int r = fsck_indirect_clear(ctx, &in, &p->ind);

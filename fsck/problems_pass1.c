@@ -6,8 +6,10 @@
 #include "problems.h"
 
 static const struct problem rows[] = {
-	{ PR_1_ROOT_NO_DIR, "PR_1_ROOT_NO_DIR", "Root inode is not a directory.  ", PROMPT_CLEAR,
-	  PF_CHECK_ONLY },
+	/* A yes clears the root; pass 3 then offers to make a new one. */
+	{ PR_1_ROOT_NO_DIR, "PR_1_ROOT_NO_DIR", "Root inode is not a directory.  ", PROMPT_CLEAR, 0 },
+	{ PR_1_ROOT_DTIME, "PR_1_ROOT_DTIME", "Root inode has dtime set (probably due to old mke2fs).  ",
+	  PROMPT_FIX, PF_PREEN_OK },
 	{ PR_1_ZERO_DTIME, "PR_1_ZERO_DTIME", "Deleted inode %i has zero dtime.  ", PROMPT_FIX, PF_PREEN_OK },
 	{ PR_1_LOW_DTIME, "PR_1_LOW_DTIME", "Inode %i was part of the orphaned inode list.  ", PROMPT_FIX,
 	  PF_PREEN_OK },
