@@ -7,8 +7,7 @@
 #include "problems_dirs.h"
 
 static const struct problem rows[] = {
-	{ PR_3_NO_ROOT_INODE, "PR_3_NO_ROOT_INODE", "Root inode not allocated.  ", PROMPT_ALLOCATE,
-	  PF_CHECK_ONLY },
+	{ PR_3_NO_ROOT_INODE, "PR_3_NO_ROOT_INODE", "Root inode not allocated.  ", PROMPT_ALLOCATE, 0 },
 	/* %p: the path of the directory its '..' names */
 	{ PR_3_UNCONNECTED_DIR, "PR_3_UNCONNECTED_DIR", "Unconnected directory inode %i (was in %p)\n",
 	  PROMPT_CONNECT, 0 },
