@@ -1296,6 +1296,14 @@ static void report_holes(struct pass2 *p)
 static int load_states(struct pass2 *p)
 {
 	struct e4fsck *ctx = p->ctx;
+	uint32_t lost_found = 0;
+
+	/*
+	 * e2fsck does not index /lost+found behind the user's back: the
+	 * directory the root names so, as the root is before pass 3's repairs.
+	 */
+	if (ctx->rehash_on && ext4fs_dir_lookup(p->fs, EXT4FS_ROOT_INO, "lost+found", 10, &lost_found))
+		lost_found = 0;
 
 	p->st = calloc(ctx->ndirs ? ctx->ndirs : 1, sizeof(*p->st));
 	if (!p->st)
@@ -1311,7 +1319,7 @@ static int load_states(struct pass2 *p)
 		ds->generation = in.i_generation;
 		ds->nblocks = (ext4fs_inode_size(&in) + p->bs - 1) / p->bs;
 		/* e2fsck's pass 1 lists linear directories of three blocks or more for indexing. */
-		if (ctx->rehash_on && !(in.i_flags & EXT4FS_INDEX_FL) &&
+		if (ctx->rehash_on && !(in.i_flags & EXT4FS_INDEX_FL) && ctx->dirs[i].ino != lost_found &&
 		    ext4fs_inode_size(&in) / p->bs >= 3 && fsck_rehash_later(ctx, ctx->dirs[i].ino))
 			return -1;
 		if (in.i_flags & EXT4FS_INLINE_DATA_FL) {

@@ -7,8 +7,10 @@
  * notes them when it loads the directories, where e2fsck's pass 1 does),
  * a directory whose index was cleared, one with a leaf that needs a
  * checksum tail it has no room for, and - even with -n - one holding a name
- * twice in a block.  /lost+found is left out unless -D asks for everything
- * (e2fsck does not index it behind the user's back either).
+ * twice in a block.  The directory the root names lost+found when pass 2
+ * starts is not indexed for its size (e2fsck leaves it too); a rebuilt
+ * /lost+found keeps all its blocks, empty ones included, so that files can
+ * be reconnected there without allocating.
  *
  * Each directory is read whole into memory.  Its live entries are sorted
  * by hash (or, for the linear layout, by name), so that names given twice
@@ -517,8 +519,6 @@ int fsck_pass3a(struct e4fsck *ctx)
 	for (size_t i = 0; i < total && !ctx->aborted; i++) {
 		uint32_t ino = ctx->optimize_dirs ? ctx->dirs[i].ino : ctx->rehash[i];
 		if (!bitmap_paged_test(&ctx->inode_dir, ino))
-			continue;
-		if (!ctx->optimize_dirs && ino == ctx->lost_found)
 			continue;
 		if (!started) {
 			progress_clear(ctx);
