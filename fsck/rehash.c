@@ -192,7 +192,7 @@ static void renamed_hash(struct dir_read *d, struct entry *e)
 }
 
 /* The entries of one block; EXT4FS_E_DIR_CORRUPT for a record e2fsck's rehash would not accept. */
-static int read_block(struct dir_read *d, uint64_t lblk, const unsigned char *buf)
+static int read_block(struct dir_read *d, const unsigned char *buf)
 {
 	uint32_t bs = d->ctx->geo->block_size, off = 0;
 
@@ -235,16 +235,17 @@ static int read_block(struct dir_read *d, uint64_t lblk, const unsigned char *bu
 		if (err)
 			return err;
 	}
-	(void)lblk;
 	return 0;
 }
+
+#define READ_RUN 64             /* directory blocks read per request, at most */
 
 static int read_dir(struct dir_read *d)
 {
 	struct ext4fs_fs *fs = d->ctx->fs;
 	uint32_t bs = d->ctx->geo->block_size;
 	uint64_t nblocks = ext4fs_inode_size(&d->in) / bs;
-	unsigned char *buf = malloc(bs);
+	unsigned char *buf = malloc((size_t)bs * READ_RUN);
 	int err = 0;
 
 	if (!buf)
@@ -252,19 +253,24 @@ static int read_dir(struct dir_read *d)
 	d->n = 0;
 	d->dir_size = 0;
 	d->parent = 0;
-	for (uint64_t lblk = 0; lblk < nblocks && !err; lblk++) {
+	for (uint64_t lblk = 0; lblk < nblocks && !err;) {
 		uint64_t pblk = 0, run = 1;
 		err = ext4fs_bmap(fs, d->ino, &d->in, lblk, &pblk, &run, NULL);
 		if (err)
 			break;
-		if (!pblk)
-			continue;           /* a hole holds nothing */
-		if (!ext4fs_block_in_fs(fs, pblk))
-			err = EXT4FS_E_DIR_CORRUPT;
-		else
-			err = ext4fs_block_read(fs, pblk, buf);
-		if (!err)
-			err = read_block(d, lblk, buf);
+		if (run > nblocks - lblk)
+			run = nblocks - lblk;
+		if (run > READ_RUN)
+			run = READ_RUN;
+		if (pblk) {             /* a hole holds nothing */
+			if (!ext4fs_block_in_fs(fs, pblk) || !ext4fs_block_in_fs(fs, pblk + run - 1))
+				err = EXT4FS_E_DIR_CORRUPT;
+			else
+				err = ext4fs_blocks_read(fs, pblk, run, buf);
+			for (uint64_t k = 0; k < run && !err; k++)
+				err = read_block(d, buf + k * bs);
+		}
+		lblk += run;
 	}
 	free(buf);
 	return err;
@@ -303,12 +309,54 @@ static int inode_order(const void *x, const void *y)
 	return a->inode < b->inode ? -1 : a->inode > b->inode;
 }
 
+/*
+ * Sort by hash: a stable radix sort on the 32-bit major hash (four passes
+ * of a byte), then the few runs of equal hashes by hash_order.  Directories
+ * hold up to millions of entries; this costs a fraction of a comparison
+ * sort's time.  Falls back to qsort without memory for the copy.
+ */
+static void sort_by_hash(struct entry *e, size_t n)
+{
+	struct entry *tmp = malloc(n * sizeof(*tmp)), *from = e, *to = tmp;
+
+	if (!tmp) {
+		qsort(e, n, sizeof(*e), hash_order);
+		return;
+	}
+	for (unsigned shift = 0; shift < 32; shift += 8) {
+		size_t count[257] = { 0 };
+		for (size_t i = 0; i < n; i++)
+			count[((from[i].hash >> shift) & 0xff) + 1]++;
+		for (unsigned b = 1; b <= 256; b++)
+			count[b] += count[b - 1];
+		for (size_t i = 0; i < n; i++)
+			to[count[(from[i].hash >> shift) & 0xff]++] = from[i];
+		struct entry *t = from;
+		from = to;
+		to = t;
+	}
+	/* Four passes: the sorted entries are back in e. */
+	free(tmp);
+	for (size_t i = 0; i < n;) {
+		size_t j = i + 1;
+		while (j < n && e[j].hash == e[i].hash)
+			j++;
+		if (j - i > 1)
+			qsort(e + i, j - i, sizeof(*e), hash_order);
+		i = j;
+	}
+}
+
 /* The linear layout keeps "." and ".." in front: only what follows them moves. */
 static void sort_entries(struct dir_read *d, int (*order)(const void *, const void *))
 {
 	size_t skip = d->compress ? 2 : 0;
 
-	if (d->n > skip + 1)
+	if (d->n <= skip + 1)
+		return;
+	if (order == hash_order)
+		sort_by_hash(d->ents + skip, d->n - skip);
+	else
 		qsort(d->ents + skip, d->n - skip, sizeof(*d->ents), order);
 }
 
@@ -449,6 +497,10 @@ static int rebuild(struct dir_read *d)
 							      .file_type = e->file_type, .inode = e->inode,
 							      .hash = e->hash };
 	}
+	/* The sorted list has served: let the rebuild's own copy of the directory take its place. */
+	free(d->ents);
+	d->ents = NULL;
+	d->n = d->cap = 0;
 	err = fsck_block_list_take(ctx, d->ino, &before);
 	if (!err)
 		err = ext4fs_dir_rebuild(ctx->fs, d->ino, &d->in, out, n, &opts, NULL);

@@ -270,20 +270,28 @@ static int map_all(struct ext4fs_fs *fs, uint32_t dir, struct ext4fs_inode *inod
 	return err;
 }
 
-/* Seal and write the image's blocks at their logical places. */
+/* Seal the image's blocks and write them at their logical places, a mapped run at a time. */
 static int write_all(struct image *im, uint32_t dir, const struct ext4fs_inode *inode)
 {
-	for (uint64_t lblk = 0; lblk < im->n; lblk++) {
+	for (uint64_t lblk = 0; lblk < im->n;) {
 		uint64_t pblk = 0, run = 1;
 		int err = ext4fs_bmap(im->fs, dir, inode, lblk, &pblk, &run, NULL);
 		if (!err && !pblk)
 			err = fs_fail(im->fs, EXT4FS_E_DIR_CORRUPT,
 				      "directory %u: logical block %llu is not mapped", dir,
 				      (unsigned long long)lblk);
-		if (!err)
-			err = dirw_block_write(im->fs, dir, inode, lblk, pblk, block_at(im, lblk));
 		if (err)
 			return err;
+		if (run > im->n - lblk)
+			run = im->n - lblk;
+		for (uint64_t k = 0; k < run; k++)
+			dirw_block_seal(im->fs, dir, inode, lblk + k, block_at(im, lblk + k));
+		err = ext4fs_blocks_write(im->fs, pblk, run, block_at(im, lblk));
+		if (err)
+			return fs_fail(im->fs, err, "directory %u: writing logical blocks %llu-%llu (blocks %llu-): %s",
+				       dir, (unsigned long long)lblk, (unsigned long long)(lblk + run - 1),
+				       (unsigned long long)pblk, ext4fs_strerror(err));
+		lblk += run;
 	}
 	return 0;
 }
