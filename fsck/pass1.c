@@ -33,6 +33,7 @@
 #include "ext4fs/scan.h"
 #include "ext4fs/super.h"
 #include "bytes.h"
+#include "dirs.h"
 #include "e4fsck.h"
 #include "extents.h"
 #include "ibody.h"
@@ -52,6 +53,8 @@ enum p1_fix {
 	FIX_EXTENT,         /* the extent tree repair in ext */
 	FIX_CLEAR_INODE,    /* the inode is no longer in use (e2fsck's "Clear inode") */
 	FIX_CLEAR_ROOT,     /* the same for the root, its block map zeroed too (pass 3 makes a new root) */
+	FIX_ORPHAN_MODE,    /* the orphan file's mode becomes a plain regular file */
+	FIX_ORPHAN_ZERO,    /* yes: the orphan file's record is zeroed; no: its blocks are claimed */
 	FIX_IND_CLEAR,      /* the illegal pointer in ind is zeroed */
 	FIX_EA_CHECK,       /* not a problem yet: check the xattr block value now, in inode order */
 	FIX_EXTRA_ISIZE,    /* i_extra_isize = value */
@@ -479,6 +482,38 @@ static int check_root(struct p1_worker *w, const struct ext4fs_inode *in)
 	return in->i_links_count != 0;
 }
 
+/*
+ * The orphan file's inode (s_orphan_file_inum), checked as e2fsck checks
+ * it, as a reserved inode: always in use for pass 4 and 5.  With the
+ * feature, a mode other than a regular file is offered to be made one and
+ * its blocks are claimed, nothing else; without it, an inode holding
+ * anything is offered to be zeroed (its blocks are then claimed only after
+ * a no, when answering) and otherwise checked as any other.  Returns 1
+ * when it is to be checked as an ordinary inode, 0 done, -1.
+ */
+static int check_orphan_file(struct p1_worker *w, uint32_t ino, const struct ext4fs_inode *in)
+{
+	struct problem_ctx pctx = { .ino = ino };
+
+	if (bitmap_paged_set_range(&w->inode_used, ino, 1) < 0) {
+		worker_fail(w, "out of memory");
+		return -1;
+	}
+	if (ext4fs_has_compat(w->fs, EXT4FS_FEATURE_COMPAT_ORPHAN_FILE)) {
+		if (!EXT4FS_ISREG(in->i_mode) && record(w, PR_1_ORPHAN_FILE_BAD_MODE, &pctx, FIX_ORPHAN_MODE, 0, NULL))
+			return -1;
+		return check_blocks(w, ino, in) ? -1 : 0;
+	}
+	uint32_t first_block;
+	memcpy(&first_block, in->i_block, sizeof(first_block));
+	if (in->i_links_count || ext4fs_inode_blocks_raw(w->fs, in) || first_block) {
+		if (record(w, PR_1_ORPHAN_FILE_NOT_CLEAR, &pctx, FIX_ORPHAN_ZERO, 0, NULL))
+			return -1;
+		return 0;
+	}
+	return 1;
+}
+
 /* Reserved inodes below s_first_ino but the root: returns 1 when checked as an ordinary inode, 0 done, -1. */
 static int check_reserved(struct p1_worker *w, uint32_t ino, const struct ext4fs_inode *in)
 {
@@ -526,6 +561,12 @@ static int check_inode(struct p1_worker *w, uint32_t ino, const struct ext4fs_in
 		int rc = check_reserved(w, ino, in);
 		if (rc <= 0)
 			return rc;
+	} else if (ino == ext4fs_sb(w->fs)->s_orphan_file_inum) {
+		int rc = check_orphan_file(w, ino, in);
+		if (rc <= 0)
+			return rc;
+		if (!in->i_links_count)
+			return 0;
 	} else if (!in->i_links_count) {
 		/* Not in use (pass 5 checks its bitmap bit); a deleted inode has its dtime set. */
 		if (!in->i_dtime && in->i_mode && record(w, PR_1_ZERO_DTIME, &pctx, FIX_DTIME_NOW, 0, NULL))
@@ -801,6 +842,27 @@ static int ibody_rewrite(struct e4fsck *ctx, uint32_t ino, uint32_t ea_off, int 
 	return 0;
 }
 
+/* Write inode ino's record as all zeros (with its checksum); 0 or -1 after fsck_fatal(). */
+static int zero_inode(struct e4fsck *ctx, uint32_t ino)
+{
+	unsigned char *raw = calloc(1, ctx->geo->inode_size);
+	int err = raw ? ext4fs_inode_write_raw(ctx->fs, ino, raw) : -ENOMEM;
+
+	free(raw);
+	if (err) {
+		fsck_fatal(ctx, "%s while zeroing inode %u", ext4fs_strerror(err), ino);
+		return -1;
+	}
+	counter_paged_set(&ctx->links_disk, ino, 0);
+	/*
+	 * e2fsck keeps such an inode marked in use, and its next run then
+	 * frees it in pass 5; this run lets pass 5 free it at once.
+	 */
+	bitmap_paged_clear_range(&ctx->inode_used, ino, 1);
+	ctx->fs_changed = 1;
+	return 0;
+}
+
 /* Ask about the worker's problems in inode order, repairing each inode once. */
 static int answer_problems(struct e4fsck *ctx, struct p1_worker *w)
 {
@@ -858,6 +920,13 @@ static int answer_problems(struct e4fsck *ctx, struct p1_worker *w)
 				p->pctx.str = p->detail;
 			last_answer = fix_problem(ctx, p->code, &p->pctx);
 			p->answered_yes = last_answer;
+			if (p->fix == FIX_ORPHAN_ZERO) {
+				/* Kept (no): it holds its blocks; zeroed (yes): they are left for pass 5 to free. */
+				if (last_answer ? zero_inode(ctx, ino) : fsck_claim_blocks(ctx, ino))
+					return -1;
+				cleared = last_answer;
+				continue;
+			}
 			if (!last_answer || p->fix == FIX_NONE || !ino)
 				continue;
 			if (p->fix == FIX_EA_IBODY_CLEAR || p->fix == FIX_EPOCH) {
@@ -925,6 +994,9 @@ static int answer_problems(struct e4fsck *ctx, struct p1_worker *w)
 				if (p->code == PR_1_ZERO_LENGTH_DIR && ctx->stats.directories)
 					ctx->stats.directories--;
 				break;
+			case FIX_ORPHAN_MODE:
+				in.i_mode = EXT4FS_S_IFREG;
+				break;
 			case FIX_CLEAR_ROOT:
 				/* As e2fsck does for reserved inodes: a map left behind would be walked again. */
 				fsck_clear_inode(ctx, ino, &in);
@@ -940,7 +1012,7 @@ static int answer_problems(struct e4fsck *ctx, struct p1_worker *w)
 				break;
 			}
 			case FIX_CSUM: case FIX_NONE: case FIX_EA_CHECK: case FIX_EA_IBODY_CLEAR: case FIX_EA_INODE_FL:
-			case FIX_EPOCH:
+			case FIX_EPOCH: case FIX_ORPHAN_ZERO:
 				break;
 			}
 			changed = 1;

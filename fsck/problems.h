@@ -54,6 +54,8 @@
 /* Pass 1 */
 #define PR_1_ROOT_NO_DIR               0x010001
 #define PR_1_ROOT_DTIME                0x010002
+#define PR_1_ORPHAN_FILE_BAD_MODE      0x01008F
+#define PR_1_ORPHAN_FILE_NOT_CLEAR     0x010090
 #define PR_1_ZERO_DTIME                0x010004
 #define PR_1_SET_DTIME                 0x010005
 #define PR_1_LOW_DTIME                 0x010036

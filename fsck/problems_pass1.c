@@ -8,6 +8,12 @@
 static const struct problem rows[] = {
 	/* A yes clears the root; pass 3 then offers to make a new one. */
 	{ PR_1_ROOT_NO_DIR, "PR_1_ROOT_NO_DIR", "Root inode is not a directory.  ", PROMPT_CLEAR, 0 },
+	/* The orphan file (orphan_file feature): e2fsck's "Clear" sets its mode to a plain regular file. */
+	{ PR_1_ORPHAN_FILE_BAD_MODE, "PR_1_ORPHAN_FILE_BAD_MODE", "Orphan file inode %i is not regular file.  ",
+	  PROMPT_CLEAR, PF_PREEN_OK },
+	/* s_orphan_file_inum names an inode with data while the feature is off: "Clear" zeroes it. */
+	{ PR_1_ORPHAN_FILE_NOT_CLEAR, "PR_1_ORPHAN_FILE_NOT_CLEAR",
+	  "Orphan file inode %i is not in use, but contains data.  ", PROMPT_CLEAR, PF_PREEN_OK },
 	{ PR_1_ROOT_DTIME, "PR_1_ROOT_DTIME", "Root inode has dtime set (probably due to old mke2fs).  ",
 	  PROMPT_FIX, PF_PREEN_OK },
 	{ PR_1_ZERO_DTIME, "PR_1_ZERO_DTIME", "Deleted inode %i has zero dtime.  ", PROMPT_FIX, PF_PREEN_OK },

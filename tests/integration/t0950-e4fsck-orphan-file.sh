@@ -13,7 +13,8 @@
 # replayed kernel image: orphan_present on an empty file or without the
 # feature, a block's magic, checksum or a stale slot, i_size not whole
 # blocks, a hole in a block-mapped orphan file, an orphan file without a
-# journal.
+# journal; the orphan file's inode not a regular file, or holding data
+# with the feature off (pass 1).
 #
 # Each case requires, on copies of the same image, that e4fsck prints the
 # same lines (apart from the version banner) and exits as e2fsck in each
@@ -93,6 +94,35 @@ judge() {
 	[ $ok = 0 ] || pass "$name ($*)"
 }
 
+# fresh_n NAME IMG PATTERN: e4fsck -fn exits 4, says PATTERN and changes no byte.
+fresh_n() {
+	local rc=0 before
+	cp "$2" "$T/ours.img"
+	before=$(md5sum <"$T/ours.img")
+	"$E4FSCK" -fn "$T/ours.img" >"$T/ours.out" 2>&1 || rc=$?
+	if [ "$rc" != 4 ] || ! grep -q -e "$3" "$T/ours.out" || [ "$(md5sum <"$T/ours.img")" != "$before" ]; then
+		bad "$1 -fn: exit $rc, or no /$3/, or the image changed"; sed 's/^/    /' "$T/ours.out" | head -n 20
+	else
+		pass "$1 (-fn)"
+	fi
+}
+
+# repaired NAME IMG PATTERN: e4fsck -fy exits 1 saying PATTERN; then a second
+# -fy exits 0 and e2fsck -fn finds the result clean.
+repaired() {
+	local rc=0
+	cp "$2" "$T/ours.img"
+	"$E4FSCK" -fy "$T/ours.img" >"$T/ours.out" 2>&1 || rc=$?
+	if [ "$rc" != 1 ] || ! grep -q -e "$3" "$T/ours.out"; then
+		bad "$1 -fy: exit $rc, or no /$3/"; sed 's/^/    /' "$T/ours.out" | head -n 20; return
+	fi
+	rc=0; "$E4FSCK" -fy "$T/ours.img" >"$T/ours.y2" 2>&1 || rc=$?
+	[ "$rc" = 0 ] || { bad "$1: a second -fy exits $rc"; sed 's/^/    /' "$T/ours.y2" | head; return; }
+	rc=0; e2fsck -fn "$T/ours.img" >"$T/ours.chk" 2>&1 || rc=$?
+	[ "$rc" = 0 ] || { bad "$1: e2fsck -fn exits $rc on the result"; sed 's/^/    /' "$T/ours.chk" | head; return; }
+	pass "$1 (-fy, then clean)"
+}
+
 # flip IMG LBLK OFF: invert the byte at OFF (negative: from the block's end) of
 # the orphan file's logical block LBLK.
 flip() {
@@ -158,6 +188,20 @@ ssv orphan_file_inum 0"
 clri <8>
 ssv journal_inum 0"
 	judge "orphan file without a journal $tag" "$img" -fn -fp -fy
+	# The orphan file's inode itself (pass 1).  With -n, e2fsck goes on to
+	# check the kept directory in pass 2 and stops at its first salvage
+	# question; e4fsck does not check it as a directory, so -n is judged
+	# apart.
+	mkimg "$img" "$opts"; debugfs -w -R "sif <12> mode 040755" "$img" >/dev/null 2>&1
+	judge "orphan file inode not a regular file $tag" "$img" -fp -fy
+	fresh_n "orphan file inode not a regular file $tag" "$img" '^Orphan file inode 12 is not regular file\.  Clear? no$'
+	# Without the feature, e2fsck zeroes the inode but keeps it marked in
+	# use, so that its next run frees it in pass 5; e4fsck frees it in the
+	# same run (pass 5 then says so), so -y is judged apart.
+	mkimg "$img" "$opts"; debugfs -w -R "feature -orphan_file" "$img" >/dev/null 2>&1
+	judge "orphan file inode with data, feature off $tag" "$img" -fn
+	repaired "orphan file inode with data, feature off $tag" "$img" \
+		'^Orphan file inode 12 is not in use, but contains data\.  Clear? yes$'
 done
 img="$T/d.img"
 mkimg "$img" "-t ext3 -O orphan_file"; debugfs -w -R "punch <12> 5 5" "$img" >/dev/null 2>&1
