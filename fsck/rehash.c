@@ -37,12 +37,15 @@
 #include "ext4fs/dir.h"
 #include "ext4fs/dxhash.h"
 #include "ext4fs/errors.h"
+#include "ext4fs/extent.h"
 #include "ext4fs/htree.h"
 #include "ext4fs/super.h"
 #include "bytes.h"
 #include "dirs.h"
 #include "e4fsck.h"
+#include "extents.h"
 #include "problem.h"
+#include "problems.h"
 #include "problems_dirs.h"
 #include "progress.h"
 #include "rehash.h"
@@ -469,6 +472,83 @@ fail:
 	return -1;
 }
 
+/* -- The extent tree after a rebuild ------------------------------------------------- */
+
+/*
+ * e2fsck trims a rebuilt directory with a punch that keeps the tree's depth
+ * and drops only the entries past the new end, then asks whether that tree
+ * could be shorter or narrower (its pass 1E test) and rebuilds it on a yes.
+ * The library's unmap may already have made the tree smaller, so e4fsck
+ * notes the tree before the rebuild and asks about the tree e2fsck would
+ * have: the same question, then the same rebuild.
+ */
+struct tree_note {
+	struct { unsigned level, max_entries; uint32_t lblk; uint64_t node; } *e;
+	size_t n, cap;
+	unsigned depth;
+};
+
+static int note_entry(const struct ext4fs_extent_visit *v, void *arg)
+{
+	struct tree_note *t = arg;
+
+	if (t->n == t->cap) {
+		size_t cap = t->cap ? t->cap * 2 : 32;
+		void *grown = realloc(t->e, cap * sizeof(*t->e));
+		if (!grown)
+			return -ENOMEM;
+		t->e = grown;
+		t->cap = cap;
+	}
+	t->e[t->n].level = v->level;
+	t->e[t->n].max_entries = v->max_entries;
+	t->e[t->n].lblk = v->lblk;
+	t->e[t->n].node = v->node_block;
+	t->n++;
+	t->depth = v->max_level;
+	return 0;
+}
+
+/* After the rebuild left total blocks: ask e2fsck's question about its trimmed tree.  0 or -1. */
+static int ask_tree_after(struct e4fsck *ctx, uint32_t ino, const struct tree_note *t, uint64_t total)
+{
+	struct { uint64_t entries, room, last_node; } lv[EXT4FS_EXTENT_MAX_DEPTH + 1];
+	uint64_t per_block = ext4fs_extent_node_room(ctx->geo->block_size);
+
+	if (!t->n || t->depth == 0 || t->depth > EXT4FS_EXTENT_MAX_DEPTH)
+		return 0;
+	for (unsigned i = 0; i <= t->depth; i++) {
+		lv[i].entries = lv[i].room = 0;
+		lv[i].last_node = UINT64_MAX;
+	}
+	/* A walk visits each node's entries together: the room of each node kept counts once. */
+	for (size_t i = 0; i < t->n; i++) {
+		unsigned l = t->e[i].level;
+		if (t->e[i].lblk >= total || l > t->depth)
+			continue;
+		lv[l].entries++;
+		if (t->e[i].node != lv[l].last_node) {
+			lv[l].room += t->e[i].max_entries;
+			lv[l].last_node = t->e[i].node;
+		}
+	}
+	for (unsigned i = 0; i <= t->depth; i++) {
+		uint32_t code = 0;
+		if (lv[i].room - lv[i].entries > per_block && lv[i].room > lv[i].entries)
+			code = PR_1E_CAN_NARROW_EXTENT_TREE;
+		for (unsigned j = 0; j < i && !code; j++)
+			if (lv[i].entries < lv[j].room)
+				code = PR_1E_CAN_COLLAPSE_EXTENT_TREE;
+		if (code) {
+			struct problem_ctx pc = { .ino = ino, .blk = i };
+			if (fix_problem(ctx, code, &pc) && fsck_extent_rebuild(ctx, ino))
+				return -1;
+			return 0;
+		}
+	}
+	return 0;
+}
+
 /* -- Rebuilding one directory ------------------------------------------------------ */
 
 static int rebuild(struct dir_read *d)
@@ -476,6 +556,8 @@ static int rebuild(struct dir_read *d)
 	struct e4fsck *ctx = d->ctx;
 	struct ext4fs_dir_rebuild_entry *out = NULL;
 	struct fsck_block_list before = { 0 };
+	struct tree_note tree = { 0 };
+	uint64_t old_blocks = ext4fs_inode_size(&d->in) / ctx->geo->block_size, total = 0;
 	struct ext4fs_dir_rebuild_opts opts = {
 		.indexed = !d->compress,
 		.parent = d->parent,
@@ -502,10 +584,17 @@ static int rebuild(struct dir_read *d)
 	d->ents = NULL;
 	d->n = d->cap = 0;
 	err = fsck_block_list_take(ctx, d->ino, &before);
+	if (!err && ext4fs_inode_has_extents(&d->in) &&
+	    ext4fs_extent_walk(ctx->fs, d->ino, &d->in, note_entry, &tree) == -ENOMEM)
+		err = -ENOMEM;
 	if (!err)
-		err = ext4fs_dir_rebuild(ctx->fs, d->ino, &d->in, out, n, &opts, NULL);
+		err = ext4fs_dir_rebuild(ctx->fs, d->ino, &d->in, out, n, &opts, &total);
 	if (!err)
 		err = fsck_block_list_settle(ctx, d->ino, &before);
+	/* A directory that grew has blocks e2fsck would have placed elsewhere: no prediction then. */
+	if (!err && total <= old_blocks && ask_tree_after(ctx, d->ino, &tree, total))
+		err = REHASH_STOP;
+	free(tree.e);
 	free(before.runs);
 	free(out);
 	return err;

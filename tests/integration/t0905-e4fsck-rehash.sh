@@ -160,6 +160,21 @@ run_case "emptied directory packed" "$T/del.img" -fy "d"
 size=$(size_of "$T/e4.img" d)
 [ "$size" = 1024 ] || bad "emptied directory packed: size $size, want 1024"
 
+# A fragmented directory (its blocks between its files' data: an extent tree
+# of depth 1) emptied and packed: e2fsck then finds its trimmed tree could
+# be shorter and rebuilds it; so must e4fsck, with the same question.
+mke2fs -q -F -t ext4 -b 1024 "$T/frag.img" 16M >/dev/null 2>&1
+{
+	echo "mkdir d"
+	for i in $(seq 1 300); do echo "write $T/data d/file_number_$i"; done
+	for i in $(seq 1 300); do echo "rm d/file_number_$i"; done
+} | debugfs -w "$T/frag.img" -f - >/dev/null 2>&1
+debugfs -R "ex d" "$T/frag.img" 2>/dev/null | grep -q '^ 1/ 1' || fail "the fragmented directory has no tree block"
+DATA_FILE=
+run_case "fragmented directory packed, tree made shorter" "$T/frag.img" -fy "d"
+grep -q 'extent tree (at level 1) could be shorter' "$T/e4.out" ||
+	bad "fragmented directory packed: no question about the tree"
+
 # ---------------------------------------------------------------- -D
 
 src="$T/src"
