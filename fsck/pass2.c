@@ -1396,8 +1396,9 @@ int fsck_pass2(struct e4fsck *ctx)
 		i += n;
 		progress_advance(ctx, n);
 	}
+	/* As e2fsck: an index pass 3A rebuilds anyway is not judged as a whole. */
 	for (size_t d = 0; d < ctx->ndirs && !ctx->aborted; d++)
-		if (p.st[d].dx && !p.st[d].clear_index)
+		if (p.st[d].dx && !p.st[d].clear_index && !fsck_rehash_pending(ctx, ctx->dirs[d].ino))
 			check_index_final(&p, &ctx->dirs[d], &p.st[d]);
 	if (!ctx->read_only && drop_indexes(&p))
 		goto nomem;

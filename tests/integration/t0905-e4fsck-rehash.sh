@@ -210,6 +210,18 @@ root=$(debugfs -R "bmap big 0" "$T/ht.img" 2>/dev/null)
 poke "$T/ht.img" 1024 "$root" 34 '\xff\x01'      # the root's count above its limit
 run_case "bad htree count: index rebuilt" "$T/ht.img" -fy "big"
 [ "$(flags_of "$T/e4.img" big)" = 0x81000 ] || bad "bad htree count: big/ is not indexed again"
+# With -D every index is rebuilt, so e2fsck does not judge an index as a
+# whole (hash ranges of its leaves) in pass 2: nor does e4fsck.
+cp "$T/ht.img" "$T/ht2.img"
+mke2fs -q -F -t ext4 -b 1024 -O ^metadata_csum -d "$src" "$T/ht2.img" 32M >/dev/null 2>&1
+e2fsck -fyD "$T/ht2.img" >/dev/null 2>&1 || true
+node=$(debugfs -R "htree big" "$T/ht2.img" 2>/dev/null | sed -n 's/^Entry #0: Hash 0x00000000, block \([0-9]*\)$/\1/p' | head -n 1)
+leaf=$(debugfs -R "bmap big $((node == 1 ? 2 : 1))" "$T/ht2.img" 2>/dev/null)
+poke "$T/ht2.img" 1024 "$leaf" 10 'zz'      # a name in a leaf: its hash leaves the leaf's range
+run_case "leaf hashes out of range, -fy" "$T/ht2.img" -fy "big"
+grep -q 'bad m[ai][xn] hash' "$T/e4.out" || bad "leaf hashes out of range, -fy: not reported"
+run_case "leaf hashes out of range, -fyD: not judged, rebuilt" "$T/ht2.img" -fyD "big"
+! grep -q 'bad m[ai][xn] hash' "$T/e4.out" || bad "-fyD judged the index it rebuilds"
 
 # ---------------------------------------------------------------- names given twice
 
