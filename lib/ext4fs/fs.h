@@ -233,8 +233,10 @@ uint32_t ext4fs_super_csum(const unsigned char *raw_super);
  * group descriptors and the superblock in memory and writes them back in
  * ext4fs_flush().  Every public call that changes the file system leaves
  * that in-memory state consistent (bitmaps, group counters and flags,
- * superblock counters, checksums) before it returns; file data, inodes,
- * directory and tree blocks are written through at once.  So after a flush
+ * superblock counters, checksums) before it returns, except the two
+ * *_mark_used_uncounted() calls, which leave the free counts to a checker
+ * that recounts them; file data, inodes, directory and tree blocks are
+ * written through at once.  So after a flush
  * the image is exactly what e2fsck expects, and a crash between flushes
  * leaves an image e2fsck can repair (counts and bitmaps only).
  *
@@ -299,6 +301,22 @@ int ext4fs_blocks_mark_used(struct ext4fs_fs *fs, uint64_t blk, uint64_t count);
 int ext4fs_blocks_mark_free(struct ext4fs_fs *fs, uint64_t blk, uint64_t count);
 
 /*
+ * Mark count blocks from blk in use in the block bitmap without counting
+ * them: as ext4fs_blocks_mark_used() (BLOCK_UNINIT is cleared so the bits
+ * reach the disk, and the allocator's summaries learn of them, so it never
+ * hands these blocks out), except that the groups' and the superblock's
+ * free block counts stay exactly as they were.  The counts then disagree
+ * with the bitmap until the caller recounts them: for a checker that takes
+ * a block for a repair and leaves the free counts to its final recount, as
+ * e2fsck does; ext4fs_alloc_check() reports the difference meanwhile.
+ * ext4fs_flush() writes the bitmap and the unchanged counts.  Errors as
+ * ext4fs_blocks_mark_used(): EXT4FS_E_BLOCK_STATE when a block in the range
+ * is already in use (nothing is changed then), EXT4FS_E_BAD_BLOCK_NUM,
+ * EXT4FS_E_READ_ONLY, bitmap load errors.
+ */
+int ext4fs_blocks_mark_used_uncounted(struct ext4fs_fs *fs, uint64_t blk, uint64_t count);
+
+/*
  * Mark inode ino in use (or free): inode bitmap, the group's free inode and
  * directory counts, INODE_UNINIT and bg_itable_unused, the superblock's free
  * count.  Marking in use past bg_itable_unused zeroes the inode records the
@@ -307,6 +325,21 @@ int ext4fs_blocks_mark_free(struct ext4fs_fs *fs, uint64_t blk, uint64_t count);
  */
 int ext4fs_inode_mark_used(struct ext4fs_fs *fs, uint32_t ino, int is_dir);
 int ext4fs_inode_mark_free(struct ext4fs_fs *fs, uint32_t ino, int is_dir);
+
+/*
+ * Mark inode ino in use in the inode bitmap without counting it: as
+ * ext4fs_inode_mark_used() (INODE_UNINIT is cleared, bg_itable_unused moves
+ * past ino and the records it passes over are zeroed when the table is not
+ * known to be zeroed), except that the group's free inode and directory
+ * counts and the superblock's free inode count stay exactly as they were,
+ * so no is_dir is needed.  The counts then disagree with the bitmap until
+ * the caller recounts them (a checker's final pass, as in e2fsck).
+ * ext4fs_flush() writes the bitmap and the unchanged counts.  Errors as
+ * ext4fs_inode_mark_used(): EXT4FS_E_INODE_STATE when ino is already in
+ * use (nothing is changed then), EXT4FS_E_BAD_INODE_NUM, EXT4FS_E_READ_ONLY,
+ * bitmap load and inode table I/O errors.
+ */
+int ext4fs_inode_mark_used_uncounted(struct ext4fs_fs *fs, uint32_t ino);
 
 /*
  * The handle's live bitmaps (loaded on first use), owned by the handle and

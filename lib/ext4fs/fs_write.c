@@ -236,7 +236,8 @@ static void super_add_free_blocks(struct ext4fs_fs *fs, int64_t delta)
 	fs->super_dirty = 1;
 }
 
-static int mark_blocks(struct ext4fs_fs *fs, uint64_t blk, uint64_t count, int used)
+/* counted 0 (marking in use only): bits, flags and allocator move, free counts are left to a recount. */
+static int mark_blocks(struct ext4fs_fs *fs, uint64_t blk, uint64_t count, int used, int counted)
 {
 	const struct ext4fs_geom *geo = &fs->geom;
 	uint64_t found;
@@ -267,16 +268,18 @@ static int mark_blocks(struct ext4fs_fs *fs, uint64_t blk, uint64_t count, int u
 		uint64_t n = (last - b + 1 < blk + count - b) ? last - b + 1 : blk + count - b;
 		struct ext4fs_group_desc gd = fs->groups[g];
 
-		if (used)
+		if (counted && used)
 			gd.free_blocks_count -= (uint32_t)n;
-		else
+		else if (counted)
 			gd.free_blocks_count += (uint32_t)n;
 		gd.flags &= (uint16_t)~EXT4FS_BG_BLOCK_UNINIT;
 		fs_group_desc_update(fs, g, &gd);
 		fs->group_dirty[g] |= FS_DIRTY_BLOCK_BITMAP;
 		b += n;
 	}
-	super_add_free_blocks(fs, used ? -(int64_t)count : (int64_t)count);
+	if (counted)
+		super_add_free_blocks(fs, used ? -(int64_t)count : (int64_t)count);
+	/* Even uncounted, the allocator must see the bits, or it would hand the blocks out again. */
 	balloc_note(fs, blk, count, used);
 	fs->bitmap_changed[EXT4FS_BLOCK_BITMAP] = 1;
 	return 0;
@@ -284,12 +287,17 @@ static int mark_blocks(struct ext4fs_fs *fs, uint64_t blk, uint64_t count, int u
 
 int ext4fs_blocks_mark_used(struct ext4fs_fs *fs, uint64_t blk, uint64_t count)
 {
-	return mark_blocks(fs, blk, count, 1);
+	return mark_blocks(fs, blk, count, 1, 1);
 }
 
 int ext4fs_blocks_mark_free(struct ext4fs_fs *fs, uint64_t blk, uint64_t count)
 {
-	return mark_blocks(fs, blk, count, 0);
+	return mark_blocks(fs, blk, count, 0, 1);
+}
+
+int ext4fs_blocks_mark_used_uncounted(struct ext4fs_fs *fs, uint64_t blk, uint64_t count)
+{
+	return mark_blocks(fs, blk, count, 1, 0);
 }
 
 static int group_has_csum(const struct ext4fs_fs *fs)
@@ -330,7 +338,8 @@ static int zero_inode_records(struct ext4fs_fs *fs, uint32_t g, uint32_t first, 
 	return err;
 }
 
-static int mark_inode(struct ext4fs_fs *fs, uint32_t ino, int is_dir, int used)
+/* counted 0 (marking in use only): as for mark_blocks(), the free and directory counts are left alone. */
+static int mark_inode(struct ext4fs_fs *fs, uint32_t ino, int is_dir, int used, int counted)
 {
 	const struct ext4fs_geom *geo = &fs->geom;
 	int err = fs_require_rw(fs, used ? "allocating an inode" : "freeing an inode");
@@ -363,34 +372,42 @@ static int mark_inode(struct ext4fs_fs *fs, uint32_t ino, int is_dir, int used)
 		}
 		gd.flags &= (uint16_t)~EXT4FS_BG_INODE_UNINIT;
 	}
-	if (used) {
+	if (used)
 		bitmap_set_range(fs->inode_map, ino, 1);
+	else
+		bitmap_clear_range(fs->inode_map, ino, 1);
+	if (counted && used) {
 		gd.free_inodes_count--;
 		if (is_dir)
 			gd.used_dirs_count++;
 		fs->sb.s_free_inodes_count--;
-	} else {
-		bitmap_clear_range(fs->inode_map, ino, 1);
+		fs->super_dirty = 1;
+	} else if (counted) {
 		gd.free_inodes_count++;
 		if (is_dir && gd.used_dirs_count)
 			gd.used_dirs_count--;
 		fs->sb.s_free_inodes_count++;
+		fs->super_dirty = 1;
 	}
 	fs_group_desc_update(fs, g, &gd);
 	fs->group_dirty[g] |= FS_DIRTY_INODE_BITMAP;
 	fs->bitmap_changed[EXT4FS_INODE_BITMAP] = 1;
-	fs->super_dirty = 1;
 	return 0;
 }
 
 int ext4fs_inode_mark_used(struct ext4fs_fs *fs, uint32_t ino, int is_dir)
 {
-	return mark_inode(fs, ino, is_dir, 1);
+	return mark_inode(fs, ino, is_dir, 1, 1);
 }
 
 int ext4fs_inode_mark_free(struct ext4fs_fs *fs, uint32_t ino, int is_dir)
 {
-	return mark_inode(fs, ino, is_dir, 0);
+	return mark_inode(fs, ino, is_dir, 0, 1);
+}
+
+int ext4fs_inode_mark_used_uncounted(struct ext4fs_fs *fs, uint32_t ino)
+{
+	return mark_inode(fs, ino, 0, 1, 0);
 }
 
 int ext4fs_bitmap_changed(const struct ext4fs_fs *fs, enum ext4fs_bitmap_kind kind)

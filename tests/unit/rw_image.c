@@ -70,11 +70,19 @@ static int have_e2fsck(void)
 
 int rw_image_fsck(struct rw_image *img)
 {
+	char out[65536];
+
+	return rw_image_fsck_output(img, out, sizeof(out));
+}
+
+int rw_image_fsck_output(struct rw_image *img, char *out, size_t size)
+{
 	char path[] = "/tmp/rw_image_XXXXXX";
 	char cmd[512];
 	int fd, status;
 	FILE *f;
 
+	out[0] = '\0';
 	assert_int_equal(ext4fs_flush(img->fs), 0);
 	if (!have_e2fsck())
 		return -1;
@@ -85,8 +93,7 @@ int rw_image_fsck(struct rw_image *img)
 	snprintf(cmd, sizeof(cmd), "e2fsck -fn %s 2>&1", path);
 	f = popen(cmd, "r");
 	assert_non_null(f);
-	char out[65536];
-	size_t n = fread(out, 1, sizeof(out) - 1, f);
+	size_t n = fread(out, 1, size - 1, f);
 	out[n] = '\0';
 	status = pclose(f);
 	unlink(path);

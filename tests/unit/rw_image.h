@@ -40,6 +40,9 @@ void rw_image_reopen(struct rw_image *img);
 /* Flush and run e2fsck -fn; its exit status, or -1 without e2fsck.  Prints its output on failure. */
 int rw_image_fsck(struct rw_image *img);
 
+/* As rw_image_fsck(), and e2fsck's output is kept in out (size bytes, NUL-terminated, cut short if longer). */
+int rw_image_fsck_output(struct rw_image *img, char *out, size_t size);
+
 /* e2fsck -fn must find nothing: fails the test otherwise, prints SKIP when e2fsck is missing. */
 void rw_image_assert_clean(struct rw_image *img);
 

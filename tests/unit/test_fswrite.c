@@ -8,12 +8,16 @@
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
 #include "ext4fs/alloc.h"
 #include "ext4fs/bitmap.h"
+#include "ext4fs/blockmap.h"
+#include "ext4fs/dir.h"
 #include "ext4fs/fs.h"
+#include "ext4fs/fsops.h"
 #include "ext4fs/inode.h"
 #include "ext4fs/io.h"
 #include "rw_image.h"
@@ -221,8 +225,267 @@ static void read_only_refuses(void **state)
 	assert_int_equal(ext4fs_open_io(io, NULL, &ro, msg, sizeof(msg)), 0);
 	assert_int_equal(ext4fs_inode_write(ro, EXT4FS_ROOT_INO, &in), EXT4FS_E_READ_ONLY);
 	assert_int_equal(ext4fs_blocks_mark_used(ro, 100, 1), EXT4FS_E_READ_ONLY);
+	assert_int_equal(ext4fs_blocks_mark_used_uncounted(ro, 100, 1), EXT4FS_E_READ_ONLY);
+	assert_int_equal(ext4fs_inode_mark_used_uncounted(ro, 100), EXT4FS_E_READ_ONLY);
 	assert_int_equal(ext4fs_flush(ro), EXT4FS_E_READ_ONLY);
 	ext4fs_close(ro);
+	rw_image_close(&img);
+}
+
+static uint64_t sb_free_blocks(const struct ext4fs_fs *fs)
+{
+	const struct ext4fs_super *sb = ext4fs_sb(fs);
+
+	return (uint64_t)sb->s_free_blocks_count_hi << 32 | sb->s_free_blocks_count_lo;
+}
+
+/* Descriptor fields an uncounted mark must leave alone (flags and itable_unused may move). */
+static void assert_counts_equal(const struct ext4fs_group_desc *a, const struct ext4fs_group_desc *b)
+{
+	assert_int_equal(a->free_blocks_count, b->free_blocks_count);
+	assert_int_equal(a->free_inodes_count, b->free_inodes_count);
+	assert_int_equal(a->used_dirs_count, b->used_dirs_count);
+}
+
+/*
+ * The first group from g on whose descriptor has flag (BLOCK_UNINIT or
+ * INODE_UNINIT) set; fails the test when there is none.
+ */
+static uint32_t uninit_group(struct ext4fs_fs *fs, uint32_t g, uint16_t flag)
+{
+	for (; g < ext4fs_geom(fs)->group_count; g++)
+		if (ext4fs_group(fs, g)->flags & flag)
+			return g;
+	fail_msg("no group has flag 0x%x", flag);
+	return 0;
+}
+
+/*
+ * ext4fs_blocks_mark_used_uncounted() over a group boundary into a
+ * BLOCK_UNINIT group: the bits are set and the flag cleared, every free
+ * count stays; a range with a block in use, or outside the file system,
+ * changes nothing; and the allocator never hands the blocks out, from a
+ * group whose buddy it had built, from one it had not, or from a
+ * preallocation that was holding them.
+ */
+static void uncounted_blocks_keep_counts(void **state)
+{
+	struct rw_image img;
+	const struct ext4fs_bitmap *bm;
+	struct ext4fs_group_desc before[2];
+	struct ext4fs_alloc_stats st0, st1;
+	uint64_t b, pb, got_at, found, free0;
+	uint32_t g, got;
+
+	(void)state;
+	rw_image_open(&img, 65536, 1024, NULL);
+	assert_int_equal(ext4fs_fs_block_bitmap(img.fs, &bm), 0);
+	/* Three blocks at the end of group g - 1, two at the start of g, all free. */
+	for (g = 1;; g++) {
+		g = uninit_group(img.fs, g, EXT4FS_BG_BLOCK_UNINIT);
+		b = ext4fs_group_first_block(img.fs, g) - 3;
+		if (ext4fs_bitmap_find(bm, b - 16, b + 4, 1, &found) != 0)
+			break;
+	}
+	/* The allocator builds group g - 1's buddy; group g's stays unbuilt. */
+	struct ext4fs_alloc_request near = { .len = 1, .goal = b - 16,
+					     .flags = EXT4FS_ALLOC_EXACT_GOAL | EXT4FS_ALLOC_NO_PREALLOC };
+	assert_int_equal(ext4fs_alloc_blocks(img.fs, &near, &got_at, &got), 0);
+	assert_int_equal(ext4fs_free_blocks(img.fs, got_at, got), 0);
+	before[0] = *ext4fs_group(img.fs, g - 1);
+	before[1] = *ext4fs_group(img.fs, g);
+	free0 = sb_free_blocks(img.fs);
+	assert_int_equal(ext4fs_geom(img.fs)->free_blocks_count, free0);
+
+	assert_int_equal(ext4fs_blocks_mark_used_uncounted(img.fs, b, 5), 0);
+	for (uint64_t i = 0; i < 5; i++)
+		assert_int_equal(ext4fs_bitmap_test(bm, b + i), 1);
+	assert_int_equal(ext4fs_bitmap_test(bm, b - 1), 0);
+	assert_int_equal(ext4fs_bitmap_test(bm, b + 5), 0);
+	assert_counts_equal(ext4fs_group(img.fs, g - 1), &before[0]);
+	assert_counts_equal(ext4fs_group(img.fs, g), &before[1]);
+	assert_int_equal(ext4fs_group(img.fs, g)->flags & EXT4FS_BG_BLOCK_UNINIT, 0);
+	assert_int_equal(sb_free_blocks(img.fs), free0);
+	assert_int_equal(ext4fs_geom(img.fs)->free_blocks_count, free0);
+	assert_int_equal(ext4fs_bitmap_changed(img.fs, EXT4FS_BLOCK_BITMAP), 1);
+
+	/* All or nothing, as ext4fs_blocks_mark_used(). */
+	assert_int_equal(ext4fs_blocks_mark_used_uncounted(img.fs, b - 2, 4), EXT4FS_E_BLOCK_STATE);
+	assert_int_equal(ext4fs_bitmap_test(bm, b - 2), 0);
+	assert_int_equal(ext4fs_bitmap_test(bm, b - 1), 0);
+	assert_int_equal(ext4fs_blocks_mark_used(img.fs, b + 4, 1), EXT4FS_E_BLOCK_STATE);
+	assert_int_equal(ext4fs_blocks_mark_used_uncounted(img.fs, 65536, 1), EXT4FS_E_BAD_BLOCK_NUM);
+	assert_int_equal(ext4fs_blocks_mark_used_uncounted(img.fs, 0, 1), EXT4FS_E_BAD_BLOCK_NUM);
+	assert_counts_equal(ext4fs_group(img.fs, g - 1), &before[0]);
+	assert_int_equal(sb_free_blocks(img.fs), free0);
+
+	/* Neither at an exact goal (built group, then unbuilt) nor near one. */
+	struct ext4fs_alloc_request at = { .len = 1, .goal = b,
+					   .flags = EXT4FS_ALLOC_EXACT_GOAL | EXT4FS_ALLOC_NO_PREALLOC };
+	assert_int_equal(ext4fs_alloc_blocks(img.fs, &at, &got_at, &got), EXT4FS_E_NO_SPACE);
+	at.goal = b + 4;
+	assert_int_equal(ext4fs_alloc_blocks(img.fs, &at, &got_at, &got), EXT4FS_E_NO_SPACE);
+	struct ext4fs_alloc_request nearby = { .len = 8, .goal = b, .flags = EXT4FS_ALLOC_NO_PREALLOC };
+	assert_int_equal(ext4fs_alloc_blocks(img.fs, &nearby, &got_at, &got), 0);
+	assert_true(got_at + got <= b || got_at >= b + 5);
+
+	/* A small file's locality-group preallocation holds the blocks after its first one. */
+	struct ext4fs_alloc_request small = { .ino = 40, .len = 1, .file_blocks = 1 };
+	assert_int_equal(ext4fs_alloc_blocks(img.fs, &small, &pb, &got), 0);
+	ext4fs_alloc_get_stats(img.fs, &st0);
+	assert_int_equal(ext4fs_blocks_mark_used_uncounted(img.fs, pb + 1, 2), 0);
+	small.ino = 41;
+	assert_int_equal(ext4fs_alloc_blocks(img.fs, &small, &got_at, &got), 0);
+	ext4fs_alloc_get_stats(img.fs, &st1);
+	assert_int_equal(st1.prealloc_hits, st0.prealloc_hits + 1);
+	assert_true(got_at + got <= pb + 1 || got_at >= pb + 3);
+	/* The descriptors still count the blocks free, which the allocator's own check reports. */
+	assert_int_equal(ext4fs_alloc_check(img.fs), EXT4FS_E_ALLOC_STATE);
+	rw_image_close(&img);
+}
+
+/*
+ * ext4fs_inode_mark_used_uncounted() on an INODE_UNINIT group: the bit is
+ * set, the flag cleared and bg_itable_unused moved past the inode, as
+ * ext4fs_inode_mark_used() does, but the free inode and directory counts
+ * stay; an inode already in use, or outside the file system, is refused.
+ */
+static void uncounted_inode_keeps_counts(void **state)
+{
+	struct rw_image img;
+	const struct ext4fs_bitmap *bm;
+	struct ext4fs_group_desc before;
+	uint32_t g, ino, ipg, free0;
+
+	(void)state;
+	rw_image_open(&img, 65536, 1024, NULL);
+	ipg = ext4fs_geom(img.fs)->inodes_per_group;
+	g = uninit_group(img.fs, 1, EXT4FS_BG_INODE_UNINIT);
+	ino = g * ipg + 5;
+	before = *ext4fs_group(img.fs, g);
+	free0 = ext4fs_sb(img.fs)->s_free_inodes_count;
+	assert_int_equal(ext4fs_fs_inode_bitmap(img.fs, &bm), 0);
+
+	assert_int_equal(ext4fs_inode_mark_used_uncounted(img.fs, ino), 0);
+	assert_int_equal(ext4fs_bitmap_test(bm, ino), 1);
+	assert_int_equal(ext4fs_bitmap_test(bm, ino - 1), 0);
+	assert_counts_equal(ext4fs_group(img.fs, g), &before);
+	assert_int_equal(ext4fs_group(img.fs, g)->flags & EXT4FS_BG_INODE_UNINIT, 0);
+	assert_int_equal(ext4fs_group(img.fs, g)->itable_unused, ipg - 5);
+	assert_int_equal(ext4fs_sb(img.fs)->s_free_inodes_count, free0);
+	assert_int_equal(ext4fs_bitmap_changed(img.fs, EXT4FS_INODE_BITMAP), 1);
+
+	assert_int_equal(ext4fs_inode_mark_used_uncounted(img.fs, ino), EXT4FS_E_INODE_STATE);
+	assert_int_equal(ext4fs_inode_mark_used_uncounted(img.fs, EXT4FS_ROOT_INO), EXT4FS_E_INODE_STATE);
+	assert_int_equal(ext4fs_inode_mark_used(img.fs, ino, 0), EXT4FS_E_INODE_STATE);
+	assert_int_equal(ext4fs_inode_mark_used_uncounted(img.fs, 0), EXT4FS_E_BAD_INODE_NUM);
+	assert_int_equal(ext4fs_inode_mark_used_uncounted(img.fs, ext4fs_geom(img.fs)->inodes_count + 1),
+			 EXT4FS_E_BAD_INODE_NUM);
+	assert_counts_equal(ext4fs_group(img.fs, g), &before);
+	assert_int_equal(ext4fs_sb(img.fs)->s_free_inodes_count, free0);
+	rw_image_close(&img);
+}
+
+/*
+ * What a checker does with the uncounted marks (e4fsck's pass 1D clone and
+ * new root): blocks taken for a file's data and an inode for a new file,
+ * both linked in.  After a flush the image keeps the bits and the old
+ * counts (a reopen shows both), and e2fsck -fn finds exactly the four
+ * count differences in pass 5; once the caller recounts, it finds nothing.
+ */
+static void uncounted_marks_flushed_and_judged(void **state)
+{
+	struct rw_image img;
+	const struct ext4fs_bitmap *bm;
+	struct ext4fs_new_attrs attrs = { .mode = EXT4FS_S_IFREG | 0644 };
+	struct ext4fs_inode in, root;
+	struct ext4fs_group_desc gd;
+	struct ext4fs_super sb;
+	uint32_t file, ino, bg, ig, bfree, ifree, sifree;
+	uint64_t b, sbfree;
+	char out[65536], want[1024];
+
+	(void)state;
+	rw_image_open(&img, 65536, 1024, NULL);
+	assert_int_equal(ext4fs_mknod(img.fs, EXT4FS_ROOT_INO, "data", &attrs, &file), 0);
+	bg = uninit_group(img.fs, 1, EXT4FS_BG_BLOCK_UNINIT);
+	ig = uninit_group(img.fs, 1, EXT4FS_BG_INODE_UNINIT);
+	assert_int_equal(ext4fs_fs_block_bitmap(img.fs, &bm), 0);
+	assert_int_equal(ext4fs_bitmap_find(bm, ext4fs_group_first_block(img.fs, bg),
+					    ext4fs_group_last_block(img.fs, bg), 0, &b), 0);
+	bfree = ext4fs_group(img.fs, bg)->free_blocks_count;
+	ifree = ext4fs_group(img.fs, ig)->free_inodes_count;
+	sbfree = sb_free_blocks(img.fs);
+	sifree = ext4fs_sb(img.fs)->s_free_inodes_count;
+
+	/* Three blocks of data for the file, as pass 1D copies a shared run. */
+	unsigned char block[1024];
+	memset(block, 0x5A, sizeof(block));
+	assert_int_equal(ext4fs_blocks_mark_used_uncounted(img.fs, b, 3), 0);
+	for (uint64_t i = 0; i < 3; i++)
+		assert_int_equal(ext4fs_block_write(img.fs, b + i, block), 0);
+	assert_int_equal(ext4fs_inode_read(img.fs, file, &in), 0);
+	assert_int_equal(ext4fs_bmap_set(img.fs, file, &in, 0, b, 3, 0), 0);
+	ext4fs_inode_set_size(&in, 3 * 1024);
+	assert_int_equal(ext4fs_inode_write(img.fs, file, &in), 0);
+	/* A new regular file in an INODE_UNINIT group, as pass 3 marks a new root. */
+	ino = ig * ext4fs_geom(img.fs)->inodes_per_group + 1;
+	assert_int_equal(ext4fs_inode_mark_used_uncounted(img.fs, ino), 0);
+	ext4fs_inode_init_new(img.fs, ino, EXT4FS_S_IFREG | 0644, 0, 0, &in);
+	assert_int_equal(ext4fs_inode_write(img.fs, ino, &in), 0);
+	assert_int_equal(ext4fs_inode_read(img.fs, EXT4FS_ROOT_INO, &root), 0);
+	assert_int_equal(ext4fs_dir_add(img.fs, EXT4FS_ROOT_INO, &root, "new", 3, ino, EXT4FS_FT_REG_FILE), 0);
+
+	rw_image_reopen(&img);
+	assert_int_equal(ext4fs_fs_block_bitmap(img.fs, &bm), 0);
+	assert_int_equal(ext4fs_bitmap_count_set(bm, b, b + 2), 3);
+	assert_int_equal(ext4fs_fs_inode_bitmap(img.fs, &bm), 0);
+	assert_int_equal(ext4fs_bitmap_test(bm, ino), 1);
+	assert_int_equal(ext4fs_group(img.fs, bg)->free_blocks_count, bfree);
+	assert_int_equal(ext4fs_group(img.fs, bg)->flags & EXT4FS_BG_BLOCK_UNINIT, 0);
+	assert_int_equal(ext4fs_group(img.fs, ig)->free_inodes_count, ifree);
+	assert_int_equal(ext4fs_group(img.fs, ig)->flags & EXT4FS_BG_INODE_UNINIT, 0);
+	assert_int_equal(sb_free_blocks(img.fs), sbfree);
+	assert_int_equal(ext4fs_sb(img.fs)->s_free_inodes_count, sifree);
+
+	int rc = rw_image_fsck_output(&img, out, sizeof(out));
+	if (rc == -1) {
+		print_message("SKIP: e2fsck not installed\n");
+		rw_image_close(&img);
+		return;
+	}
+	assert_int_equal(rc, 4);
+	snprintf(want, sizeof(want),
+		 "Pass 4: Checking reference counts\n"
+		 "Pass 5: Checking group summary information\n"
+		 "Free blocks count wrong for group #%u (%u, counted=%u).\nFix? no\n\n"
+		 "Free blocks count wrong (%llu, counted=%llu).\nFix? no\n\n"
+		 "Free inodes count wrong for group #%u (%u, counted=%u).\nFix? no\n\n"
+		 "Free inodes count wrong (%u, counted=%u).\nFix? no\n\n\n",
+		 bg, bfree, bfree - 3, (unsigned long long)sbfree, (unsigned long long)(sbfree - 3),
+		 ig, ifree, ifree - 1, sifree, sifree - 1);
+	if (!strstr(out, want))
+		fail_msg("e2fsck -fn should report only the counts:\n%s\nwanted:\n%s", out, want);
+	assert_null(strstr(out, "differences"));
+	assert_non_null(strstr(out, "Pass 1: Checking inodes, blocks, and sizes\n"
+				    "Pass 2: Checking directory structure\n"
+				    "Pass 3: Checking directory connectivity\n"
+				    "Pass 4: Checking reference counts\n"));
+
+	/* The recount a checker's last pass makes. */
+	gd = *ext4fs_group(img.fs, bg);
+	gd.free_blocks_count -= 3;
+	assert_int_equal(ext4fs_group_desc_set(img.fs, bg, &gd), 0);
+	gd = *ext4fs_group(img.fs, ig);
+	gd.free_inodes_count -= 1;
+	assert_int_equal(ext4fs_group_desc_set(img.fs, ig, &gd), 0);
+	sb = *ext4fs_sb(img.fs);
+	sbfree -= 3;
+	sb.s_free_blocks_count_lo = (uint32_t)sbfree;
+	sb.s_free_blocks_count_hi = (uint32_t)(sbfree >> 32);
+	sb.s_free_inodes_count--;
+	assert_int_equal(ext4fs_super_set(img.fs, &sb), 0);
+	rw_image_assert_clean(&img);
 	rw_image_close(&img);
 }
 
@@ -317,6 +580,9 @@ int main(void)
 		cmocka_unit_test(inode_alloc_spreads_when_full),
 		cmocka_unit_test(read_only_refuses),
 		cmocka_unit_test(bitmap_findings_and_rewrite),
+		cmocka_unit_test(uncounted_blocks_keep_counts),
+		cmocka_unit_test(uncounted_inode_keeps_counts),
+		cmocka_unit_test(uncounted_marks_flushed_and_judged),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
