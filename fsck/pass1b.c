@@ -475,19 +475,7 @@ static int take_block(struct e4fsck *ctx, uint64_t *blk)
 	if (err || ext4fs_bitmap_test(bb, b) != 0)
 		return err;
 	/* e2fsck sets the bit but leaves the free counts to pass 5, which then reports them: do the same. */
-	err = ext4fs_blocks_mark_used(ctx->fs, b, 1);
-	uint32_t grp = ext4fs_group_of_block(ctx->fs, b);
-	struct ext4fs_group_desc gd = *ext4fs_group(ctx->fs, grp);
-	gd.free_blocks_count++;
-	if (!err)
-		err = ext4fs_group_desc_set(ctx->fs, grp, &gd);
-	struct ext4fs_super sb = *ext4fs_sb(ctx->fs);
-	uint64_t free_blocks = ((uint64_t)sb.s_free_blocks_count_hi << 32 | sb.s_free_blocks_count_lo) + 1;
-	sb.s_free_blocks_count_lo = (uint32_t)free_blocks;
-	sb.s_free_blocks_count_hi = (uint32_t)(free_blocks >> 32);
-	if (!err)
-		err = ext4fs_super_set(ctx->fs, &sb);
-	return err;
+	return ext4fs_blocks_mark_used_uncounted(ctx->fs, b, 1);
 }
 
 /*

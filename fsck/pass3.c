@@ -415,27 +415,14 @@ int fsck_reconnect(struct e4fsck *ctx, uint32_t ino)
  * e2fsck sets the new root's bits alone and leaves the counts as they were,
  * for pass 5 to judge: a bit that was clear with counts that agreed is then
  * reported there, and one cleared without its counts (debugfs freei) is
- * not.  The library's marking calls move the counts with the bit, so the
- * counts of its group and of the superblock are put back as they were.
+ * not.  A bit already set is no error: the lost root may have left it so.
  */
 static int mark_bit_only(struct e4fsck *ctx, uint64_t n, int block)
 {
-	const struct ext4fs_geom *g = ctx->geo;
-	uint32_t grp = block ? ext4fs_group_of_block(ctx->fs, n) : (uint32_t)((n - 1) / g->inodes_per_group);
-	struct ext4fs_group_desc was = *ext4fs_group(ctx->fs, grp);
-	struct ext4fs_super sb = *ext4fs_sb(ctx->fs);
-	int err = block ? ext4fs_blocks_mark_used(ctx->fs, n, 1) : ext4fs_inode_mark_used(ctx->fs, (uint32_t)n, 1);
+	int err = block ? ext4fs_blocks_mark_used_uncounted(ctx->fs, n, 1)
+			: ext4fs_inode_mark_used_uncounted(ctx->fs, (uint32_t)n);
 
-	if (err == EXT4FS_E_BLOCK_STATE || err == EXT4FS_E_INODE_STATE)
-		return 0;       /* set already */
-	if (err)
-		return err;
-	struct ext4fs_group_desc gd = *ext4fs_group(ctx->fs, grp);
-	gd.free_blocks_count = was.free_blocks_count;
-	gd.free_inodes_count = was.free_inodes_count;
-	gd.used_dirs_count = was.used_dirs_count;
-	err = ext4fs_group_desc_set(ctx->fs, grp, &gd);
-	return err ? err : ext4fs_super_set(ctx->fs, &sb);
+	return err == EXT4FS_E_BLOCK_STATE || err == EXT4FS_E_INODE_STATE ? 0 : err;
 }
 
 /* The lowest block no inode claims (where e2fsck puts a new root), its bit set.  0 or a library error. */
@@ -484,7 +471,7 @@ static int make_root(struct e4fsck *ctx)
 		fsck_fatal(ctx, "out of memory while making the root directory");
 		return -1;
 	}
-	pc.str = "ext4fs_blocks_mark_used";
+	pc.str = "ext4fs_blocks_mark_used_uncounted";
 	err = root_block(ctx, &blk);
 	if (!err) {
 		pc.str = "ext4fs_inode_write_raw";
@@ -498,7 +485,7 @@ static int make_root(struct e4fsck *ctx)
 		err = ext4fs_dir_init_at(ctx->fs, EXT4FS_ROOT_INO, &in, EXT4FS_ROOT_INO, blk);
 	}
 	if (!err) {
-		pc.str = "ext4fs_inode_mark_used";
+		pc.str = "ext4fs_inode_mark_used_uncounted";
 		err = mark_bit_only(ctx, EXT4FS_ROOT_INO, 0);
 	}
 	if (err) {
