@@ -353,7 +353,11 @@ static int init_maps(struct e4fsck *ctx)
 	return 0;
 }
 
-static void free_ctx(struct e4fsck *ctx)
+/*
+ * What one run of the passes found: the maps, the lists and the counts.
+ * Freed at the end, and before a restart, which starts from nothing.
+ */
+static void free_run_state(struct e4fsck *ctx)
 {
 	bitmap_paged_free(&ctx->inode_used);
 	bitmap_paged_free(&ctx->inode_dir);
@@ -364,10 +368,30 @@ static void free_ctx(struct e4fsck *ctx)
 	counter_paged_free(&ctx->links_disk);
 	counter_paged_free(&ctx->links_seen);
 	free(ctx->dirs);
+	ctx->dirs = NULL;
+	ctx->ndirs = ctx->capdirs = 0;
 	free(ctx->dir_blocks);
+	ctx->dir_blocks = NULL;
+	ctx->ndir_blocks = ctx->capdir_blocks = 0;
 	free(ctx->rebuild);
+	ctx->rebuild = NULL;
+	ctx->nrebuild = ctx->caprebuild = 0;
 	free(ctx->rehash);
+	ctx->rehash = NULL;
+	ctx->nrehash = ctx->caprehash = 0;
 	xattr_table_free(&ctx->xattrs);
+	ctx->files_fragmented = 0;
+	memset(&ctx->stats, 0, sizeof(ctx->stats));
+	ctx->inodes_in_use = ctx->blocks_in_use = 0;
+	ctx->lost_found = 0;
+	ctx->lost_found_bad = 0;
+	ctx->restart = 0;
+}
+
+static void free_ctx(struct e4fsck *ctx)
+{
+	free_run_state(ctx);
+	free(ctx->restart_cleared);
 	for (size_t i = 0; i < ctx->nlog; i++)
 		free(ctx->log[i].message);
 	free(ctx->log);
@@ -427,6 +451,10 @@ static const struct {
 	{ TIME_PASS5, "Pass 5: Checking group summary information", fsck_pass5 },
 };
 
+/* run_passes(): pass 1 cleared an inode it had partly counted, the check starts again. */
+#define RUN_RESTART 1
+
+/* The passes in order: 0, -1 when the check stops, or RUN_RESTART. */
 static int run_passes(struct e4fsck *ctx)
 {
 	struct alloc_guard guard = { 0 };
@@ -449,6 +477,9 @@ static int run_passes(struct e4fsck *ctx)
 			free(guard.runs);
 			return -1;
 		}
+		/* As e2fsck: the other passes wait for the next run (pass 1 sets it only). */
+		if (ctx->restart)
+			return RUN_RESTART;
 	}
 	return 0;
 }
@@ -472,6 +503,37 @@ static int mark_checked(struct e4fsck *ctx)
 		return -1;
 	}
 	return 0;
+}
+
+/*
+ * e2fsck's restart, after pass 1 cleared an inode whose blocks it had
+ * partly counted: say so, write what was repaired, forget everything the
+ * passes found and open the file system again, by its primary superblock
+ * as e2fsck does, then check the superblock, the clock and the resize
+ * inode once more.  The journal was replayed and the orphans finished by
+ * the first run, and "check forced" is not said twice (e2fsck skips it
+ * after a repair).  As e2fsck starts again with a file system it calls
+ * valid, the "no" answers of the first run no longer count: the problems
+ * still there are found and asked about again.  0, or -1 to stop.
+ */
+static int restart_check(struct e4fsck *ctx)
+{
+	printf("Restarting e4fsck from the beginning...\n");
+	ctx->restarts++;
+	free_run_state(ctx);
+	ctx->exit_status &= ~FSCK_UNCORRECTED;
+	int err = ext4fs_flush(ctx->fs);
+	if (err) {
+		fsck_fatal(ctx, "%s while writing the repairs before restarting: %s", ext4fs_strerror(err),
+			   ext4fs_errmsg(ctx->fs));
+		return -1;
+	}
+	ext4fs_close(ctx->fs);
+	ctx->fs = NULL;
+	ctx->superblock = 0;
+	if (open_fs(ctx, EXT4FS_OPEN_RW))
+		return -1;
+	return fsck_check_super(ctx) || fsck_check_super_times(ctx) || fsck_check_resize_inode(ctx) ? -1 : 0;
 }
 
 /*
@@ -559,11 +621,25 @@ int main(int argc, char **argv)
 			preen_halt(&ctx);
 		goto out;
 	}
-	if (init_maps(&ctx))
-		goto out;
-	/* e2fsck lists linear directories to index in pass 1 unless -n; e4fsck does it in pass 2. */
-	ctx.rehash_on = !ctx.read_only && ext4fs_has_compat(ctx.fs, EXT4FS_FEATURE_COMPAT_DIR_INDEX);
-	if (!run_passes(&ctx) && !ctx.aborted)
+	/*
+	 * Restarts end: each clears an inode for good, and pass 1 stops the check
+	 * should one come back (pass1.c, note_restart_clear()).
+	 */
+	for (;;) {
+		if (init_maps(&ctx))
+			goto out;
+		/* e2fsck lists linear directories to index in pass 1 unless -n; e4fsck does it in pass 2. */
+		ctx.rehash_on = !ctx.read_only && ext4fs_has_compat(ctx.fs, EXT4FS_FEATURE_COMPAT_DIR_INDEX);
+		rc = run_passes(&ctx);
+		if (rc != RUN_RESTART)
+			break;
+		if (restart_check(&ctx)) {
+			if (ctx.aborted)
+				preen_halt(&ctx);
+			goto out;
+		}
+	}
+	if (!rc && !ctx.aborted)
 		fsck_check_orphan_file(&ctx);
 	if (ctx.fatal) {
 		fatal_end(&ctx);

@@ -97,9 +97,18 @@ struct e4fsck {
 	const struct ext4fs_geom *geo;
 	int read_only;
 
-	/* latch questions asked so far: code and answer (see struct problem) */
-	struct { uint32_t code; int answer; } latches[8];
+	/*
+	 * latch questions asked so far: code and answer (see struct problem);
+	 * quiet: the members are answered without a word (e2fsck's "Suppress messages")
+	 */
+	struct { uint32_t code; int answer; int quiet; } latches[8];
 	int nlatches;
+
+	/* e2fsck's restart: pass 1 cleared an inode it had partly accounted for (pass1.c) */
+	int restart;                /* set in pass 1: start again from the superblock checks */
+	unsigned restarts;          /* how many times the check started again */
+	uint32_t *restart_cleared;  /* the inodes cleared so, over all runs: none may come back */
+	size_t nrestart_cleared, caprestart_cleared;
 
 	/* results */
 	int exit_status;            /* FSCK_* bits gathered so far */

@@ -61,6 +61,7 @@ enum p1_fix {
 	FIX_EA_IBODY_CLEAR, /* the in-inode attribute magic at byte value of the record is zeroed */
 	FIX_EA_INODE_FL,    /* inode value gets EXT4FS_EA_INODE_FL */
 	FIX_EPOCH,          /* pre-1970 timestamps lose their wrong epoch bits */
+	FIX_CLEAR_RESTART,  /* too many illegal blocks: cleared, and the check starts again (a no: see answer_problems) */
 };
 
 struct p1_problem {
@@ -305,8 +306,11 @@ static const struct extent_scan_ops extent_ops = { visit_block, extent_problem, 
 
 /*
  * A pointer of an indirect map outside the file system.  As e2fsck: each
- * is asked about under one question per inode, and the twelfth brings the
- * question whether to clear the whole inode (which e4fsck cannot do yet).
+ * is asked about under one question per inode, and every twelfth is
+ * preceded by the question whether to clear the whole inode, which stops
+ * the walk and restarts the check (answer_problems() skips what was
+ * recorded after it, and those after a "Suppress messages").  Extent
+ * trees have no such count in e2fsck, nor here.
  */
 static int indirect_illegal(void *arg, const struct problem_ctx *pctx, const struct indirect_fix *fix)
 {
@@ -316,7 +320,7 @@ static int indirect_illegal(void *arg, const struct problem_ctx *pctx, const str
 	/* e2fsck compares an illegal pointer with the block before it, but does not follow it. */
 	if (b->prev_end && pctx->blk != b->prev_end)
 		b->fragmented = 1;
-	if (++b->illegal % 12 == 0 && record(w, PR_1_TOO_MANY_BAD_BLOCKS, pctx, FIX_NONE, 0, NULL))
+	if (++b->illegal % 12 == 0 && record(w, PR_1_TOO_MANY_BAD_BLOCKS, pctx, FIX_CLEAR_RESTART, 0, NULL))
 		return -ENOMEM;
 	if (record(w, PR_1_ILLEGAL_BLOCK_NUM, pctx, FIX_IND_CLEAR, 0, pctx->str))
 		return -ENOMEM;
@@ -863,6 +867,34 @@ static int zero_inode(struct e4fsck *ctx, uint32_t ino)
 	return 0;
 }
 
+/*
+ * An inode cleared for too many illegal blocks: remembered over all runs.
+ * Cleared, it is no longer in use when the check starts again, so it can
+ * never be asked about again; if it were, the clear did not hold and
+ * restarting once more would go on for ever: stop instead.  0 or -1.
+ */
+static int note_restart_clear(struct e4fsck *ctx, uint32_t ino)
+{
+	for (size_t k = 0; k < ctx->nrestart_cleared; k++)
+		if (ctx->restart_cleared[k] == ino) {
+			fsck_fatal(ctx, "inode %u is still in use after it was cleared and the check restarted; "
+				   "stopping rather than restarting again", ino);
+			return -1;
+		}
+	if (ctx->nrestart_cleared == ctx->caprestart_cleared) {
+		size_t cap = ctx->caprestart_cleared ? ctx->caprestart_cleared * 2 : 8;
+		uint32_t *grown = realloc(ctx->restart_cleared, cap * sizeof(*grown));
+		if (!grown) {
+			fsck_fatal(ctx, "out of memory in pass 1");
+			return -1;
+		}
+		ctx->restart_cleared = grown;
+		ctx->caprestart_cleared = cap;
+	}
+	ctx->restart_cleared[ctx->nrestart_cleared++] = ino;
+	return 0;
+}
+
 /* Ask about the worker's problems in inode order, repairing each inode once. */
 static int answer_problems(struct e4fsck *ctx, struct p1_worker *w)
 {
@@ -870,6 +902,8 @@ static int answer_problems(struct e4fsck *ctx, struct p1_worker *w)
 		uint32_t ino = w->probs[i].pctx.ino;
 		struct ext4fs_inode in;
 		int changed = 0, have_inode = 0, last_answer = 0, cleared = 0, ea_dropped = 0, epoch = 0, dtime_fixed = 0;
+		int quiet = 0;              /* "Suppress messages? yes": no more "Too many" questions for this inode */
+		int walk_stopped = 0;       /* cleared for too many illegal blocks: e2fsck's walk ends there */
 		uint32_t ea_off = 0;        /* FIX_EA_IBODY_CLEAR answered yes: where the magic is zeroed */
 		uint64_t touched[16];       /* extent nodes rewritten: their checksums are right now */
 		unsigned ntouched = 0;
@@ -877,7 +911,12 @@ static int answer_problems(struct e4fsck *ctx, struct p1_worker *w)
 
 		for (; i < w->nprobs && w->probs[i].pctx.ino == ino && !ctx->aborted; i++) {
 			struct p1_problem *p = &w->probs[i];
+			/* e2fsck asks nothing more about an inode once it stopped walking its blocks. */
+			if (walk_stopped)
+				continue;
 			if ((p->only_after_no && last_answer) || (p->skip_if_cleared && cleared))
+				continue;
+			if (p->fix == FIX_CLEAR_RESTART && quiet)
 				continue;
 			/* Found assuming an earlier repair (a fixed i_extra_isize): asked only if it was made. */
 			if (p->gate_back && (p->gate_back > i - first || !w->probs[i - p->gate_back].answered_yes))
@@ -925,6 +964,14 @@ static int answer_problems(struct e4fsck *ctx, struct p1_worker *w)
 				if (last_answer ? zero_inode(ctx, ino) : fsck_claim_blocks(ctx, ino))
 					return -1;
 				cleared = last_answer;
+				continue;
+			}
+			if (p->fix == FIX_CLEAR_RESTART && !last_answer) {
+				/* Kept: e2fsck then offers to go on about its illegal blocks without a word. */
+				if (fix_problem(ctx, PR_1_SUPPRESS_MESSAGES, &p->pctx)) {
+					quiet = 1;
+					problem_latch_quiet(ctx, PR_1_INODE_BLOCK_LATCH);
+				}
 				continue;
 			}
 			if (!last_answer || p->fix == FIX_NONE || !ino)
@@ -1002,6 +1049,23 @@ static int answer_problems(struct e4fsck *ctx, struct p1_worker *w)
 				fsck_clear_inode(ctx, ino, &in);
 				memset(in.i_block, 0, sizeof(in.i_block));
 				cleared = 1;
+				break;
+			case FIX_CLEAR_RESTART:
+				/*
+				 * Its blocks were partly claimed already, as in e2fsck's walk, which
+				 * stops here: the whole check is run again once pass 1 has asked
+				 * about every other inode (e4fsck.c).  The pointers cleared so far
+				 * are zero in in; a reserved inode, checked whatever its links say,
+				 * also loses its map.
+				 */
+				if (note_restart_clear(ctx, ino))
+					return -1;
+				fsck_clear_inode(ctx, ino, &in);
+				if (ino < ctx->geo->first_ino)
+					memset(in.i_block, 0, sizeof(in.i_block));
+				cleared = 1;
+				walk_stopped = 1;
+				ctx->restart = 1;
 				break;
 			case FIX_IND_CLEAR: {
 				int r = fsck_indirect_clear(ctx, &in, &p->ind);
@@ -1142,6 +1206,14 @@ int fsck_pass1(struct e4fsck *ctx)
 		}
 	if (!ctx->aborted && xattr_refcounts_check(ctx))
 		goto out;
+	/*
+	 * As e2fsck: once an inode was cleared for too many illegal blocks, the
+	 * blocks claimed twice and the trees to rebuild are left to the next run.
+	 */
+	if (ctx->restart) {
+		rc = 0;
+		goto out;
+	}
 	if (!ctx->aborted && bitmap_paged_next_set(&ctx->block_dup, 0) < g->blocks_count) {
 		if (ctx->mode == MODE_PREEN)
 			fix_problem(ctx, PR_1_DUP_BLOCKS_PREENSTOP, NULL);

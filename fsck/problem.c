@@ -200,6 +200,13 @@ void problem_latch_end(struct e4fsck *ctx, uint32_t question)
 		}
 }
 
+void problem_latch_quiet(struct e4fsck *ctx, uint32_t question)
+{
+	for (int i = 0; i < ctx->nlatches; i++)
+		if (ctx->latches[i].code == question)
+			ctx->latches[i].quiet = 1;
+}
+
 static uint32_t latch_of(uint32_t code)
 {
 	for (size_t i = 0; i < sizeof(latch_families) / sizeof(latch_families[0]); i++)
@@ -212,11 +219,13 @@ static uint32_t latch_of(uint32_t code)
 static int latched(struct e4fsck *ctx, const struct problem *p, uint32_t question,
 		   const struct problem_ctx *pctx, const char *message)
 {
-	int answer = -1;
+	int answer = -1, quiet = 0;
 
 	for (int i = 0; i < ctx->nlatches; i++)
-		if (ctx->latches[i].code == question)
+		if (ctx->latches[i].code == question) {
 			answer = ctx->latches[i].answer;
+			quiet = ctx->latches[i].quiet;
+		}
 	if (answer < 0) {
 		answer = fix_problem(ctx, question, pctx);
 		const struct problem *q = problem_find(question);
@@ -226,16 +235,19 @@ static int latched(struct e4fsck *ctx, const struct problem *p, uint32_t questio
 		if (ctx->nlatches < (int)(sizeof(ctx->latches) / sizeof(ctx->latches[0]))) {
 			ctx->latches[ctx->nlatches].code = question;
 			ctx->latches[ctx->nlatches].answer = answer;
+			ctx->latches[ctx->nlatches].quiet = 0;
 			ctx->nlatches++;
 		}
 	}
-	if (ctx->mode == MODE_PREEN) {
-		if (ctx->aborted)
-			return 0;
-		printf("%s: ", ctx->device);
+	if (ctx->mode == MODE_PREEN && ctx->aborted)
+		return 0;
+	/* Suppressed: answered, counted and repaired all the same, only not printed. */
+	if (!quiet) {
+		if (ctx->mode == MODE_PREEN)
+			printf("%s: ", ctx->device);
+		fputs(message, stdout);
+		printf("%s.\n", answer ? prompt_words[p->prompt].preen : "IGNORED");
 	}
-	fputs(message, stdout);
-	printf("%s.\n", answer ? prompt_words[p->prompt].preen : "IGNORED");
 	ctx->problems++;
 	if (answer)
 		ctx->problems_fixed++;

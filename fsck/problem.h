@@ -115,6 +115,14 @@ void problem_format(const struct e4fsck *ctx, const struct problem *p, const str
 /* Forget the answer to latch question code, so the next member asks it again (e2fsck ends some per inode). */
 void problem_latch_end(struct e4fsck *ctx, uint32_t question);
 
+/*
+ * From now on the members of latch question's family are answered as the
+ * latch was, without printing them, until problem_latch_end() (e2fsck's
+ * "Suppress messages? yes" for the rest of an inode's illegal blocks).
+ * Nothing happens when the latch has not been asked.
+ */
+void problem_latch_quiet(struct e4fsck *ctx, uint32_t question);
+
 /* The words of a prompt ("Fix", "Clear", ...). */
 const char *problem_prompt_text(enum prompt p);
 

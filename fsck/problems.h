@@ -65,6 +65,7 @@
 #define PR_1_ILLEGAL_BLOCK_NUM         0x01000E
 #define PR_1_INODE_BLOCK_LATCH         0x010010
 #define PR_1_TOO_MANY_BAD_BLOCKS       0x010011
+#define PR_1_SUPPRESS_MESSAGES         0x01002D
 #define PR_1_INODE_TOOBIG              0x010043
 #define PR_1_TOOBIG_DIR                0x010044
 #define PR_1_TOOBIG_DIR_MAPPED         0x01E004

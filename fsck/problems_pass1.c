@@ -29,8 +29,11 @@ static const struct problem rows[] = {
 	  PF_PREEN_OK },
 	{ PR_1_INODE_BLOCK_LATCH, "PR_1_INODE_BLOCK_LATCH", "Inode %i has illegal block(s).  ", PROMPT_CLEAR, 0 },
 	{ PR_1_ILLEGAL_BLOCK_NUM, "PR_1_ILLEGAL_BLOCK_NUM", "Illegal %s (%b) in inode %i.  ", PROMPT_CLEAR, 0 },
+	/* A yes clears the inode and starts the check again; a no asks whether to go on quietly. */
 	{ PR_1_TOO_MANY_BAD_BLOCKS, "PR_1_TOO_MANY_BAD_BLOCKS", "Too many illegal blocks in inode %i.\n",
-	  PROMPT_CLEAR_INODE, PF_CHECK_ONLY },
+	  PROMPT_CLEAR_INODE, PF_NOT_AN_ERROR },
+	/* No message of its own: only e2fsck's "Suppress messages? " question. */
+	{ PR_1_SUPPRESS_MESSAGES, "PR_1_SUPPRESS_MESSAGES", "", PROMPT_SUPPRESS, PF_NOT_AN_ERROR },
 	{ PR_1_INODE_TOOBIG, "PR_1_INODE_TOOBIG", "Inode %i is too big.  ", PROMPT_TRUNCATE, 0 },
 	{ PR_1_TOOBIG_DIR, "PR_1_TOOBIG_DIR", "Block #%N (%b) causes directory to be too big.  ", PROMPT_CLEAR, 0 },
 	{ PR_1_TOOBIG_DIR_MAPPED, "PR_1_TOOBIG_DIR_MAPPED", "Block #%N (%b) causes directory to be too big.  ",
