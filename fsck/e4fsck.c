@@ -518,6 +518,13 @@ static int mark_checked(struct e4fsck *ctx)
  */
 static int restart_check(struct e4fsck *ctx)
 {
+	/* Only an inode cleared for good asks for it: a run that cleared none must not restart. */
+	if (ctx->nrestart_cleared <= ctx->restart_mark) {
+		fsck_fatal(ctx, "pass 1 asked to restart without clearing an inode; stopping rather than "
+			   "restarting for ever");
+		return -1;
+	}
+	ctx->restart_mark = ctx->nrestart_cleared;
 	printf("Restarting e4fsck from the beginning...\n");
 	ctx->restarts++;
 	free_run_state(ctx);
@@ -622,8 +629,10 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	/*
-	 * Restarts end: each clears an inode for good, and pass 1 stops the check
-	 * should one come back (pass1.c, note_restart_clear()).
+	 * Restarts end: each one needs an inode newly cleared for good (checked in
+	 * restart_check()), and pass 1 stops the check should a cleared inode come
+	 * back (pass1.c, note_restart_clear()), so there are at most as many
+	 * restarts as inodes, and in practice one: e2fsck has no limit either.
 	 */
 	for (;;) {
 		if (init_maps(&ctx))

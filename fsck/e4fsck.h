@@ -109,6 +109,7 @@ struct e4fsck {
 	unsigned restarts;          /* how many times the check started again */
 	uint32_t *restart_cleared;  /* the inodes cleared so, over all runs: none may come back */
 	size_t nrestart_cleared, caprestart_cleared;
+	size_t restart_mark;        /* nrestart_cleared when the run began: each restart must add to it */
 
 	/* results */
 	int exit_status;            /* FSCK_* bits gathered so far */
