@@ -526,7 +526,6 @@ static int restart_check(struct e4fsck *ctx)
 	}
 	ctx->restart_mark = ctx->nrestart_cleared;
 	printf("Restarting e4fsck from the beginning...\n");
-	ctx->restarts++;
 	free_run_state(ctx);
 	ctx->exit_status &= ~FSCK_UNCORRECTED;
 	int err = ext4fs_flush(ctx->fs);

@@ -106,7 +106,6 @@ struct e4fsck {
 
 	/* e2fsck's restart: pass 1 cleared an inode it had partly accounted for (pass1.c) */
 	int restart;                /* set in pass 1: start again from the superblock checks */
-	unsigned restarts;          /* how many times the check started again */
 	uint32_t *restart_cleared;  /* the inodes cleared so, over all runs: none may come back */
 	size_t nrestart_cleared, caprestart_cleared;
 	size_t restart_mark;        /* nrestart_cleared when the run began: each restart must add to it */
