@@ -213,7 +213,9 @@ run_case "bad htree count: index rebuilt" "$T/ht.img" -fy "big"
 # With -D every index is rebuilt, so e2fsck does not judge an index as a
 # whole (hash ranges of its leaves) in pass 2: nor does e4fsck.
 cp "$T/ht.img" "$T/ht2.img"
-mke2fs -q -F -t ext4 -b 1024 -O ^metadata_csum -d "$src" "$T/ht2.img" 32M >/dev/null 2>&1
+# A fixed hash seed: which leaf a damaged name's new hash falls out of must not be left to chance.
+mke2fs -q -F -t ext4 -b 1024 -O ^metadata_csum -E hash_seed=6e1cfd4c-8a43-4f4c-9b5e-0f6c2b8e1d11 \
+	-d "$src" "$T/ht2.img" 32M >/dev/null 2>&1
 e2fsck -fyD "$T/ht2.img" >/dev/null 2>&1 || true
 node=$(debugfs -R "htree big" "$T/ht2.img" 2>/dev/null | sed -n 's/^Entry #0: Hash 0x00000000, block \([0-9]*\)$/\1/p' | head -n 1)
 leaf=$(debugfs -R "bmap big $((node == 1 ? 2 : 1))" "$T/ht2.img" 2>/dev/null)
