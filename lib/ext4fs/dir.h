@@ -224,6 +224,28 @@ int ext4fs_dir_init_at(struct ext4fs_fs *fs, uint32_t ino, struct ext4fs_inode *
 int ext4fs_dir_add(struct ext4fs_fs *fs, uint32_t dir, struct ext4fs_inode *dir_inode,
 		   const char *name, size_t len, uint32_t ino, uint8_t file_type);
 
+#define EXT4FS_DIR_ADD_NO_GROW 0x1  /* a linear directory with no room: EXT4FS_E_DIR_NO_SPACE */
+
+/*
+ * ext4fs_dir_add() with flags: EXT4FS_DIR_ADD_NO_GROW makes a linear
+ * directory whose blocks have no room for the entry fail with
+ * EXT4FS_E_DIR_NO_SPACE (nothing changed) instead of gaining a block or an
+ * index, so that a checker can ask first (e2fsck's "No room in lost+found
+ * directory.  Expand?"); an indexed directory grows as usual.  Errors as
+ * ext4fs_dir_add(), and EXT4FS_E_INVALID_ARG for unknown flags.
+ */
+int ext4fs_dir_add_flags(struct ext4fs_fs *fs, uint32_t dir, struct ext4fs_inode *dir_inode,
+			 const char *name, size_t len, uint32_t ino, uint8_t file_type, unsigned flags);
+
+/*
+ * Append one empty leaf block to linear directory dir (i_size grows by a
+ * block), as e2fsck expands /lost+found.  Errors: EXT4FS_E_INVALID_ARG (an
+ * indexed directory, or as ext4fs_dir_add()), EXT4FS_E_DIR_FULL, allocation
+ * and write errors; nothing is changed on failure, except that a block
+ * written but not recorded is given back.
+ */
+int ext4fs_dir_expand(struct ext4fs_fs *fs, uint32_t dir, struct ext4fs_inode *dir_inode);
+
 /*
  * Remove name from directory dir; *ino (may be NULL) receives the inode it
  * named.  Its record joins the previous one of its block (or keeps inode 0

@@ -492,7 +492,7 @@ int ext4fs_dir_init_at(struct ext4fs_fs *fs, uint32_t ino, struct ext4fs_inode *
 /* Add to a directory without an index. */
 static int linear_add(struct ext4fs_fs *fs, uint32_t dir, struct ext4fs_inode *inode,
 		      const char *name, size_t len, uint32_t ino, uint8_t file_type,
-		      unsigned char *buf)
+		      unsigned char *buf, unsigned flags)
 {
 	uint64_t nblocks = ext4fs_inode_size(inode) / fs->geom.block_size;
 	uint64_t room_lblk = 0, pblk = 0;
@@ -524,6 +524,9 @@ static int linear_add(struct ext4fs_fs *fs, uint32_t dir, struct ext4fs_inode *i
 		dirw_leaf_put(fs, buf, room_off, name, len, ino, file_type);
 		return dirw_block_write(fs, dir, inode, room_lblk, pblk, buf);
 	}
+	if (flags & EXT4FS_DIR_ADD_NO_GROW)
+		return fs_fail(fs, EXT4FS_E_DIR_NO_SPACE, "directory %u has no room for \"%.*s\"", dir,
+			       (int)len, name);
 	if (nblocks == 1 && ext4fs_has_compat(fs, EXT4FS_FEATURE_COMPAT_DIR_INDEX)) {
 		/* buf still holds block 0. */
 		err = dirw_htree_convert(fs, dir, inode, buf, pblk);
@@ -542,9 +545,17 @@ static int linear_add(struct ext4fs_fs *fs, uint32_t dir, struct ext4fs_inode *i
 int ext4fs_dir_add(struct ext4fs_fs *fs, uint32_t dir, struct ext4fs_inode *dir_inode,
 		   const char *name, size_t len, uint32_t ino, uint8_t file_type)
 {
+	return ext4fs_dir_add_flags(fs, dir, dir_inode, name, len, ino, file_type, 0);
+}
+
+int ext4fs_dir_add_flags(struct ext4fs_fs *fs, uint32_t dir, struct ext4fs_inode *dir_inode,
+			 const char *name, size_t len, uint32_t ino, uint8_t file_type, unsigned flags)
+{
 	unsigned char *buf;
 	int err = check_dir(fs, dir, dir_inode);
 
+	if (!err && (flags & ~(unsigned)EXT4FS_DIR_ADD_NO_GROW))
+		err = fs_fail(fs, EXT4FS_E_INVALID_ARG, "directory %u: unknown flags %#x", dir, flags);
 	if (!err)
 		err = check_name(fs, dir, name, len, 0);
 	if (!err)
@@ -557,12 +568,43 @@ int ext4fs_dir_add(struct ext4fs_fs *fs, uint32_t dir, struct ext4fs_inode *dir_
 		buf = block_buf(fs, dir);
 		if (!buf)
 			return EXT4FS_E_NO_MEMORY;
-		err = linear_add(fs, dir, dir_inode, name, len, ino, file_type, buf);
+		err = linear_add(fs, dir, dir_inode, name, len, ino, file_type, buf, flags);
 		free(buf);
 	}
 	if (err)
 		return err;
 	return dirw_touch(fs, dir, dir_inode);
+}
+
+int ext4fs_dir_expand(struct ext4fs_fs *fs, uint32_t dir, struct ext4fs_inode *dir_inode)
+{
+	struct ext4fs_inode was = *dir_inode;
+	unsigned char *buf;
+	uint64_t pblk = 0;
+	uint32_t lblk = 0;
+	int err = check_dir(fs, dir, dir_inode);
+
+	if (!err && (dir_inode->i_flags & EXT4FS_INDEX_FL))
+		err = fs_fail(fs, EXT4FS_E_INVALID_ARG, "directory %u is indexed: it grows by its index", dir);
+	if (err)
+		return err;
+	buf = block_buf(fs, dir);
+	if (!buf)
+		return EXT4FS_E_NO_MEMORY;
+	err = dirw_block_append(fs, dir, dir_inode, &lblk, &pblk);
+	if (!err) {
+		dirw_leaf_init(fs, buf);
+		err = dirw_block_write(fs, dir, dir_inode, lblk, pblk, buf);
+		if (err) {
+			/* The new block holds nothing yet: give it back and keep the old size. */
+			(void)ext4fs_bmap_unmap(fs, dir, dir_inode, lblk, 1);
+			ext4fs_inode_set_size(dir_inode, ext4fs_inode_size(&was));
+		}
+	}
+	free(buf);
+	if (!err)
+		err = ext4fs_inode_write(fs, dir, dir_inode);
+	return err;
 }
 
 int ext4fs_dir_remove(struct ext4fs_fs *fs, uint32_t dir, struct ext4fs_inode *dir_inode,

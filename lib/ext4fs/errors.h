@@ -72,7 +72,8 @@ extern "C" {
 	X(JOURNAL_INODE,    "The journal inode is invalid") \
 	X(JOURNAL_UNSUPP,   "Journal has unsupported feature(s)") \
 	X(JOURNAL_CSUM,     "Journal checksum error") \
-	X(JOURNAL_LOG,      "Corrupt block in the journal log")
+	X(JOURNAL_LOG,      "Corrupt block in the journal log") \
+	X(DIR_NO_SPACE,     "No free space in the directory")
 
 /* Library error codes: -(EXT4FS_ERR_BASE + index in the table + 1). */
 enum ext4fs_error_index {
@@ -137,6 +138,7 @@ enum ext4fs_error_index {
 #define EXT4FS_E_JOURNAL_UNSUPP     EXT4FS_ERRCODE_(JOURNAL_UNSUPP)
 #define EXT4FS_E_JOURNAL_CSUM       EXT4FS_ERRCODE_(JOURNAL_CSUM)
 #define EXT4FS_E_JOURNAL_LOG        EXT4FS_ERRCODE_(JOURNAL_LOG)
+#define EXT4FS_E_DIR_NO_SPACE       EXT4FS_ERRCODE_(DIR_NO_SPACE)
 
 /*
  * Message for a code returned by the library (negative library code or

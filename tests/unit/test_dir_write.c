@@ -866,6 +866,58 @@ static void bad_names_and_targets_are_refused(void **state)
 	teardown(&fx);
 }
 
+/* NO_GROW: a full linear directory refuses instead of indexing itself; expand adds one empty leaf. */
+static void no_grow_then_expand(void **state)
+{
+	struct fixture fx;
+	char name[256];
+	unsigned i = 0;
+	int err;
+
+	(void)state;
+	setup(&fx, 8192, 1024, rw_tweak_1k, 1);
+	assert_int_equal(dir_blocks(&fx), 1);
+	for (;; i++) {
+		size_t n = name_of(name, i, 20);
+		err = ext4fs_dir_add_flags(fx.img.fs, fx.dir, &fx.din, name, n, fx.targets[0], EXT4FS_FT_REG_FILE,
+					   EXT4FS_DIR_ADD_NO_GROW);
+		if (err)
+			break;
+		fx.links[0]++;
+	}
+	assert_int_equal(err, EXT4FS_E_DIR_NO_SPACE);
+	assert_true(i > 10);
+	/* Refused without a change: still one linear block. */
+	assert_int_equal(dir_blocks(&fx), 1);
+	assert_false(fx.din.i_flags & EXT4FS_INDEX_FL);
+	assert_int_equal(ext4fs_dir_add_flags(fx.img.fs, fx.dir, &fx.din, name, 1, fx.targets[0],
+					      EXT4FS_FT_REG_FILE, 0x80), EXT4FS_E_INVALID_ARG);
+	assert_int_equal(ext4fs_dir_expand(fx.img.fs, fx.dir, &fx.din), 0);
+	assert_int_equal(dir_blocks(&fx), 2);
+	assert_false(fx.din.i_flags & EXT4FS_INDEX_FL);
+	size_t n = name_of(name, i, 20);
+	assert_int_equal(ext4fs_dir_add_flags(fx.img.fs, fx.dir, &fx.din, name, n, fx.targets[0],
+					      EXT4FS_FT_REG_FILE, EXT4FS_DIR_ADD_NO_GROW), 0);
+	fx.links[0]++;
+	assert_int_equal(count_entries(&fx), i + 1);
+	for (unsigned k = 0; k <= i; k++)
+		expect_nth(&fx, k, 20, 1);
+	fsck_clean(&fx);
+
+	/* An indexed directory grows by its index: expanding it is refused. */
+	struct ext4fs_inode sub;
+	uint32_t isub = make_dir(&fx, fx.dir, &fx.din, "sub", &sub);
+	for (unsigned k = 0; k < 200 && !(sub.i_flags & EXT4FS_INDEX_FL); k++) {
+		size_t len = name_of(name, 1000 + k, 20);
+		assert_int_equal(ext4fs_dir_add(fx.img.fs, isub, &sub, name, len, fx.targets[0], EXT4FS_FT_REG_FILE), 0);
+		fx.links[0]++;
+	}
+	assert_true(sub.i_flags & EXT4FS_INDEX_FL);
+	assert_int_equal(ext4fs_dir_expand(fx.img.fs, isub, &sub), EXT4FS_E_INVALID_ARG);
+	fsck_clean(&fx);
+	teardown(&fx);
+}
+
 static void ext2_style_directories(void **state)
 {
 	struct fixture fx;
@@ -997,6 +1049,7 @@ int main(void)
 		cmocka_unit_test(dotdot_moves_in_htree_root),
 		cmocka_unit_test(emptiness),
 		cmocka_unit_test(bad_names_and_targets_are_refused),
+		cmocka_unit_test(no_grow_then_expand),
 		cmocka_unit_test(ext2_style_directories),
 		cmocka_unit_test(dir_on_a_chosen_block),
 		cmocka_unit_test(cleared_dotdot_is_retargeted),
