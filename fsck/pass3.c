@@ -395,8 +395,23 @@ int fsck_reconnect(struct e4fsck *ctx, uint32_t ino)
 	snprintf(name, sizeof(name), "#%" PRIu32, ino);
 	err = ext4fs_inode_read(ctx->fs, ctx->lost_found, &lf);
 	if (!err)
-		err = ext4fs_dir_add(ctx->fs, ctx->lost_found, &lf, name, strlen(name), ino,
-				     entry_type(ctx, ino));
+		err = ext4fs_dir_add_flags(ctx->fs, ctx->lost_found, &lf, name, strlen(name), ino,
+					   entry_type(ctx, ino), EXT4FS_DIR_ADD_NO_GROW);
+	if (err == EXT4FS_E_DIR_NO_SPACE) {
+		/* As e2fsck: a full /lost+found grows by one block, and only when asked. */
+		if (!fix_problem(ctx, PR_3_EXPAND_LF_DIR, &pc)) {
+			ctx->exit_status |= FSCK_UNCORRECTED;
+			return -1;
+		}
+		err = ext4fs_dir_expand(ctx->fs, ctx->lost_found, &lf);
+		if (err) {
+			pc.errcode = err;
+			fix_problem(ctx, PR_3_CANT_EXPAND_LPF, &pc);
+			ctx->exit_status |= FSCK_UNCORRECTED;
+			return -1;
+		}
+		err = ext4fs_dir_add(ctx->fs, ctx->lost_found, &lf, name, strlen(name), ino, entry_type(ctx, ino));
+	}
 	if (err) {
 		pc.errcode = err;
 		fix_problem(ctx, PR_3_CANT_RECONNECT, &pc);

@@ -67,10 +67,12 @@
 
 /* Pass 3: connectivity */
 #define PR_3_NO_ROOT_INODE               0x030001
+#define PR_3_EXPAND_LF_DIR               0x030002
 #define PR_3_UNCONNECTED_DIR             0x030003
 #define PR_3_NO_LF_DIR                   0x030004
 #define PR_3_BAD_DOT_DOT                 0x030005
 #define PR_3_NO_LPF                      0x030006
+#define PR_3_CANT_EXPAND_LPF             0x030007
 #define PR_3_CANT_RECONNECT              0x030008
 #define PR_3_ERR_FIND_LPF                0x030009
 #define PR_3_ADJUST_INODE                0x03000E

@@ -15,8 +15,10 @@ static const struct problem rows[] = {
 	/* %p the directory, %P what its '..' names, %q its parent */
 	{ PR_3_BAD_DOT_DOT, "PR_3_BAD_DOT_DOT", "'..' in %p (%i) is %P (%j), should be %q (%d).\n",
 	  PROMPT_FIX, 0 },
+	{ PR_3_EXPAND_LF_DIR, "PR_3_EXPAND_LF_DIR", "No room in lost+found directory.  ", PROMPT_EXPAND, 0 },
 	{ PR_3_NO_LPF, "PR_3_NO_LPF", "Bad or non-existent /lost+found.  Cannot reconnect.\n", PROMPT_NONE,
 	  0 },
+	{ PR_3_CANT_EXPAND_LPF, "PR_3_CANT_EXPAND_LPF", "Could not expand /lost+found: %m\n", PROMPT_NONE, 0 },
 	{ PR_3_CANT_RECONNECT, "PR_3_CANT_RECONNECT", "Could not reconnect %i: %m\n", PROMPT_NONE, 0 },
 	{ PR_3_ERR_FIND_LPF, "PR_3_ERR_FIND_LPF", "Error while trying to find /lost+found: %m\n",
 	  PROMPT_NONE, 0 },
