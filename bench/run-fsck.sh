@@ -21,27 +21,12 @@
 #   FSCK_JOBS   e4fsck thread counts (default "1 N", N = CPUs)
 set -eu
 
-HERE=$(cd "$(dirname "$0")" && pwd)
-BENCH_DIR=${BENCH_DIR:-/var/tmp/libext4fs-bench}
-E2FSCK=${E2FSCK:-e2fsck}
+NAME=run-fsck
+# shellcheck source=fsck-common.sh
+. "$(dirname "$0")/fsck-common.sh"
 NCPU=$(nproc 2>/dev/null || echo 1)
 JOBS=${FSCK_JOBS:-1 $NCPU}
-case ":$PATH:" in *:/sbin:*) ;; *) PATH=$PATH:/sbin:/usr/sbin ;; esac
 
-skip() { echo "SKIP: $*"; exit 77; }
-die() { echo "run-fsck: $*" >&2; exit 1; }
-
-E4FSCK=${E4FSCK:-}
-if [ -z "$E4FSCK" ]; then
-	for c in ./fsck/e4fsck "$HERE/../fsck/e4fsck"; do
-		if [ -x "$c" ]; then E4FSCK=$c; break; fi
-	done
-fi
-[ -n "$E4FSCK" ] && [ -x "$E4FSCK" ] || die "e4fsck not found: build it and run from the build directory, or set E4FSCK"
-command -v "$E2FSCK" >/dev/null 2>&1 || skip "e2fsck not found"
-[ -x /usr/bin/time ] || skip "/usr/bin/time is missing (install package 'time')"
-
-mkdir -p "$BENCH_DIR"
 if [ $# = 0 ]; then
 	big=$BENCH_DIR/big600k.img
 	if [ ! -e "$big" ]; then
@@ -65,17 +50,6 @@ fi
 CAN_DROP=0
 if [ "$(id -u)" = 0 ] && [ -w /proc/sys/vm/drop_caches ]; then CAN_DROP=1; fi
 drop_caches() { if [ $CAN_DROP = 1 ]; then sync; echo 3 >/proc/sys/vm/drop_caches; fi; }
-
-TMPD=$(mktemp -d "${TMPDIR:-/tmp}/run-fsck.XXXXXX")
-trap 'rm -rf "$TMPD"' EXIT
-
-# run NAME CMD...: output in NAME.out, "wall user sys maxrss_kb" in NAME.t, exit status in NAME.rc
-run() {
-	local name=$1 rc=0; shift
-	/usr/bin/time -o "$TMPD/$name.time" -f "%e %U %S %M" "$@" >"$TMPD/$name.out" 2>&1 || rc=$?
-	tail -n 1 "$TMPD/$name.time" >"$TMPD/$name.t"
-	echo $rc >"$TMPD/$name.rc"
-}
 
 # "Pass N: Memory used: ..., time: W/ U/ S" -> W
 pass_wall() {

@@ -19,25 +19,10 @@
 # misc/mkfs/mke4fs next to e4fsck's build).
 set -eu
 
-HERE=$(cd "$(dirname "$0")" && pwd)
-BENCH_DIR=${BENCH_DIR:-/var/tmp/libext4fs-bench}
-E2FSCK=${E2FSCK:-e2fsck}
-case ":$PATH:" in *:/sbin:*) ;; *) PATH=$PATH:/sbin:/usr/sbin ;; esac
+NAME=run-rehash
+# shellcheck source=fsck-common.sh
+. "$(dirname "$0")/fsck-common.sh"
 
-skip() { echo "SKIP: $*"; exit 77; }
-die() { echo "run-rehash: $*" >&2; exit 1; }
-
-E4FSCK=${E4FSCK:-}
-if [ -z "$E4FSCK" ]; then
-	for c in ./fsck/e4fsck "$HERE/../fsck/e4fsck"; do
-		if [ -x "$c" ]; then E4FSCK=$c; break; fi
-	done
-fi
-[ -n "$E4FSCK" ] && [ -x "$E4FSCK" ] || die "e4fsck not found: build it and run from the build directory, or set E4FSCK"
-command -v "$E2FSCK" >/dev/null 2>&1 || skip "e2fsck not found"
-[ -x /usr/bin/time ] || skip "/usr/bin/time is missing (install package 'time')"
-
-mkdir -p "$BENCH_DIR"
 img=${1:-$BENCH_DIR/dirs140k.img}
 if [ ! -e "$img" ]; then
 	tree=$(mktemp -d "${TMPDIR:-/var/tmp}/run-rehash-tree.XXXXXX")
@@ -53,17 +38,6 @@ if [ ! -e "$img" ]; then
 	tune2fs -O dir_index "$img" >/dev/null
 	rm -rf "$tree"
 fi
-
-TMPD=$(mktemp -d "${TMPDIR:-/var/tmp}/run-rehash.XXXXXX")
-trap 'rm -rf "$TMPD"' EXIT
-
-# run NAME CMD...: output in NAME.out, "wall user sys maxrss_kb" in NAME.t, exit status in NAME.rc
-run() {
-	local name=$1 rc=0; shift
-	/usr/bin/time -o "$TMPD/$name.time" -f "%e %U %S %M" "$@" >"$TMPD/$name.out" 2>&1 || rc=$?
-	tail -n 1 "$TMPD/$name.time" >"$TMPD/$name.t"
-	echo $rc >"$TMPD/$name.rc"
-}
 
 pass3a() { sed -n 's/^Pass 3A: Memory used: .*time: *\([0-9.]*\)\/.*/\1/p' "$TMPD/$1.out"; }
 summary() { grep -E '[0-9]+/[0-9]+ files' "$TMPD/$1.out" | sed 's/^[^:]*: //'; }
