@@ -122,6 +122,22 @@ int ext4fs_bmap_unmap(struct ext4fs_fs *fs, uint32_t ino, struct ext4fs_inode *i
 int ext4fs_bmap_mark_written(struct ext4fs_fs *fs, uint32_t ino, struct ext4fs_inode *inode,
 			     uint64_t lblk, uint64_t len);
 
+/*
+ * Move mapping block old of inode ino (an extent tree node below the root,
+ * or a single, double or triple indirect block) to block new_blk, which the
+ * caller already owns (marked in use): old's contents are copied to
+ * new_blk (an extent node re-checksummed for ino with metadata_csum) and
+ * the first reference to old met walking the map (in i_block, or in the
+ * parent tree or indirect block, re-checksummed) then points at new_blk.
+ * old is left as it is and stays in use; i_blocks does not change.  The
+ * inode is written when i_block changed.  Errors: EXT4FS_E_READ_ONLY,
+ * EXT4FS_E_INVALID_ARG (no map, old not one of its mapping blocks, new_blk
+ * outside the file system), EXT4FS_E_NO_MEMORY, I/O errors.  Nothing is
+ * kept past the call; the caller owns inode.
+ */
+int ext4fs_bmap_move_map_block(struct ext4fs_fs *fs, uint32_t ino, struct ext4fs_inode *inode, uint64_t old,
+			       uint64_t new_blk);
+
 #ifdef __cplusplus
 }
 #endif

@@ -824,3 +824,148 @@ int ext4fs_bmap_mark_written(struct ext4fs_fs *fs, uint32_t ino, struct ext4fs_i
 
 	return write_if_dirty(fs, ino, inode, err, dirty);
 }
+
+/* -- Moving one mapping block ------------------------------------------- */
+
+/* Where a reference to a mapping block was found: in the inode, or at a byte offset in a parent block. */
+struct mref {
+	uint64_t parent;        /* 0: i_block */
+	size_t off;             /* byte offset of the reference in i_block or in the parent block */
+	int parent_is_node;     /* the parent is an extent tree block (checksummed with the inode) */
+};
+
+/* Search an extent node (pre-order) for the index entry whose child is old. 1 found, 0 not, or an error code. */
+static int find_in_node(struct ext4fs_fs *fs, const unsigned char *node, size_t size, uint64_t self,
+			uint64_t old, unsigned level, unsigned char *scratch, struct mref *ref)
+{
+	const struct ext4fs_geom *g = ext4fs_geom(fs);
+	struct ext4fs_extent_header h;
+
+	ext4fs_extent_node_header(node, &h);
+	if (h.depth == 0 || h.entries > ext4fs_extent_node_room(size) || level >= 8)
+		return 0;
+	for (unsigned i = 0; i < h.entries; i++) {
+		struct ext4fs_extent_entry e;
+		ext4fs_extent_node_entry(node, i, 0, &e);
+		if (e.pblk == old) {
+			*ref = (struct mref){ self, 12 + 12 * (size_t)i, self != 0 };
+			return 1;
+		}
+		if (e.pblk < g->first_data_block || e.pblk >= g->blocks_count)
+			continue;
+		unsigned char *child = scratch + (size_t)level * g->block_size;
+		int err = ext4fs_block_read(fs, e.pblk, child);
+		if (err)
+			return err;
+		int rc = find_in_node(fs, child, g->block_size, e.pblk, old, level + 1, scratch, ref);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+/* Search an indirect block of the given height (1 single, 2 double, 3 triple) for a pointer to old. */
+static int find_in_ind(struct ext4fs_fs *fs, uint64_t blk, unsigned height, uint64_t old, unsigned char *scratch,
+		       struct mref *ref)
+{
+	const struct ext4fs_geom *g = ext4fs_geom(fs);
+	unsigned char *buf = scratch + (size_t)(3 - height) * g->block_size;
+	int err = ext4fs_block_read(fs, blk, buf);
+
+	if (err)
+		return err;
+	for (size_t off = 0; off + 4 <= g->block_size; off += 4) {
+		uint64_t p = le32_load(buf + off);
+		if (p == old) {
+			*ref = (struct mref){ blk, off, 0 };
+			return 1;
+		}
+		if (height > 2 || (height == 2 && p)) {
+			if (!p || p < g->first_data_block || p >= g->blocks_count)
+				continue;
+			int rc = find_in_ind(fs, p, height - 1, old, scratch, ref);
+			if (rc)
+				return rc;
+		}
+	}
+	return 0;
+}
+
+int ext4fs_bmap_move_map_block(struct ext4fs_fs *fs, uint32_t ino, struct ext4fs_inode *inode, uint64_t old,
+			       uint64_t new_blk)
+{
+	const struct ext4fs_geom *g = ext4fs_geom(fs);
+	enum map_kind kind = map_kind_of(fs, inode);
+	struct mref ref;
+	unsigned char *scratch, *copy;
+	int found = 0, err;
+
+	if ((err = fs_require_rw(fs, "moving a mapping block")))
+		return err;
+	if (kind == MAP_NONE || !old || old == new_blk || new_blk < g->first_data_block || new_blk >= g->blocks_count)
+		return fs_fail(fs, EXT4FS_E_INVALID_ARG, "inode %u: cannot move mapping block %llu to %llu", ino,
+			       (unsigned long long)old, (unsigned long long)new_blk);
+	scratch = malloc((size_t)9 * g->block_size);
+	if (!scratch)
+		return EXT4FS_E_NO_MEMORY;
+	copy = scratch + (size_t)8 * g->block_size;
+	if (kind == MAP_EXTENTS) {
+		found = find_in_node(fs, inode->i_block, sizeof(inode->i_block), 0, old, 0, scratch, &ref);
+	} else {
+		/* Pre-order, as the map is walked: each indirect block before the blocks it maps. */
+		for (unsigned slot = 12; slot < 15 && !found; slot++) {
+			uint64_t p = le32_load(inode->i_block + 4 * slot);
+			if (p == old) {
+				ref = (struct mref){ 0, 4 * (size_t)slot, 0 };
+				found = 1;
+			} else if (slot > 12 && p >= g->first_data_block && p < g->blocks_count) {
+				found = find_in_ind(fs, p, slot - 11, old, scratch, &ref);
+			}
+		}
+	}
+	if (found < 0) {
+		err = found;
+		goto out;
+	}
+	if (!found) {
+		err = fs_fail(fs, EXT4FS_E_INVALID_ARG, "inode %u: block %llu is not one of its mapping blocks", ino,
+			      (unsigned long long)old);
+		goto out;
+	}
+	/* The copy first, then the reference to it. */
+	if ((err = ext4fs_block_read(fs, old, copy)))
+		goto out;
+	if (kind == MAP_EXTENTS)
+		ext4fs_extent_node_csum_set(fs, ino, inode->i_generation, copy, g->block_size);
+	if ((err = ext4fs_block_write(fs, new_blk, copy)))
+		goto out;
+	if (!ref.parent) {
+		if (kind == MAP_EXTENTS) {
+			struct ext4fs_extent_entry e;
+			unsigned i = (unsigned)((ref.off - 12) / 12);
+			ext4fs_extent_node_entry(inode->i_block, i, 0, &e);
+			e.pblk = new_blk;
+			ext4fs_extent_node_set_entry(inode->i_block, i, 0, &e);
+		} else {
+			le32_store(inode->i_block + ref.off, (uint32_t)new_blk);
+		}
+		err = ext4fs_inode_write(fs, ino, inode);
+		goto out;
+	}
+	if ((err = ext4fs_block_read(fs, ref.parent, copy)))
+		goto out;
+	if (ref.parent_is_node) {
+		struct ext4fs_extent_entry e;
+		unsigned i = (unsigned)((ref.off - 12) / 12);
+		ext4fs_extent_node_entry(copy, i, 0, &e);
+		e.pblk = new_blk;
+		ext4fs_extent_node_set_entry(copy, i, 0, &e);
+		ext4fs_extent_node_csum_set(fs, ino, inode->i_generation, copy, g->block_size);
+	} else {
+		le32_store(copy + ref.off, (uint32_t)new_blk);
+	}
+	err = ext4fs_block_write(fs, ref.parent, copy);
+out:
+	free(scratch);
+	return err;
+}
