@@ -399,18 +399,25 @@ static void release_ref(struct dups *d, struct dup_block *b)
 		bitmap_paged_clear_range(&d->ctx->block_dup, b->blk, 1);
 }
 
-/* A data block of the inode being cloned, as its map has it. */
+/*
+ * One step of a clone, in the order the map is walked (a mapping block
+ * before the blocks it maps, as e2fsck's iterator hands them to its
+ * clone_file_block()): a run of shared data blocks, or one shared mapping
+ * block (an extent tree node below the root, an indirect block), which is
+ * copied and its parent pointed at the copy before the blocks below it
+ * are looked at.
+ */
 struct clone_run {
 	uint64_t lblk, pblk;
 	uint32_t count;
 	int unwritten;
+	int map;                    /* pblk is a mapping block (count 1) */
 };
 
 struct clone_plan {
 	struct dups *d;
 	struct clone_run *runs;
 	size_t n, cap;
-	int mapping_shared;         /* a tree or indirect block is claimed twice */
 };
 
 static int plan_block(const struct ext4fs_block_visit *v, void *arg)
@@ -422,23 +429,20 @@ static int plan_block(const struct ext4fs_block_visit *v, void *arg)
 		uint64_t b = v->pblk + k;
 		if (b >= ctx->geo->blocks_count || !bitmap_paged_test(&ctx->block_dup, b))
 			continue;
-		if (v->kind != EXT4FS_BLOCK_DATA) {
-			p->mapping_shared = 1;
-			continue;
-		}
 		/* As e2fsck: counted off before the copy, so a later mapping of the same block in this file keeps it. */
 		struct dup_block *db = lookup(p->d, b);
 		if (db && !bitmap_paged_test(&p->d->meta, b))
 			release_ref(p->d, db);
 		struct clone_run *last = p->n ? &p->runs[p->n - 1] : NULL;
-		if (last && last->lblk + last->count == v->lblk + k && last->pblk + last->count == b &&
+		int map = v->kind != EXT4FS_BLOCK_DATA;
+		if (last && !map && !last->map && last->lblk + last->count == v->lblk + k && last->pblk + last->count == b &&
 		    last->unwritten == v->unwritten) {
 			last->count++;
 			continue;
 		}
 		if (grow((void **)&p->runs, &p->cap, p->n, sizeof(*p->runs)))
 			return -ENOMEM;
-		p->runs[p->n++] = (struct clone_run){ v->lblk + k, b, 1, v->unwritten };
+		p->runs[p->n++] = (struct clone_run){ v->lblk + k, b, 1, map ? 0 : v->unwritten, map };
 	}
 	return 0;
 }
@@ -504,19 +508,42 @@ static int clone_run(struct dups *d, uint32_t ino, struct ext4fs_inode *in, cons
 			if (!err)
 				err = ext4fs_block_write(ctx->fs, start + k, buf);
 		}
-		/* Unmapping frees the old blocks, which their other owners still use: mark them again. */
-		if (!err)
-			err = ext4fs_bmap_unmap(ctx->fs, ino, in, run->lblk + done, got);
-		if (!err)
-			err = ext4fs_blocks_mark_used(ctx->fs, run->pblk + done, got);
-		if (!err)
-			err = ext4fs_bmap_set(ctx->fs, ino, in, run->lblk + done, start, got, run->unwritten);
+		/*
+		 * Unmapping frees the old blocks, which their other owners still use: mark them again.
+		 * The first block is swapped alone, so the rest never leaves the indirect block or tree
+		 * node holding them empty (which would free it, where e2fsck keeps it in place).
+		 */
+		for (uint32_t k = 0, step = 1; k < got && !err; k += step, step = got - k) {
+			err = ext4fs_bmap_unmap(ctx->fs, ino, in, run->lblk + done + k, step);
+			if (!err)
+				err = ext4fs_blocks_mark_used(ctx->fs, run->pblk + done + k, step);
+			if (!err)
+				err = ext4fs_bmap_set(ctx->fs, ino, in, run->lblk + done + k, start + k, step,
+						      run->unwritten);
+		}
 		if (err)
 			return err;
 		move_dir_blocks(ctx, ino, run->lblk + done, start, got);
 		done += got;
 	}
 	return 0;
+}
+
+/*
+ * Give inode ino its own copy of shared mapping block old: a block taken
+ * as for data, the parent pointed at it.  The blocks it maps are cloned
+ * after it, if shared, through the copy.  (Read from e2fsck 1.47's source,
+ * not seen run: its cluster shortcut keys on the logical block number,
+ * which is the same negative number for every mapping block, so after one
+ * clone it would copy the next mapping block met onto the same new block.
+ * Not reproduced: each mapping block gets a block of its own here.)
+ */
+static int clone_map_block(struct e4fsck *ctx, uint32_t ino, struct ext4fs_inode *in, uint64_t old)
+{
+	uint64_t nb;
+	int err = take_block(ctx, &nb);
+
+	return err ? err : ext4fs_bmap_move_map_block(ctx->fs, ino, in, old, nb);
 }
 
 /* Clone the shared blocks of inode ino.  0, or -1 with the reason in *why (for PR_1D_CLONE_ERROR). */
@@ -531,10 +558,6 @@ static int clone_file(struct dups *d, uint32_t ino, const char **why)
 	*why = NULL;
 	if (!err && fsck_inode_has_blocks(ctx->fs, &in))
 		err = walk_blocks(ctx, ino, &in, plan_block, &plan);
-	if (!err && plan.mapping_shared) {
-		*why = "a block of the file's map (an extent tree or indirect block) is shared; e4fsck clones data blocks only";
-		err = EXT4FS_E_INVALID_ARG;
-	}
 	if (!err) {
 		uint64_t acl = ext4fs_inode_file_acl(ctx->fs, &in);
 		if (acl && acl < ctx->geo->blocks_count && bitmap_paged_test(&ctx->block_dup, acl)) {
@@ -543,7 +566,8 @@ static int clone_file(struct dups *d, uint32_t ino, const char **why)
 		}
 	}
 	for (size_t i = 0; i < plan.n && !err; i++)
-		err = clone_run(d, ino, &in, &plan.runs[i], buf);
+		err = plan.runs[i].map ? clone_map_block(ctx, ino, &in, plan.runs[i].pblk)
+				       : clone_run(d, ino, &in, &plan.runs[i], buf);
 	ext4fs_alloc_release_inode(ctx->fs, ino);
 	if (!err && fsck_claim_blocks(ctx, ino))
 		err = EXT4FS_E_NO_MEMORY;

@@ -101,4 +101,59 @@ sif /small block[4] 10" ;;
 	esac
 done
 
+# Shared mapping blocks: e2fsck copies the tree or indirect block to a new
+# block for the file it clones, points the parent at the copy, and copies
+# the shared data below it.  /frag has holes punched at blocks 10, 20, 30
+# and 40, so its five extents need a leaf block; /frag2, punched alike, has
+# its root's index entry (i_block[4], the leaf's block number) pointed at
+# /frag's leaf.  On ext3, /three's single indirect block pointer is set to
+# /two's.  (With metadata_csum e2fsck's pass 1B stops at /frag2's leaf,
+# whose checksum is /frag's, and deletes the file: not compared here.)
+head -c 100000 /dev/urandom >"$src/frag"
+head -c 20000 /dev/urandom >"$src/three"
+cp "$src/frag" "$src/frag.want"
+for b in 10 20 30 40; do
+	dd if=/dev/zero of="$src/frag.want" bs=1024 seek=$b count=1 conv=notrunc status=none
+done
+head -c 12288 "$src/three" >"$src/three.want"
+tail -c +12289 "$src/two" >>"$src/three.want"
+
+# DAMAGE_CMD scripts: $1 is the image.
+cat >"$T/share-leaf.sh" <<EOS
+printf '%s\n' "write $src/frag frag" "write $src/frag frag2" \
+	"punch frag 10 10" "punch frag 20 20" "punch frag 30 30" "punch frag 40 40" \
+	"punch frag2 10 10" "punch frag2 20 20" "punch frag2 30 30" "punch frag2 40 40" |
+	debugfs -w -f - "\$1" >/dev/null 2>&1
+leaf=\$(debugfs -R "stat /frag" "\$1" 2>/dev/null | sed -n 's/.*(ETB0):\([0-9]*\).*/\1/p')
+debugfs -w -R "sif /frag2 block[4] \$leaf" "\$1" >/dev/null 2>&1
+EOS
+cat >"$T/share-ind.sh" <<EOS
+debugfs -w -R "write $src/three three" "\$1" >/dev/null 2>&1
+ind=\$(debugfs -R "stat /two" "\$1" 2>/dev/null | sed -n 's/.*(IND):\([0-9]*\).*/\1/p')
+debugfs -w -R "sif /three block[IND] \$ind" "\$1" >/dev/null 2>&1
+EOS
+
+# After the repair: file $2 reads $4 and file $3 reads $5.
+map_clone_check() {
+	local name=$1 img="$T/dmg.img"
+	debugfs -R "cat /$2" "$img" 2>/dev/null >"$T/a.out"
+	debugfs -R "cat /$3" "$img" 2>/dev/null >"$T/b.out"
+	if ! cmp -s "$T/a.out" "$4"; then
+		bad "$name: /$2 does not read what it held"; return
+	fi
+	if ! cmp -s "$T/b.out" "$5"; then
+		bad "$name: /$3 does not read the shared blocks"; return
+	fi
+	pass "$name: both files read the shared data"
+}
+
+before=$failed; failed=0
+DAMAGE_CMD=1 damage_case "two files share an extent tree leaf" "-t ext4 -O ^metadata_csum" ". '$T/share-leaf.sh'"
+[ $failed = 1 ] || map_clone_check "two files share an extent tree leaf" frag frag2 "$src/frag.want" "$src/frag.want"
+[ "$before" = 0 ] || failed=1
+before=$failed; failed=0
+DAMAGE_CMD=1 damage_case "two files share an indirect block" "-t ext3" ". '$T/share-ind.sh'"
+[ $failed = 1 ] || map_clone_check "two files share an indirect block" two three "$src/two" "$src/three.want"
+[ "$before" = 0 ] || failed=1
+
 [ $failed = 0 ] || fail "e4fsck disagrees with e2fsck on blocks claimed twice"
