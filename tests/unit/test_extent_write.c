@@ -644,6 +644,99 @@ static void indirect_map_4k(void **state)
 	indirect_map_through_all_levels(4096, rw_tweak_ext3ish_4k);
 }
 
+/* -- moving one mapping block (ext4fs_bmap_move_map_block) -- */
+
+struct nth_map_block {
+	unsigned want, seen;
+	uint64_t blk;
+	enum ext4fs_block_kind kind;
+};
+
+static int find_nth_map_block(const struct ext4fs_block_visit *v, void *arg)
+{
+	struct nth_map_block *f = arg;
+
+	if (v->kind != EXT4FS_BLOCK_DATA && f->seen++ == f->want) {
+		f->blk = v->pblk;
+		f->kind = v->kind;
+		return 1;
+	}
+	return 0;
+}
+
+/* Move the want-th mapping block (walk order) to a fresh block; the map must read the same, the old block be unused. */
+static void move_nth_map_block(struct rw_image *img, uint32_t ino, struct ext4fs_inode *in, unsigned want,
+			       enum ext4fs_block_kind kind, const uint64_t *model, uint64_t n)
+{
+	struct nth_map_block f = { .want = want }, again;
+	uint64_t fresh, free0 = map_test_free(img->fs);
+
+	assert_int_equal(ext4fs_block_iterate(img->fs, ino, in, 0, find_nth_map_block, &f), 1);
+	assert_int_equal(f.kind, kind);
+	map_test_pick_runs(img->fs, ext4fs_geom(img->fs)->blocks_count / 2, 1, 1, &fresh);
+	assert_int_equal(ext4fs_bmap_move_map_block(img->fs, ino, in, f.blk, fresh), 0);
+	check_model(img, ino, in, model, n);
+	again = (struct nth_map_block){ .want = want };
+	assert_int_equal(ext4fs_block_iterate(img->fs, ino, in, 0, find_nth_map_block, &again), 1);
+	assert_int_equal(again.blk, fresh);
+	/* The old block no longer belongs to the file: moving it again is refused, freeing it leaves a clean image. */
+	assert_int_equal(ext4fs_bmap_move_map_block(img->fs, ino, in, f.blk, fresh + 2), EXT4FS_E_INVALID_ARG);
+	assert_int_equal(ext4fs_blocks_mark_free(img->fs, f.blk, 1), 0);
+	assert_int_equal(map_test_free(img->fs), free0);
+}
+
+static void move_map_blocks_of_extent_tree(void **state)
+{
+	struct rw_image img;
+	struct ext4fs_inode in;
+	struct map_test_tree t;
+	unsigned n = 700;   /* more leaves than the root holds: depth 2 */
+	uint64_t *model = calloc(n, sizeof(*model));
+	uint32_t ino;
+
+	(void)state;
+	assert_non_null(model);
+	rw_image_open(&img, 16384, 1024, rw_tweak_1k);
+	ino = map_test_new_file(&img, "tree", &in);
+	build_scattered(&img, ino, &in, n, 1, 1, model);
+	set_size_blocks(&img, ino, &in, n);
+	map_test_tree(img.fs, ino, &in, &t);
+	assert_int_equal(t.depth, 2);
+	/* A leaf (its parent an index block), then the first index block (its parent the root). */
+	move_nth_map_block(&img, ino, &in, 2, EXT4FS_BLOCK_EXTENT_NODE, model, n);
+	move_nth_map_block(&img, ino, &in, 0, EXT4FS_BLOCK_EXTENT_NODE, model, n);
+	rw_image_assert_clean(&img);
+	rw_image_close(&img);
+	free(model);
+}
+
+static void move_map_blocks_of_indirect_map(void **state)
+{
+	struct rw_image img;
+	struct ext4fs_inode in;
+	uint64_t per = 256, n = 12 + per + 2 * per + 5, pblk;
+	uint64_t *model = calloc(n, sizeof(*model));
+	uint32_t ino, got;
+
+	(void)state;
+	assert_non_null(model);
+	rw_image_open(&img, 16384, 1024, rw_tweak_ext3ish_1k);
+	ino = map_test_new_file(&img, "ind", &in);
+	for (uint64_t l = 0; l < n; l += got) {
+		assert_int_equal(ext4fs_bmap_alloc(img.fs, ino, &in, l, (uint32_t)(n - l), n, 0, 0, &pblk, &got), 0);
+		for (uint32_t i = 0; i < got; i++)
+			model[l + i] = pblk + i;
+	}
+	set_size_blocks(&img, ino, &in, n);
+	/* Walk order: IND, DIND, its first IND, its second IND. */
+	move_nth_map_block(&img, ino, &in, 3, EXT4FS_BLOCK_IND, model, n);
+	move_nth_map_block(&img, ino, &in, 1, EXT4FS_BLOCK_DIND, model, n);
+	move_nth_map_block(&img, ino, &in, 0, EXT4FS_BLOCK_IND, model, n);
+	rw_image_assert_clean(&img);
+	rw_image_close(&img);
+	free(model);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -662,6 +755,8 @@ int main(void)
 		cmocka_unit_test(corrupt_node_is_reported_not_changed),
 		cmocka_unit_test(indirect_map_1k),
 		cmocka_unit_test(indirect_map_4k),
+		cmocka_unit_test(move_map_blocks_of_extent_tree),
+		cmocka_unit_test(move_map_blocks_of_indirect_map),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
