@@ -150,7 +150,10 @@ static int log_problem(struct e4fsck *ctx, const struct problem *p, const struct
 	return 0;
 }
 
-/* Ask on the terminal; 1 for yes.  Anything unreadable is a no. */
+/*
+ * Ask on the terminal; 1 for yes.  Anything unreadable is a no.  One
+ * newline after the answer, where -y and -n print two: e2fsck's way.
+ */
 static int ask_terminal(const struct problem *p)
 {
 	int def_yes = !(p->flags & PF_NO_DEFAULT);
@@ -160,16 +163,16 @@ static int ask_terminal(const struct problem *p)
 		printf("%s<%c>? ", problem_prompt_text(p->prompt), def_yes ? 'y' : 'n');
 		fflush(stdout);
 		if (!fgets(line, sizeof(line), stdin)) {
-			printf("no\n\n");
+			printf("no\n");
 			return 0;
 		}
 		char c = (char)tolower((unsigned char)line[0]);
 		if (c == '\n') {
-			printf("%s\n\n", def_yes ? "yes" : "no");
+			printf("%s\n", def_yes ? "yes" : "no");
 			return def_yes;
 		}
 		if (c == 'y' || c == 'n') {
-			printf("%s\n\n", c == 'y' ? "yes" : "no");
+			printf("%s\n", c == 'y' ? "yes" : "no");
 			return c == 'y';
 		}
 	}
