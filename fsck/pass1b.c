@@ -28,6 +28,8 @@
 #include "ext4fs/errors.h"
 #include "ext4fs/scan.h"
 #include "ext4fs/super.h"
+#include "ext4fs/xattr.h"
+#include "bytes.h"
 #include "dirs.h"
 #include "e4fsck.h"
 #include "extents.h"
@@ -546,6 +548,67 @@ static int clone_map_block(struct e4fsck *ctx, uint32_t ino, struct ext4fs_inode
 	return err ? err : ext4fs_bmap_move_map_block(ctx->fs, ino, in, old, nb);
 }
 
+static int has_xattr_blocks(const struct e4fsck *ctx)
+{
+	return ext4fs_has_compat(ctx->fs, EXT4FS_FEATURE_COMPAT_EXT_ATTR);
+}
+
+/* Point inode ino's attribute block at blk and write the record.  0 or a library error. */
+static int set_xattr_block(struct e4fsck *ctx, uint32_t ino, struct ext4fs_inode *in, uint64_t blk)
+{
+	in->i_file_acl_lo = (uint32_t)blk;
+	in->i_file_acl_high = (uint16_t)(blk >> 32);
+	return ext4fs_inode_write(ctx->fs, ino, in);
+}
+
+/*
+ * Give inode ino its own copy of its attribute block old, which something
+ * else claims too (another file's data, most likely).  Every other inode
+ * naming old as its attribute block shares it through h_refcount and
+ * follows to the copy, as in e2fsck, so the copy's h_refcount stays true
+ * and old is left to the remaining claimant.  Unlike e2fsck 1.47, the copy
+ * gets the checksum of its new place (the block number is part of it), and
+ * the claim the clone gave up is counted off, so the other claimant is not
+ * cloned as well, leaving old to nobody.  0 or a library error.
+ */
+static int clone_xattr_block(struct dups *d, uint32_t ino, struct ext4fs_inode *in, uint64_t old,
+			     unsigned char *buf)
+{
+	struct e4fsck *ctx = d->ctx;
+	struct dup_block *b = lookup(d, old);
+	int meta = bitmap_paged_test(&d->meta, old);
+	uint64_t copy;
+	/* Read again: cloning the data rewrote the record. */
+	int err = ext4fs_inode_read(ctx->fs, ino, in);
+
+	if (!err)
+		err = take_block(ctx, &copy);
+	if (!err)
+		err = ext4fs_block_read(ctx->fs, old, buf);
+	if (!err && ctx->geo->has_metadata_csum)
+		st32(buf + 16, ext4fs_xattr_block_csum(ctx->fs, copy, buf));
+	if (!err)
+		err = ext4fs_block_write(ctx->fs, copy, buf);
+	if (!err)
+		err = set_xattr_block(ctx, ino, in, copy);
+	if (err)
+		return err;
+	if (b && !meta)
+		release_ref(d, b);
+	for (uint32_t o = 0; b && o < b->nowners; o++) {
+		struct ext4fs_inode other;
+		uint32_t oino = b->owners[o];
+		if (oino == ino || ext4fs_inode_read(ctx->fs, oino, &other) ||
+		    ext4fs_inode_file_acl(ctx->fs, &other) != old)
+			continue;
+		err = set_xattr_block(ctx, oino, &other, copy);
+		if (err)
+			return err;
+		release_ref(d, b);
+	}
+	return 0;
+}
+
 /* Clone the shared blocks of inode ino.  0, or -1 with the reason in *why (for PR_1D_CLONE_ERROR). */
 static int clone_file(struct dups *d, uint32_t ino, const char **why)
 {
@@ -558,17 +621,16 @@ static int clone_file(struct dups *d, uint32_t ino, const char **why)
 	*why = NULL;
 	if (!err && fsck_inode_has_blocks(ctx->fs, &in))
 		err = walk_blocks(ctx, ino, &in, plan_block, &plan);
-	if (!err) {
-		uint64_t acl = ext4fs_inode_file_acl(ctx->fs, &in);
-		if (acl && acl < ctx->geo->blocks_count && bitmap_paged_test(&ctx->block_dup, acl)) {
-			*why = "its extended attribute block is shared; e4fsck does not clone those yet";
-			err = EXT4FS_E_INVALID_ARG;
-		}
-	}
 	for (size_t i = 0; i < plan.n && !err; i++)
 		err = plan.runs[i].map ? clone_map_block(ctx, ino, &in, plan.runs[i].pblk)
 				       : clone_run(d, ino, &in, &plan.runs[i], buf);
 	ext4fs_alloc_release_inode(ctx->fs, ino);
+	/* The attribute block last, as e2fsck clones it. */
+	if (!err && has_xattr_blocks(ctx)) {
+		uint64_t acl = ext4fs_inode_file_acl(ctx->fs, &in);
+		if (acl && acl < ctx->geo->blocks_count && bitmap_paged_test(&ctx->block_dup, acl))
+			err = clone_xattr_block(d, ino, &in, acl, buf);
+	}
 	if (!err && fsck_claim_blocks(ctx, ino))
 		err = EXT4FS_E_NO_MEMORY;
 	if (!err)
@@ -607,6 +669,57 @@ static int delete_block(const struct ext4fs_block_visit *v, void *arg)
 	return err;
 }
 
+/*
+ * Deleted inode ino named attribute block blk: one reference fewer in its
+ * h_refcount (a block that cannot be read or has a bad header is reported
+ * and counted as still held).  Left with no reference, the block is freed,
+ * unless another file claims it too: then only the claim is counted off.
+ * 0, or -1 after fsck_fatal().
+ */
+static int drop_xattr_ref(struct dups *d, uint32_t ino, uint64_t blk)
+{
+	struct e4fsck *ctx = d->ctx;
+	const struct ext4fs_geom *g = ctx->geo;
+	struct problem_ctx pctx = { .ino = ino, .blk = blk };
+	unsigned char *buf;
+	uint32_t left = 1;
+	int err;
+
+	if (blk < g->first_data_block || blk >= g->blocks_count)
+		return 0;
+	buf = malloc(g->block_size);
+	err = buf ? ext4fs_block_read(ctx->fs, blk, buf) : EXT4FS_E_NO_MEMORY;
+	if (!err && (ld32(buf) != EXT4FS_XATTR_MAGIC || ld32(buf + 8) != 1)) {
+		pctx.str = "Extended attribute block has a bad header";
+		fix_problem(ctx, PR_1B_ADJ_EA_REFCOUNT, &pctx);
+	} else if (!err) {
+		left = ld32(buf + 4) ? ld32(buf + 4) - 1 : 0;
+		st32(buf + 4, left);
+		if (g->has_metadata_csum)
+			st32(buf + 16, ext4fs_xattr_block_csum(ctx->fs, blk, buf));
+		err = ext4fs_block_write(ctx->fs, blk, buf);
+	}
+	if (err) {
+		pctx.str = ext4fs_strerror(err);
+		fix_problem(ctx, PR_1B_ADJ_EA_REFCOUNT, &pctx);
+	}
+	free(buf);
+	struct dup_block *db = bitmap_paged_test(&ctx->block_dup, blk) ? lookup(d, blk) : NULL;
+	if (db) {
+		release_ref(d, db);
+	} else if (left == 0) {
+		const struct ext4fs_bitmap *bb;
+		bitmap_paged_clear_range(&ctx->block_found, blk, 1);
+		if (!ext4fs_fs_block_bitmap(ctx->fs, &bb) && ext4fs_bitmap_test(bb, blk) > 0 &&
+		    ext4fs_blocks_mark_free(ctx->fs, blk, 1)) {
+			fsck_fatal(ctx, "could not free extended attribute block %llu: %s", (unsigned long long)blk,
+				   ext4fs_errmsg(ctx->fs));
+			return -1;
+		}
+	}
+	return 0;
+}
+
 /* Delete inode ino: its blocks no one else holds are freed, the inode is cleared.  0 or -1 (reported). */
 static int delete_file(struct dups *d, uint32_t ino)
 {
@@ -632,7 +745,8 @@ static int delete_file(struct dups *d, uint32_t ino)
 		return -1;
 	}
 	ctx->fs_changed = 1;
-	return 0;
+	uint64_t acl = ext4fs_inode_file_acl(ctx->fs, &in);
+	return acl && has_xattr_blocks(ctx) ? drop_xattr_ref(d, ino, acl) : 0;
 }
 
 /* e2fsck's "mod time": the inode's mtime as ctime(3) prints it, without the newline. */

@@ -107,6 +107,7 @@
 #define PR_1B_DUP_BLOCK                0x011002
 #define PR_1B_DUP_BLOCK_END            0x011003
 #define PR_1B_BLOCK_ITERATE            0x011006
+#define PR_1B_ADJ_EA_REFCOUNT          0x011007
 #define PR_1B_DUP_RANGE                0x011008
 #define PR_1C_PASS_HEADER              0x012000
 #define PR_1D_PASS_HEADER              0x013000

@@ -128,6 +128,9 @@ static const struct problem rows[] = {
 	{ PR_1B_DUP_BLOCK_END, "PR_1B_DUP_BLOCK_END", "\n", PROMPT_NONE, PF_PREEN_NOHDR },
 	{ PR_1B_BLOCK_ITERATE, "PR_1B_BLOCK_ITERATE", "Error while iterating over blocks in inode %i (%s): %m\n",
 	  PROMPT_NONE, 0 },
+	/* e2fsck's %m is the library's message; ours comes in %s. */
+	{ PR_1B_ADJ_EA_REFCOUNT, "PR_1B_ADJ_EA_REFCOUNT",
+	  "Error adjusting refcount for extended attribute block %b (inode %i): %s\n", PROMPT_NONE, 0 },
 	{ PR_1C_PASS_HEADER, "PR_1C_PASS_HEADER",
 	  "Pass 1C: Scanning directories for inodes with multiply-claimed blocks\n", PROMPT_NONE, 0 },
 	{ PR_1D_PASS_HEADER, "PR_1D_PASS_HEADER", "Pass 1D: Reconciling multiply-claimed blocks\n", PROMPT_NONE, 0 },
