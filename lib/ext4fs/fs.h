@@ -398,6 +398,18 @@ int ext4fs_group_desc_set_exact(struct ext4fs_fs *fs, uint32_t g,
  */
 int ext4fs_super_set(struct ext4fs_fs *fs, const struct ext4fs_super *sb);
 
+/*
+ * Change the superblock's journal state (e4fsck's journal check): the
+ * has_journal and needs_recovery features, s_journal_inum, s_journal_dev,
+ * s_journal_uuid, s_jnl_blocks, s_jnl_backup_type and s_state are taken
+ * from sb, every other field of sb is ignored.  On a writable handle the
+ * change is written at flush; on a handle opened with EXT4FS_OPEN_RECOVERY
+ * (a journal that may need replaying keeps the handle from being
+ * writable) the primary superblock is written at once, its backups by a
+ * later writable handle's flush.  Errors: EXT4FS_E_READ_ONLY, I/O errors.
+ */
+int ext4fs_super_set_journal(struct ext4fs_fs *fs, const struct ext4fs_super *sb);
+
 #ifdef __cplusplus
 }
 #endif

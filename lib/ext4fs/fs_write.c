@@ -608,6 +608,40 @@ static int write_super_at(struct ext4fs_fs *fs, uint64_t byte, uint16_t group)
 	return 0;
 }
 
+/* The superblock fields ext4fs_super_set_journal() may change. */
+static void take_journal_state(struct ext4fs_super *to, const struct ext4fs_super *from)
+{
+	to->s_feature_compat = (to->s_feature_compat & ~(uint32_t)EXT4FS_FEATURE_COMPAT_HAS_JOURNAL) |
+			       (from->s_feature_compat & EXT4FS_FEATURE_COMPAT_HAS_JOURNAL);
+	to->s_feature_incompat = (to->s_feature_incompat & ~(uint32_t)EXT4FS_FEATURE_INCOMPAT_RECOVER) |
+				 (from->s_feature_incompat & EXT4FS_FEATURE_INCOMPAT_RECOVER);
+	to->s_journal_inum = from->s_journal_inum;
+	to->s_journal_dev = from->s_journal_dev;
+	memcpy(to->s_journal_uuid, from->s_journal_uuid, sizeof(to->s_journal_uuid));
+	memcpy(to->s_jnl_blocks, from->s_jnl_blocks, sizeof(to->s_jnl_blocks));
+	to->s_jnl_backup_type = from->s_jnl_backup_type;
+	to->s_state = from->s_state;
+}
+
+int ext4fs_super_set_journal(struct ext4fs_fs *fs, const struct ext4fs_super *sb)
+{
+	int err;
+
+	if (fs_writable(fs)) {
+		take_journal_state(&fs->sb, sb);
+		fs->super_dirty = 1;
+		return 0;
+	}
+	if (!(fs->flags & EXT4FS_OPEN_RECOVERY))
+		return fs_require_rw(fs, "changing the journal fields of the superblock");
+	take_journal_state(&fs->sb, sb);
+	err = write_super_at(fs, EXT4FS_SUPER_OFFSET, 0);
+	if (err)
+		return err;
+	err = ext4fs_io_flush(fs->io);
+	return err ? fs_fail(fs, err, "flushing the superblock: %s", ext4fs_strerror(err)) : 0;
+}
+
 static int flush_supers(struct ext4fs_fs *fs)
 {
 	const struct ext4fs_geom *geo = &fs->geom;

@@ -125,6 +125,24 @@ uint32_t ext4fs_journal_csum_seed(const uint8_t uuid[16]);
  */
 uint32_t ext4fs_journal_crc32_be(uint32_t crc, const void *buf, size_t len);
 
+/* s_jnl_backup_type: s_jnl_blocks[0..14] hold the journal inode's i_block, [15] and [16] its size. */
+#define EXT4FS_JNL_BACKUP_BLOCKS 1
+
+/*
+ * Give a file system that has no journal a new internal one (e4fsck's
+ * "Recreate journal"): inode 8 (which must be unused: no links, no blocks)
+ * becomes a regular file of blocks + fc_blocks zeroed blocks, taken from
+ * the start of a group near the middle of the file system as e2fsprogs
+ * takes them, with an empty v2 journal superblock (fc_blocks of them a
+ * fast-commit area); the superblock gets has_journal, s_journal_inum and
+ * the backup of the inode's map (s_jnl_blocks).  Needs a writable handle;
+ * written at once, the superblock at flush.  Errors: EXT4FS_E_READ_ONLY,
+ * EXT4FS_E_EXISTS (a journal, or inode 8 in use), EXT4FS_E_INVALID_ARG
+ * (fewer than EXT4FS_JBD2_MIN_BLOCKS blocks, or too many), EXT4FS_E_NO_SPACE,
+ * EXT4FS_E_NO_MEMORY, I/O errors; on failure the blocks taken are given back.
+ */
+int ext4fs_journal_create(struct ext4fs_fs *fs, uint32_t blocks, uint32_t fc_blocks);
+
 /* -- Reading and replaying an internal journal ------------------------------ */
 
 struct ext4fs_journal;

@@ -471,7 +471,7 @@ static void plan_super(const struct ext4fs_mkfs_params *p, struct ext4fs_super *
 	if (p->feature_incompat & EXT4FS_FEATURE_INCOMPAT_CASEFOLD)
 		sb->s_encoding = 1;   /* utf8-12.1, mke2fs's default */
 	if (p->feature_compat & EXT4FS_FEATURE_COMPAT_HAS_JOURNAL)
-		sb->s_jnl_backup_type = 1;
+		sb->s_jnl_backup_type = EXT4FS_JNL_BACKUP_BLOCKS;
 	/* The resize inode's size needs large_file from 2 GiB up (2 KiB blocks and larger). */
 	if (p->feature_compat & EXT4FS_FEATURE_COMPAT_RESIZE_INODE) {
 		uint64_t apb = p->block_size / 4;

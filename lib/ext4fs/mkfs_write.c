@@ -673,6 +673,25 @@ static int write_super_copy(struct writer *w, uint64_t byte, uint16_t group)
 	return 0;
 }
 
+/*
+ * The superblock keeps a copy of the journal inode's i_block and size
+ * (s_jnl_blocks, "Journal backup: inode blocks"), for a checker to fall
+ * back on when the inode is lost; e2fsck -y writes it when it is missing.
+ */
+static void backup_journal_map(const struct ext4fs_mkfs_plan *pl)
+{
+	struct ext4fs_super *sb = &pl->fs->sb;
+	struct ext4fs_inode in;
+	uint64_t size = (uint64_t)pl->journal.blocks * pl->fs->geom.block_size;
+
+	memset(&in, 0, sizeof(in));
+	inode_map_file(pl, &in, &pl->journal);
+	for (unsigned i = 0; i < EXT4FS_N_BLOCKS; i++)
+		sb->s_jnl_blocks[i] = le32_load(in.i_block + 4 * i);
+	sb->s_jnl_blocks[15] = (uint32_t)(size >> 32);
+	sb->s_jnl_blocks[16] = (uint32_t)size;
+}
+
 static int write_supers(struct writer *w)
 {
 	const struct ext4fs_mkfs_plan *pl = w->pl;
@@ -681,6 +700,8 @@ static int write_supers(struct writer *w)
 	int err;
 
 	report(w, EXT4FS_MKFS_STAGE_SUPER, 0, fs->geom.group_count);
+	if (pl->journal_blocks)
+		backup_journal_map(pl);
 	/* Lifetime writes: what this run wrote, plus the superblocks still to come. */
 	fs->sb.s_kbytes_written = (w->io->stats.bytes_written + (uint64_t)(pl->nbackups + 1) * 1024) / 1024;
 	fs->sb.s_wtime = (uint32_t)pl->p.now;
