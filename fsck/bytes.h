@@ -1,6 +1,7 @@
 /*
- * bytes.h - little-endian loads and stores in on-disk buffers, for the
- * checker's own parsing (directory entries, attribute blocks, block maps).
+ * bytes.h - little-endian (and, for the journal, big-endian) loads and
+ * stores in on-disk buffers, for the checker's own parsing (directory
+ * entries, attribute blocks, block maps, the journal superblock).
  * Byte-wise, so any alignment and host byte order do.
  */
 #ifndef E4FSCK_BYTES_H
@@ -28,6 +29,18 @@ static inline void st32(unsigned char *p, uint32_t v)
 {
 	for (int i = 0; i < 4; i++)
 		p[i] = (unsigned char)(v >> (8 * i));
+}
+
+/* Big-endian, for the journal's structures. */
+static inline uint32_t ld32be(const unsigned char *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+static inline void st32be(unsigned char *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (unsigned char)(v >> (24 - 8 * i));
 }
 
 #endif

@@ -18,6 +18,7 @@
 #include "ext4fs/mountcheck.h"
 #include "ext4fs/super.h"
 #include "e4fsck.h"
+#include "journal_check.h"
 #include "guard.h"
 #include "problem.h"
 #include "progress.h"
@@ -245,6 +246,18 @@ static int open_fs(struct e4fsck *ctx, unsigned flags)
 		ctx->device = ctx->label;
 	}
 	return 0;
+}
+
+int fsck_reopen(struct e4fsck *ctx, unsigned flags)
+{
+	int err = ext4fs_close_flush(ctx->fs);
+
+	ctx->fs = NULL;
+	if (err) {
+		fsck_fatal(ctx, "%s while writing %s", ext4fs_strerror(err), ctx->device);
+		return -1;
+	}
+	return open_fs(ctx, flags);
 }
 
 /*
@@ -552,7 +565,9 @@ static void preen_halt(struct e4fsck *ctx)
 	if (!ctx->read_only) {
 		struct ext4fs_super sb = *ext4fs_sb(ctx->fs);
 		sb.s_state |= EXT4FS_STATE_ERROR;
-		if (ext4fs_super_set(ctx->fs, &sb) || ext4fs_flush(ctx->fs))
+		/* The state is one of the journal fields: this works on a handle opened for recovery too. */
+		if (ext4fs_super_set_journal(ctx->fs, &sb) ||
+		    ((ext4fs_fs_flags(ctx->fs) & EXT4FS_OPEN_RW) && ext4fs_flush(ctx->fs)))
 			fsck_fatal(ctx, "%s while recording the errors in the superblock", ext4fs_errmsg(ctx->fs));
 	}
 	ctx->exit_status = FSCK_UNCORRECTED | (ctx->exit_status & FSCK_ERROR);
@@ -594,23 +609,43 @@ int main(int argc, char **argv)
 	if (ctx.mode != MODE_PREEN)
 		fprintf(stderr, "%s %s (%s)\n", ctx.prog, PACKAGE_VERSION, E4FSCK_RELEASE_DATE);
 	timing_begin(&ctx);
-	/* A first, read-only look: a journal to replay needs a handle of its own. */
+	/*
+	 * A first, read-only look; then, to repair, a writable handle, or one
+	 * for recovery when the journal may need replaying (a writable open is
+	 * refused then).  The journal step comes first, as in e2fsck, and again
+	 * after a replay.
+	 */
 	ctx.read_only = ctx.mode == MODE_NO;
 	if (check_mounted(&ctx) || fsck_choose_super(&ctx) || open_fs(&ctx, 0))
 		goto out;
+	if (!ctx.read_only &&
+	    fsck_reopen(&ctx, ext4fs_has_incompat(ctx.fs, EXT4FS_FEATURE_INCOMPAT_RECOVER) ? EXT4FS_OPEN_RECOVERY
+											  : EXT4FS_OPEN_RW))
+		goto out;
+	int changed_before = ctx.fs_changed;
+	if (fsck_check_journal(&ctx)) {
+		if (ctx.aborted)
+			preen_halt(&ctx);
+		goto out;
+	}
 	if (ext4fs_has_incompat(ctx.fs, EXT4FS_FEATURE_INCOMPAT_RECOVER)) {
 		if (ctx.read_only)
 			printf("Warning: skipping journal recovery because doing a read-only filesystem check.\n");
 		else if (recover_journal(&ctx))
 			goto out;
-	} else if (!ctx.read_only) {
-		ext4fs_close(ctx.fs);
-		ctx.fs = NULL;
-		if (open_fs(&ctx, EXT4FS_OPEN_RW))
+		/* e2fsck starts again after a replay: what its journal step changed is not counted. */
+		ctx.fs_changed = changed_before;
+		if (!ctx.read_only && fsck_check_journal(&ctx)) {
+			if (ctx.aborted)
+				preen_halt(&ctx);
 			goto out;
+		}
+	} else if (!ctx.read_only && !(ext4fs_fs_flags(ctx.fs) & EXT4FS_OPEN_RW) && fsck_reopen(&ctx, EXT4FS_OPEN_RW)) {
+		goto out;
 	}
 	/* e2fsck's order: the superblock and descriptors, the orphan list, the clock, then whether to go on. */
-	if (fsck_check_super(&ctx) || fsck_release_orphans(&ctx) || fsck_check_super_times(&ctx)) {
+	if (fsck_check_super(&ctx) || fsck_release_orphans(&ctx) || fsck_check_super_times(&ctx) ||
+	    fsck_backup_journal_map(&ctx)) {
 		if (ctx.aborted)
 			preen_halt(&ctx);
 		goto out;
@@ -649,6 +684,8 @@ int main(int argc, char **argv)
 	}
 	if (!rc && !ctx.aborted)
 		fsck_check_orphan_file(&ctx);
+	if (!rc && !ctx.aborted && !ctx.fatal && fsck_recreate_journal(&ctx))
+		goto out;
 	if (ctx.fatal) {
 		fatal_end(&ctx);
 		goto out;

@@ -116,6 +116,7 @@ struct e4fsck {
 	int fs_modified;            /* written, but nothing repaired (orphans finished, trees optimized): exit 0 */
 	int aborted;                /* preen met an unsafe problem: stop */
 	int fatal;                  /* a PF_FATAL problem: stop, and end as e2fsck's fatal_error() */
+	int recreate_journal;       /* the journal step removed a bad journal: offer a new one after pass 5 */
 	unsigned long problems, problems_fixed;
 	struct problem_record *log;
 	size_t nlog, caplog;
@@ -151,6 +152,13 @@ struct e4fsck {
 
 	struct pass_time times[TIME_SLOTS];
 };
+
+/*
+ * Close the file system (writing what is pending) and open it again with
+ * flags (EXT4FS_OPEN_RW, EXT4FS_OPEN_RECOVERY, 0).  0, or -1 after a
+ * message (exit 8).
+ */
+int fsck_reopen(struct e4fsck *ctx, unsigned flags);
 
 /* Record an operational failure (exit 8) with a message on stderr. */
 void fsck_fatal(struct e4fsck *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

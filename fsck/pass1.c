@@ -53,8 +53,8 @@ enum p1_fix {
 	FIX_EXTENT,         /* the extent tree repair in ext */
 	FIX_CLEAR_INODE,    /* the inode is no longer in use (e2fsck's "Clear inode") */
 	FIX_CLEAR_ROOT,     /* the same for the root, its block map zeroed too (pass 3 makes a new root) */
-	FIX_ORPHAN_MODE,    /* the orphan file's mode becomes a plain regular file */
-	FIX_ORPHAN_ZERO,    /* yes: the orphan file's record is zeroed; no: its blocks are claimed */
+	FIX_MODE_REGULAR,   /* the orphan file's or journal's mode becomes a plain regular file */
+	FIX_ZERO_INODE,     /* yes: the unused orphan file's or journal inode's record is zeroed; no: its blocks are claimed */
 	FIX_IND_CLEAR,      /* the illegal pointer in ind is zeroed */
 	FIX_EA_CHECK,       /* not a problem yet: check the xattr block value now, in inode order */
 	FIX_EXTRA_ISIZE,    /* i_extra_isize = value */
@@ -504,18 +504,43 @@ static int check_orphan_file(struct p1_worker *w, uint32_t ino, const struct ext
 		return -1;
 	}
 	if (ext4fs_has_compat(w->fs, EXT4FS_FEATURE_COMPAT_ORPHAN_FILE)) {
-		if (!EXT4FS_ISREG(in->i_mode) && record(w, PR_1_ORPHAN_FILE_BAD_MODE, &pctx, FIX_ORPHAN_MODE, 0, NULL))
+		if (!EXT4FS_ISREG(in->i_mode) && record(w, PR_1_ORPHAN_FILE_BAD_MODE, &pctx, FIX_MODE_REGULAR, 0, NULL))
 			return -1;
 		return check_blocks(w, ino, in) ? -1 : 0;
 	}
 	uint32_t first_block;
 	memcpy(&first_block, in->i_block, sizeof(first_block));
 	if (in->i_links_count || ext4fs_inode_blocks_raw(w->fs, in) || first_block) {
-		if (record(w, PR_1_ORPHAN_FILE_NOT_CLEAR, &pctx, FIX_ORPHAN_ZERO, 0, NULL))
+		if (record(w, PR_1_ORPHAN_FILE_NOT_CLEAR, &pctx, FIX_ZERO_INODE, 0, NULL))
 			return -1;
 		return 0;
 	}
 	return 1;
+}
+
+/*
+ * The journal inode, as e2fsck checks it: when the superblock names it as
+ * the journal, a mode other than a regular file is offered to be made one
+ * and its blocks are claimed; otherwise an inode holding anything (links,
+ * blocks, a map) is offered to be zeroed, its blocks claimed only after a
+ * no.  0 done, -1.
+ */
+static int check_journal_inode(struct p1_worker *w, const struct ext4fs_inode *in)
+{
+	struct problem_ctx pctx = { .ino = EXT4FS_JOURNAL_INO };
+	uint32_t first_block;
+
+	if (ext4fs_sb(w->fs)->s_journal_inum == EXT4FS_JOURNAL_INO) {
+		if (!EXT4FS_ISREG(in->i_mode) &&
+		    record(w, PR_1_JOURNAL_BAD_MODE, &pctx, FIX_MODE_REGULAR, 0, NULL))
+			return -1;
+		return check_blocks(w, EXT4FS_JOURNAL_INO, in) ? -1 : 0;
+	}
+	memcpy(&first_block, in->i_block, sizeof(first_block));
+	if ((in->i_links_count || ext4fs_inode_blocks_raw(w->fs, in) || first_block) &&
+	    record(w, PR_1_JOURNAL_INODE_NOT_CLEAR, &pctx, FIX_ZERO_INODE, 0, NULL))
+		return -1;
+	return 0;
 }
 
 /* Reserved inodes below s_first_ino but the root: returns 1 when checked as an ordinary inode, 0 done, -1. */
@@ -531,7 +556,9 @@ static int check_reserved(struct p1_worker *w, uint32_t ino, const struct ext4fs
 		}
 		return 0;
 	}
-	if (ino == EXT4FS_JOURNAL_INO || ino == EXT4FS_BAD_INO || in->i_mode || in->i_links_count)
+	if (ino == EXT4FS_JOURNAL_INO)
+		return check_journal_inode(w, in);
+	if (ino == EXT4FS_BAD_INO || in->i_mode || in->i_links_count)
 		return check_blocks(w, ino, in);
 	return 0;
 }
@@ -859,10 +886,12 @@ static int zero_inode(struct e4fsck *ctx, uint32_t ino)
 	}
 	counter_paged_set(&ctx->links_disk, ino, 0);
 	/*
-	 * e2fsck keeps such an inode marked in use, and its next run then
-	 * frees it in pass 5; this run lets pass 5 free it at once.
+	 * A reserved inode (the journal's) stays in use.  e2fsck keeps the
+	 * orphan file's marked in use too, and its next run then frees it in
+	 * pass 5; this run lets pass 5 free it at once.
 	 */
-	bitmap_paged_clear_range(&ctx->inode_used, ino, 1);
+	if (ino >= ctx->geo->first_ino)
+		bitmap_paged_clear_range(&ctx->inode_used, ino, 1);
 	ctx->fs_changed = 1;
 	return 0;
 }
@@ -959,7 +988,7 @@ static int answer_problems(struct e4fsck *ctx, struct p1_worker *w)
 				p->pctx.str = p->detail;
 			last_answer = fix_problem(ctx, p->code, &p->pctx);
 			p->answered_yes = last_answer;
-			if (p->fix == FIX_ORPHAN_ZERO) {
+			if (p->fix == FIX_ZERO_INODE) {
 				/* Kept (no): it holds its blocks; zeroed (yes): they are left for pass 5 to free. */
 				if (last_answer ? zero_inode(ctx, ino) : fsck_claim_blocks(ctx, ino))
 					return -1;
@@ -1041,7 +1070,7 @@ static int answer_problems(struct e4fsck *ctx, struct p1_worker *w)
 				if (p->code == PR_1_ZERO_LENGTH_DIR && ctx->stats.directories)
 					ctx->stats.directories--;
 				break;
-			case FIX_ORPHAN_MODE:
+			case FIX_MODE_REGULAR:
 				in.i_mode = EXT4FS_S_IFREG;
 				break;
 			case FIX_CLEAR_ROOT:
@@ -1076,7 +1105,7 @@ static int answer_problems(struct e4fsck *ctx, struct p1_worker *w)
 				break;
 			}
 			case FIX_CSUM: case FIX_NONE: case FIX_EA_CHECK: case FIX_EA_IBODY_CLEAR: case FIX_EA_INODE_FL:
-			case FIX_EPOCH: case FIX_ORPHAN_ZERO:
+			case FIX_EPOCH: case FIX_ZERO_INODE:
 				break;
 			}
 			changed = 1;

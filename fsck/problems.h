@@ -15,6 +15,20 @@
 #define PR_0_ADD_UUID                  0x000009
 #define PR_0_MISC_CORRUPT_SUPER        0x00000B
 #define PR_0_INODE_COUNT_WRONG         0x00000D
+#define PR_0_JOURNAL_BAD_INODE         0x00000F
+#define PR_0_JOURNAL_UNSUPP_MULTIFS    0x000010
+#define PR_0_JOURNAL_BAD_SUPER         0x000015
+#define PR_0_JOURNAL_HAS_JOURNAL       0x000016
+#define PR_0_JOURNAL_RECOVER_SET       0x000017
+#define PR_0_JOURNAL_RECOVERY_CLEAR    0x000018
+#define PR_0_JOURNAL_RESET_JOURNAL     0x000019
+#define PR_0_JOURNAL_UNSUPP_ROCOMPAT   0x000025
+#define PR_0_JOURNAL_UNSUPP_INCOMPAT   0x000026
+#define PR_0_JOURNAL_UNSUPP_VERSION    0x000027
+#define PR_0_CLEAR_V2_JOURNAL          0x00002A
+#define PR_0_JOURNAL_RUN               0x00002B
+#define PR_0_JOURNAL_RUN_DEFAULT       0x00002C
+#define PR_0_BACKUP_JNL                0x00002D
 #define PR_0_NONZERO_RESERVED_GDT_BLOCKS 0x00002E
 #define PR_0_CLEAR_RESIZE_INODE        0x00002F
 #define PR_0_FUTURE_SB_LAST_MOUNT      0x000031
@@ -41,6 +55,7 @@
 #define PR_0_GDT_ITABLE_UNUSED         0x00E003
 
 /* After pass 5: the orphan file (e2fsck's pass 6 numbers; rows in problems_pass0.c). */
+#define PR_6_RECREATE_JOURNAL          0x060001
 #define PR_6_ORPHAN_FILE_WITHOUT_JOURNAL 0x060007
 #define PR_6_ORPHAN_FILE_TRUNC_FAILED  0x060008
 #define PR_6_ORPHAN_FILE_CORRUPTED     0x060009
@@ -52,6 +67,8 @@
 #define PR_6_ORPHAN_FILE_HOLE          0x060010
 
 /* Pass 1 */
+#define PR_1_JOURNAL_INODE_NOT_CLEAR   0x010034
+#define PR_1_JOURNAL_BAD_MODE          0x010035
 #define PR_1_ROOT_NO_DIR               0x010001
 #define PR_1_ROOT_DTIME                0x010002
 #define PR_1_ORPHAN_FILE_BAD_MODE      0x01008F

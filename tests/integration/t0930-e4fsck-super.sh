@@ -18,30 +18,18 @@ set -eu
 # shellcheck source-path=SCRIPTDIR source=../lib/common.sh
 . "$(dirname -- "$0")/../lib/common.sh"
 
-e2fsck -V 2>&1 | grep -q '^e2fsck 1\.4[7-9]' || skip "the oracle is e2fsck 1.47 or later"
 # shellcheck source-path=SCRIPTDIR source=../lib/fsck-damage.sh
 . "$(dirname -- "$0")/../lib/fsck-damage.sh"
+damage_need_e2fsck_147
 damage_setup
-
-src="$T/tree"
-mkdir -p "$src"
-head -c 300000 /dev/urandom >"$src/big"
+damage_tree
 
 # Layout spec: "mke2fs options@size".
 L4K="-t ext4 -b 4096@136M"
 L1K="-t ext4 -O ^metadata_csum -b 1024@16M"
 L3="-t ext3@16M"
 
-base_image() {
-	local img=$1 spec=$2
-	rm -f "$img"
-	# shellcheck disable=SC2086
-	mke2fs -q -F ${spec%@*} "$img" "${spec#*@}" >/dev/null 2>&1
-	debugfs -w -f - "$img" >/dev/null 2>&1 <<-EOF
-		write $src/big big
-		mkdir d
-	EOF
-}
+base_image() { spec_image "$@"; }
 
 # Byte edits of the primary superblock (debugfs cannot set these).
 zero_magic='printf "\0\0" | dd of="$1" bs=1 seek=$((1024 + 0x38)) conv=notrunc status=none'
@@ -62,36 +50,6 @@ done
 damage_case "metadata_csum with uninit_bg [$L4K]" "$L4K" "feature uninit_bg"
 
 # ------------------------------------------------ e2fsck's exit 8 and exit 0 kinds
-# Output compared with the clock and the names made neutral.
-clean_out() { neutral "$1" "$2" | sed -e 's/now = [^)]*)/now = NOW)/'; }
-
-# same_as_e2fsck NAME SPEC CMDS [sh]: in -n, -p and -y, e4fsck exits and prints
-# as e2fsck on a copy; -n changes nothing; the result is what e2fsck leaves
-# (clean, or still refused with exit 8).
-same_as_e2fsck() {
-	local name=$1 spec=$2 cmds=$3 how=${4:-debugfs} m rc want ok=1
-	base_image "$T/s.img" "$spec"
-	if [ "$how" = sh ]; then bash -c "$cmds" damage "$T/s.img"; else debugfs -w -f - "$T/s.img" >/dev/null 2>&1 <<<"$cmds"; fi
-	local before; before=$(md5sum <"$T/s.img")
-	for m in n p y; do
-		cp "$T/s.img" "$T/o$m.img"; cp "$T/s.img" "$T/t$m.img"
-		rc=0; "$E4FSCK" -f$m "$T/o$m.img" >"$T/o.$m" 2>&1 || rc=$?
-		want=0; e2fsck -f$m "$T/t$m.img" >"$T/t.$m" 2>&1 || want=$?
-		if [ "$rc" != "$want" ]; then
-			bad "$name: -f$m exit $rc, e2fsck's $want"; sed 's/^/    /' "$T/o.$m" | head -n 12; ok=0; continue
-		fi
-		if ! diff <(clean_out "$T/o.$m" "$T/o$m.img") <(clean_out "$T/t.$m" "$T/t$m.img") >"$T/diff"; then
-			bad "$name: -f$m output differs from e2fsck's:"; sed 's/^/    /' "$T/diff" | head -n 12; ok=0
-		fi
-	done
-	[ "$(md5sum <"$T/on.img")" = "$before" ] || { bad "$name: -fn changed the image"; ok=0; }
-	rc=0; e2fsck -fn "$T/oy.img" >/dev/null 2>&1 || rc=$?
-	want=0; e2fsck -fn "$T/ty.img" >/dev/null 2>&1 || want=$?
-	[ "$rc" = "$want" ] || { bad "$name: e2fsck -fn gives $rc after e4fsck -fy, $want after e2fsck -fy"; ok=0; }
-	[ $ok = 1 ] && pass "$name"
-	return 0
-}
-
 for spec in "$L4K" "$L1K" "$L3"; do
 	tag="[${spec%@*}]"
 	same_as_e2fsck "r_blocks_count too big: fatal $tag" "$spec" "ssv r_blocks_count 9000"

@@ -23,14 +23,11 @@ set -eu
 
 need_cmd dumpe2fs
 need_cmd od
-e2fsck -V 2>&1 | grep -q '^e2fsck 1\.4[7-9]' || skip "the oracle is e2fsck 1.47 or later"
 # shellcheck source-path=SCRIPTDIR source=../lib/fsck-damage.sh
 . "$(dirname -- "$0")/../lib/fsck-damage.sh"
+damage_need_e2fsck_147
 damage_setup
-
-src="$T/tree"
-mkdir -p "$src"
-head -c 300000 /dev/urandom >"$src/big"
+damage_tree
 
 # Layout spec: "mke2fs options@size".
 L4K="-t ext4 -b 4096@16M"
@@ -38,16 +35,7 @@ L1K="-t ext4 -b 1024@16M"
 LG="-t ext4 -O ^metadata_csum -b 1024 -g 4096@16M"
 L3="-t ext3 -b 4096@16M"
 
-base_image() {
-	local img=$1 spec=$2
-	rm -f "$img"
-	# shellcheck disable=SC2086
-	mke2fs -q -F ${spec%@*} "$img" "${spec#*@}" >/dev/null 2>&1
-	debugfs -w -f - "$img" >/dev/null 2>&1 <<-EOF
-		write $src/big big
-		mkdir d
-	EOF
-}
+base_image() { spec_image "$@"; }
 
 # @BIG0@: the block holding /big's first block.
 expand() { printf '%s\n' "${2//@BIG0@/$(debugfs -R "bmap /big 0" "$1" 2>/dev/null)}"; }

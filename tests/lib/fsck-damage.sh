@@ -39,6 +39,33 @@ damage_setup() {
 	make_tmpdir
 }
 
+# damage_need_e2fsck_147: skip unless the oracle is e2fsck 1.47 or later
+# (the tests match its wording and its repairs).
+damage_need_e2fsck_147() {
+	e2fsck -V 2>&1 | grep -q '^e2fsck 1\.4[7-9]' || skip "the oracle is e2fsck 1.47 or later"
+}
+
+# damage_tree: $src, a directory holding the 300 kB file "big" that base
+# images carry as /big.
+damage_tree() {
+	src="$T/tree"
+	mkdir -p "$src"
+	head -c 300000 /dev/urandom >"$src/big"
+}
+
+# spec_image IMG SPEC: the base image of tests whose OPTS are a layout spec
+# "mke2fs options@size": that file system holding /big and an empty /d.
+spec_image() {
+	local img=$1 spec=$2
+	rm -f "$img"
+	# shellcheck disable=SC2086
+	mke2fs -q -F ${spec%@*} "$img" "${spec#*@}" >/dev/null 2>&1
+	debugfs -w -f - "$img" >/dev/null 2>&1 <<-EOF
+		write $src/big big
+		mkdir d
+	EOF
+}
+
 failed=0
 pass() { echo "PASS $*"; }
 bad() { echo "FAIL $*"; failed=1; }
@@ -148,5 +175,39 @@ tty_case() {
 	if ! e2fsck -fn "$T/tty.img" >"$T/check" 2>&1; then
 		bad "$name: e2fsck -fn is not clean afterwards:"; sed 's/^/    /' "$T/check" | head -n 20; return 1
 	fi
+	return 0
+}
+
+# Output compared with the clock and the names made neutral.
+clean_out() { neutral "$1" "$2" | sed -e 's/now = [^)]*)/now = NOW)/'; }
+
+# same_as_e2fsck NAME OPTS CMDS [sh]: for kinds where e2fsck stops with exit 8
+# or repairs without calling the file system changed (exit 0), which
+# damage_case does not fit.  The image is made by base_image IMG OPTS and
+# damaged by CMDS (debugfs commands, or with "sh" a shell command on $1);
+# in -n, -p and -y, e4fsck exits and prints as e2fsck on a copy (the clock
+# made neutral); -n changes nothing; the result is what e2fsck leaves
+# (clean, or still refused).
+same_as_e2fsck() {
+	local name=$1 spec=$2 cmds=$3 how=${4:-debugfs} m rc want ok=1
+	base_image "$T/s.img" "$spec"
+	if [ "$how" = sh ]; then bash -c "$cmds" damage "$T/s.img"; else debugfs -w -f - "$T/s.img" >/dev/null 2>&1 <<<"$cmds"; fi
+	local before; before=$(md5sum <"$T/s.img")
+	for m in n p y; do
+		cp "$T/s.img" "$T/o$m.img"; cp "$T/s.img" "$T/t$m.img"
+		rc=0; "$E4FSCK" -f$m "$T/o$m.img" >"$T/o.$m" 2>&1 || rc=$?
+		want=0; e2fsck -f$m "$T/t$m.img" >"$T/t.$m" 2>&1 || want=$?
+		if [ "$rc" != "$want" ]; then
+			bad "$name: -f$m exit $rc, e2fsck's $want"; sed 's/^/    /' "$T/o.$m" | head -n 12; ok=0; continue
+		fi
+		if ! diff <(clean_out "$T/o.$m" "$T/o$m.img") <(clean_out "$T/t.$m" "$T/t$m.img") >"$T/diff"; then
+			bad "$name: -f$m output differs from e2fsck's:"; sed 's/^/    /' "$T/diff" | head -n 12; ok=0
+		fi
+	done
+	[ "$(md5sum <"$T/on.img")" = "$before" ] || { bad "$name: -fn changed the image"; ok=0; }
+	rc=0; e2fsck -fn "$T/oy.img" >/dev/null 2>&1 || rc=$?
+	want=0; e2fsck -fn "$T/ty.img" >/dev/null 2>&1 || want=$?
+	[ "$rc" = "$want" ] || { bad "$name: e2fsck -fn gives $rc after e4fsck -fy, $want after e2fsck -fy"; ok=0; }
+	[ $ok = 1 ] && pass "$name"
 	return 0
 }

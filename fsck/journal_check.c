@@ -1,0 +1,632 @@
+/*
+ * journal_check.c - e2fsck's journal step, before the superblock checks: is the
+ * journal the superblock names usable, and do the superblock's journal
+ * flags agree with it?  Also the backup of the journal inode's map in the
+ * superblock, and a new journal after pass 5 when this step removed a bad
+ * one.  (Replaying the log is the library's, see e4fsck.c.)
+ *
+ * The order of questions and their consequences follow e2fsck 1.47:
+ *   - the inode: s_journal_inum set, a regular file with links, at least
+ *     1024 blocks, mapped without holes or blocks outside the file system;
+ *     when it is not, the copy of its map in the superblock (s_jnl_blocks)
+ *     is tried, read as an indirect map as e2fsck reads it, and written back
+ *     when it serves.  Otherwise "Superblock has an invalid journal": a yes
+ *     removes the journal, to be made anew after pass 5;
+ *   - the journal superblock: its magic (without it the inode is taken to
+ *     be wrong), version, features, checksum, block size and length; damage
+ *     there is "Journal superblock is corrupt", and a yes writes a new, empty
+ *     journal superblock;
+ *   - the flags: has_journal clear beside a journal, needs_recovery set
+ *     without one, and a journal holding a log while needs_recovery is
+ *     clear ("Run journal anyway", else "Clear journal").
+ * A question this step cannot get past ends the check as e2fsck's
+ * fatal_error() does (exit 8, with 4 when errors are left).  As in e2fsck,
+ * an answer no here does not by itself make the exit status 4: the check
+ * that follows starts from a file system it calls valid.
+ */
+#include "config.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <uuid/uuid.h>
+#include "ext4fs/blockmap.h"
+#include "ext4fs/errors.h"
+#include "ext4fs/inode.h"
+#include "ext4fs/journal.h"
+#include "ext4fs/mkfs.h"
+#include "ext4fs/super.h"
+#include "journal_check.h"
+#include "bytes.h"
+#include "e4fsck.h"
+#include "problem.h"
+#include "problems.h"
+#include "report.h"
+
+/* Byte offsets in the journal superblock (big-endian fields). */
+#define JSB_BLOCKTYPE   0x04
+#define JSB_SEQUENCE    0x18
+#define JSB_START       0x1C
+#define JSB_V1_SIZE     0x24      /* a version 1 superblock ends here */
+#define JSB_CHECKSUM    0xFC
+#define JSB_COMPAT_CHECKSUM 0x1
+
+/* Why the journal cannot be used, as e2fsck's error codes (their messages are e2fsck's). */
+enum jerr {
+	J_OK = 0,
+	J_BAD_INODE,        /* no inode, or not a usable journal inode */
+	J_CORRUPT,          /* EXT2_ET_CORRUPT_JOURNAL_SB */
+	J_UNSUPP_FEATURE,   /* EXT2_ET_UNSUPP_FEATURE */
+	J_RO_UNSUPP,        /* EXT2_ET_RO_UNSUPP_FEATURE */
+	J_UNSUPP_VERSION,   /* EXT2_ET_JOURNAL_UNSUPP_VERSION */
+	J_IO,               /* the journal superblock could not be read */
+};
+
+static const char *jerr_message(enum jerr e)
+{
+	switch (e) {
+	case J_CORRUPT: return "The journal superblock is corrupt";
+	case J_UNSUPP_FEATURE: return "Filesystem has unsupported feature(s)";
+	case J_RO_UNSUPP: return "Filesystem has unsupported read-only feature(s)";
+	case J_UNSUPP_VERSION: return "Unsupported journal version";
+	case J_IO: return "Attempt to read block from filesystem resulted in short read";
+	default: return "Illegal inode number";
+	}
+}
+
+struct jcheck {
+	struct e4fsck *ctx;
+	struct ext4fs_super sb;     /* the superblock as this step leaves it */
+	int sb_dirty;
+	struct ext4fs_inode jino;   /* the journal inode (or its backup) */
+	int jino_dirty;             /* made from the backup: to be written */
+	uint64_t total_len;         /* blocks of the journal: i_size, then at most s_maxlen */
+	unsigned char *jsb;         /* the journal superblock's block */
+	uint64_t jsb_blk;
+	int jsb_dirty;
+};
+
+static int has_journal(const struct ext4fs_super *sb)
+{
+	return (sb->s_feature_compat & EXT4FS_FEATURE_COMPAT_HAS_JOURNAL) != 0;
+}
+
+static int needs_recovery(const struct ext4fs_super *sb)
+{
+	return (sb->s_feature_incompat & EXT4FS_FEATURE_INCOMPAT_RECOVER) != 0;
+}
+
+/* e2fsck_clear_recover(): needs_recovery off; after an error a full check is due. */
+static void clear_recover(struct jcheck *j, int error)
+{
+	j->sb.s_feature_incompat &= ~(uint32_t)EXT4FS_FEATURE_INCOMPAT_RECOVER;
+	if (error)
+		j->sb.s_state &= (uint16_t)~EXT4FS_STATE_VALID;
+	j->sb_dirty = 1;
+}
+
+/*
+ * Whether the journal inode maps its blocks as a journal must: walking its
+ * blocks in order, none is 0 or outside the file system, and the last one
+ * reached covers i_size.  Extent trees are walked by the library; an
+ * indirect map (also the backup, which e2fsck reads as one) pointer by
+ * pointer, stopping at the first hole or bad pointer, as e2fsck's walk with
+ * holes reported stops.
+ */
+struct jwalk {
+	const struct ext4fs_geom *g;
+	int64_t last;               /* last logical block reached */
+	int stopped;
+};
+
+static int walk_run(const struct ext4fs_block_visit *v, void *arg)
+{
+	struct jwalk *w = arg;
+
+	for (uint32_t k = 0; k < v->count; k++) {
+		uint64_t b = v->pblk + k;
+		if (!b || b < w->g->first_data_block || b >= w->g->blocks_count) {
+			w->stopped = 1;
+			return 1;
+		}
+		if (v->kind == EXT4FS_BLOCK_DATA)
+			w->last = (int64_t)(v->lblk + k);
+	}
+	return 0;
+}
+
+/* One pointer of an indirect map at depth (0 data, 1 single, ...): 0 to go on, 1 to stop. */
+static int walk_pointer(struct e4fsck *ctx, struct jwalk *w, uint32_t ptr, int depth, int64_t *lblk,
+			unsigned char *buf, uint64_t size_blocks)
+{
+	const struct ext4fs_geom *g = ctx->geo;
+	uint32_t per = g->block_size / 4;
+
+	if ((uint64_t)*lblk >= size_blocks)
+		return 1;
+	if (!ptr || ptr < g->first_data_block || ptr >= g->blocks_count)
+		return 1;
+	if (depth == 0) {
+		w->last = (*lblk)++;
+		return 0;
+	}
+	unsigned char *mine = buf + (size_t)(depth - 1) * g->block_size;
+	if (ext4fs_block_read(ctx->fs, ptr, mine))
+		return 1;
+	for (uint32_t i = 0; i < per; i++)
+		if (walk_pointer(ctx, w, ld32(mine + 4 * i), depth - 1, lblk, buf, size_blocks))
+			return 1;
+	return 0;
+}
+
+static int64_t last_block(struct e4fsck *ctx, uint32_t ino, const struct ext4fs_inode *in, uint64_t size_blocks)
+{
+	struct jwalk w = { ctx->geo, -1, 0 };
+
+	/* No more blocks than the file system has: a hostile size cannot make the walk endless. */
+	if (size_blocks > ctx->geo->blocks_count)
+		size_blocks = ctx->geo->blocks_count;
+	if (in->i_flags & EXT4FS_EXTENTS_FL) {
+		if (ext4fs_block_iterate(ctx->fs, ino, in, 0, walk_run, &w) < 0 && !w.stopped)
+			return -1;
+		return w.last;
+	}
+	unsigned char *buf = malloc((size_t)3 * ctx->geo->block_size);
+	int64_t lblk = 0;
+	if (!buf)
+		return -1;
+	for (int i = 0; i < EXT4FS_N_BLOCKS; i++) {
+		int depth = i < EXT4FS_NDIR_BLOCKS ? 0 : i - EXT4FS_NDIR_BLOCKS + 1;
+		if (walk_pointer(ctx, &w, ld32(in->i_block + 4 * i), depth, &lblk, buf, size_blocks))
+			break;
+	}
+	free(buf);
+	return w.last;
+}
+
+/* e2fsck's test of a journal inode: 0 when usable. */
+static int inode_usable(struct e4fsck *ctx, uint32_t ino, const struct ext4fs_inode *in)
+{
+	uint64_t size = ext4fs_inode_size(in), bs = ctx->geo->block_size;
+
+	if (!in->i_links_count || !EXT4FS_ISREG(in->i_mode))
+		return -1;
+	if (size / bs < EXT4FS_JBD2_MIN_BLOCKS)
+		return -1;
+	return (uint64_t)(last_block(ctx, ino, in, (size + bs - 1) / bs) + 1) * bs < size ? -1 : 0;
+}
+
+/* The inode e2fsck makes of the backup in the superblock: i_block and size, nothing else. */
+static void inode_from_backup(const struct ext4fs_super *sb, struct ext4fs_inode *in)
+{
+	struct ext4fs_inode keep = *in;
+
+	memset(in, 0, sizeof(*in));
+	in->i_extra_isize = keep.i_extra_isize;
+	for (int i = 0; i < EXT4FS_N_BLOCKS; i++)
+		st32(in->i_block + 4 * i, sb->s_jnl_blocks[i]);
+	in->i_size_high = sb->s_jnl_blocks[15];
+	in->i_size_lo = sb->s_jnl_blocks[16];
+	in->i_links_count = 1;
+	in->i_mode = EXT4FS_S_IFREG | 0600;
+}
+
+/* e2fsck_get_journal(): the journal inode, or its backup.  0, or -1 when there is no usable one. */
+static int get_journal(struct jcheck *j)
+{
+	struct e4fsck *ctx = j->ctx;
+	uint32_t ino = j->sb.s_journal_inum;
+	int ok;
+
+	if (!ino)
+		return -1;
+	ok = ino <= ctx->geo->inodes_count && !ext4fs_inode_read(ctx->fs, ino, &j->jino) &&
+	     !inode_usable(ctx, ino, &j->jino);
+	if (!ok) {
+		if (j->sb.s_jnl_backup_type != EXT4FS_JNL_BACKUP_BLOCKS)
+			return -1;
+		inode_from_backup(&j->sb, &j->jino);
+		if (inode_usable(ctx, ino, &j->jino))
+			return -1;
+		/* Written back with the step's other changes (not with -n). */
+		j->jino_dirty = !ctx->read_only;
+	}
+	j->total_len = ext4fs_inode_size(&j->jino) / ctx->geo->block_size;
+	return 0;
+}
+
+/* e2fsck_journal_fix_bad_inode(). */
+static enum jerr fix_bad_inode(struct jcheck *j)
+{
+	struct e4fsck *ctx = j->ctx;
+	struct problem_ctx pctx = { .ino = j->sb.s_journal_inum };
+	int had_journal = has_journal(&j->sb);
+
+	if (had_journal || j->sb.s_journal_inum) {
+		if (!fix_problem(ctx, PR_0_JOURNAL_BAD_INODE, &pctx))
+			return J_CORRUPT;
+		if (had_journal && j->sb.s_journal_inum)
+			printf("*** journal has been deleted ***\n\n");
+		j->sb.s_feature_compat &= ~(uint32_t)EXT4FS_FEATURE_COMPAT_HAS_JOURNAL;
+		j->sb.s_journal_inum = 0;
+		memset(j->sb.s_jnl_blocks, 0, sizeof(j->sb.s_jnl_blocks));
+		ctx->recreate_journal = 1;
+		clear_recover(j, 1);
+		return J_OK;
+	}
+	if (needs_recovery(&j->sb)) {
+		if (!fix_problem(ctx, PR_0_JOURNAL_RECOVER_SET, &pctx))
+			return J_UNSUPP_FEATURE;
+		clear_recover(j, 1);
+	}
+	return J_OK;
+}
+
+/* clear_v2_journal_fields(): a message, and the fields past version 1 zeroed (not with -n). */
+static void clear_v2_fields(struct jcheck *j)
+{
+	fix_problem(j->ctx, PR_0_CLEAR_V2_JOURNAL, NULL);
+	if (j->ctx->read_only)
+		return;
+	memset(j->jsb + JSB_V1_SIZE, 0, j->ctx->geo->block_size - JSB_V1_SIZE);
+	j->jsb_dirty = 1;
+}
+
+/* e2fsck_journal_load(): the journal superblock. */
+static enum jerr load_journal(struct jcheck *j)
+{
+	struct e4fsck *ctx = j->ctx;
+	struct ext4fs_journal_sb jsb;
+	uint64_t run;
+	int unwritten;
+
+	if (ext4fs_bmap(ctx->fs, j->sb.s_journal_inum, &j->jino, 0, &j->jsb_blk, &run, &unwritten) ||
+	    !j->jsb_blk || ext4fs_block_read(ctx->fs, j->jsb_blk, j->jsb)) {
+		fprintf(stderr, "%s: %s reading journal superblock\n\n", ctx->device, jerr_message(J_IO));
+		return J_IO;
+	}
+	ext4fs_journal_sb_decode(&jsb, j->jsb);
+	if (jsb.magic != EXT4FS_JBD2_MAGIC)
+		return fix_bad_inode(j);
+	switch (jsb.blocktype) {
+	case EXT4FS_JBD2_SUPERBLOCK_V1:
+		if (jsb.feature_compat || jsb.feature_incompat || jsb.feature_ro_compat || jsb.nr_users)
+			clear_v2_fields(j);
+		break;
+	case EXT4FS_JBD2_SUPERBLOCK_V2:
+		if (jsb.nr_users > 1 && uuid_is_null(j->sb.s_journal_uuid))
+			clear_v2_fields(j);
+		ext4fs_journal_sb_decode(&jsb, j->jsb);
+		if (jsb.nr_users > 1) {
+			/* Fatal: the closing lines follow, with "still has errors" under -n, as e2fsck's. */
+			if (ctx->read_only)
+				ctx->exit_status |= FSCK_UNCORRECTED;
+			fix_problem(ctx, PR_0_JOURNAL_UNSUPP_MULTIFS, NULL);
+			return J_UNSUPP_VERSION;
+		}
+		break;
+	case EXT4FS_JBD2_DESCRIPTOR_BLOCK:
+	case EXT4FS_JBD2_COMMIT_BLOCK:
+	case EXT4FS_JBD2_REVOKE_BLOCK:
+		return J_CORRUPT;
+	default:
+		return J_UNSUPP_VERSION;
+	}
+	ext4fs_journal_sb_decode(&jsb, j->jsb);
+	if (jsb.feature_incompat & ~(uint32_t)EXT4FS_JBD2_INCOMPAT_KNOWN)
+		return J_UNSUPP_FEATURE;
+	if (jsb.feature_ro_compat)
+		return J_RO_UNSUPP;
+	int v2 = (jsb.feature_incompat & EXT4FS_JBD2_INCOMPAT_CSUM_V2) != 0;
+	int v3 = (jsb.feature_incompat & EXT4FS_JBD2_INCOMPAT_CSUM_V3) != 0;
+	if (v2 && v3)
+		return J_CORRUPT;
+	if ((v2 || v3) && (jsb.feature_compat & JSB_COMPAT_CHECKSUM))
+		return J_CORRUPT;
+	if ((v2 || v3) && (jsb.checksum_type != EXT4FS_JBD2_CRC32C_CHKSUM ||
+			   jsb.checksum != ext4fs_journal_sb_csum(j->jsb)))
+		return J_CORRUPT;
+	if (jsb.blocksize != ctx->geo->block_size) {
+		fprintf(stderr, "%s: %s %s: no valid journal superblock found\n\n", ctx->prog, jerr_message(J_CORRUPT),
+			ctx->device);
+		return J_CORRUPT;
+	}
+	if (jsb.maxlen < j->total_len) {
+		j->total_len = jsb.maxlen;
+	} else if (jsb.maxlen > j->total_len) {
+		fprintf(stderr, "%s: %s %s: journal too short\n\n", ctx->prog, jerr_message(J_CORRUPT), ctx->device);
+		return J_CORRUPT;
+	}
+	if (jsb.feature_incompat & EXT4FS_JBD2_INCOMPAT_FAST_COMMIT) {
+		uint32_t fc = jsb.num_fc_blocks ? jsb.num_fc_blocks : EXT4FS_JBD2_DEFAULT_FC_BLOCKS;
+		if (jsb.maxlen < fc || jsb.maxlen - fc < EXT4FS_JBD2_MIN_BLOCKS) {
+			fprintf(stderr, "%s: %s %s: incorrect fast commit blocks\n\n", ctx->prog,
+				jerr_message(J_CORRUPT), ctx->device);
+			return J_CORRUPT;
+		}
+	}
+	return J_OK;
+}
+
+/* A checksum v2/v3 journal superblock carries its own checksum. */
+static void jsb_csum_set(unsigned char *raw)
+{
+	uint32_t incompat = ld32be(raw + 0x28);
+
+	if (incompat & (EXT4FS_JBD2_INCOMPAT_CSUM_V2 | EXT4FS_JBD2_INCOMPAT_CSUM_V3))
+		st32be(raw + JSB_CHECKSUM, ext4fs_journal_sb_csum(raw));
+}
+
+/*
+ * e2fsck_journal_reset_super(): an empty journal superblock over the
+ * damaged one.  A version 1 header that is whole stays version 1; the
+ * sequence number is random, so no old block can pass for a new
+ * transaction.
+ */
+static void reset_super(struct jcheck *j)
+{
+	unsigned char *b = j->jsb;
+	uint32_t bs = j->ctx->geo->block_size;
+	int v1 = ld32be(b) == EXT4FS_JBD2_MAGIC && ld32be(b + JSB_BLOCKTYPE) == EXT4FS_JBD2_SUPERBLOCK_V1;
+	uuid_t u;
+	uint32_t seq = 0, word;
+
+	memset(b, 0, bs);
+	st32be(b, EXT4FS_JBD2_MAGIC);
+	st32be(b + JSB_BLOCKTYPE, v1 ? EXT4FS_JBD2_SUPERBLOCK_V1 : EXT4FS_JBD2_SUPERBLOCK_V2);
+	st32be(b + 0x0C, bs);
+	st32be(b + 0x10, (uint32_t)j->total_len);
+	st32be(b + 0x14, 1);
+	uuid_generate(u);
+	for (int i = 0; i < 4; i++) {
+		memcpy(&word, u + 4 * i, 4);
+		seq ^= word;
+	}
+	st32be(b + JSB_SEQUENCE, seq);
+	j->jsb_dirty = 1;
+}
+
+/* e2fsck_journal_fix_corrupt_super(). */
+static enum jerr fix_corrupt_super(struct jcheck *j)
+{
+	struct problem_ctx pctx = { .num = j->sb.s_journal_inum };
+
+	if (has_journal(&j->sb)) {
+		if (!fix_problem(j->ctx, PR_0_JOURNAL_BAD_SUPER, &pctx))
+			return J_CORRUPT;
+		if (!j->ctx->read_only)
+			reset_super(j);
+		clear_recover(j, needs_recovery(&j->sb));
+		return J_OK;
+	}
+	return fix_bad_inode(j) ? J_CORRUPT : J_OK;
+}
+
+/* The flags against the journal, once it loaded (the end of e2fsck_check_ext3_journal()). */
+static void check_flags(struct jcheck *j, int *reset)
+{
+	struct e4fsck *ctx = j->ctx;
+	struct problem_ctx pctx = { .num = j->sb.s_journal_inum, .str = "inode" };
+
+	while (!has_journal(&j->sb)) {
+		int recover = needs_recovery(&j->sb);
+		if (fix_problem(ctx, PR_0_JOURNAL_HAS_JOURNAL, &pctx)) {
+			/* A yes then a no asks again, as e2fsck does: only a person can change their mind. */
+			if (recover && !fix_problem(ctx, PR_0_JOURNAL_RECOVER_SET, &pctx))
+				continue;
+			int force = recover || j->sb.s_journal_inum < ctx->geo->first_ino;
+			j->sb.s_journal_inum = 0;
+			j->sb.s_journal_dev = 0;
+			memset(j->sb.s_journal_uuid, 0, sizeof(j->sb.s_journal_uuid));
+			clear_recover(j, force);
+			if (force)
+				ctx->force = 1;
+		} else if (!ctx->read_only) {
+			j->sb.s_feature_compat |= EXT4FS_FEATURE_COMPAT_HAS_JOURNAL;
+			j->sb_dirty = 1;
+		}
+		break;
+	}
+	if (has_journal(&j->sb) && !needs_recovery(&j->sb) && ld32be(j->jsb + JSB_START)) {
+		fix_problem(ctx, PR_0_JOURNAL_RECOVERY_CLEAR, &pctx);
+		int run;
+		if (ctx->superblock) {
+			/* A message only: e2fsck runs the journal unless told to change nothing. */
+			fix_problem(ctx, PR_0_JOURNAL_RUN_DEFAULT, &pctx);
+			run = !ctx->read_only;
+		} else {
+			run = fix_problem(ctx, PR_0_JOURNAL_RUN, &pctx);
+		}
+		if (run) {
+			ctx->force = 1;
+			j->sb.s_feature_incompat |= EXT4FS_FEATURE_INCOMPAT_RECOVER;
+			j->sb_dirty = 1;
+		} else if (fix_problem(ctx, PR_0_JOURNAL_RESET_JOURNAL, &pctx)) {
+			*reset = 1;
+			j->sb.s_state &= (uint16_t)~EXT4FS_STATE_VALID;
+			j->sb_dirty = 1;
+		}
+	}
+}
+
+/*
+ * Write what the step changed; 0 or -1 after fsck_fatal().  A handle
+ * opened for recovery writes nothing but the superblock, so for the
+ * journal inode or superblock the file system is opened writable, with
+ * needs_recovery off meanwhile, and the flag is put back afterwards.
+ */
+static int write_changes(struct jcheck *j)
+{
+	struct e4fsck *ctx = j->ctx;
+	const char *what = "the superblock";
+	int err = 0;
+
+	if (ctx->read_only)
+		return 0;
+	if ((j->jsb_dirty || j->jino_dirty) && !(ext4fs_fs_flags(ctx->fs) & EXT4FS_OPEN_RW)) {
+		struct ext4fs_super off = j->sb;
+		off.s_feature_incompat &= ~(uint32_t)EXT4FS_FEATURE_INCOMPAT_RECOVER;
+		err = ext4fs_super_set_journal(ctx->fs, &off);
+		if (err)
+			goto fail;
+		if (fsck_reopen(ctx, EXT4FS_OPEN_RW))
+			return -1;
+		j->sb_dirty = 1;
+	}
+	if (j->jino_dirty) {
+		what = "the journal inode";
+		err = ext4fs_inode_write(ctx->fs, j->sb.s_journal_inum, &j->jino);
+		if (err)
+			goto fail;
+		ctx->fs_changed = 1;
+	}
+	if (j->jsb_dirty) {
+		what = "the journal superblock";
+		jsb_csum_set(j->jsb);
+		err = ext4fs_block_write(ctx->fs, j->jsb_blk, j->jsb);
+		if (err)
+			goto fail;
+	}
+	if (j->sb_dirty) {
+		what = "the superblock";
+		/* A writable handle writes it with everything else (a flush now would stamp the write time). */
+		err = ext4fs_super_set_journal(ctx->fs, &j->sb);
+		if (err)
+			goto fail;
+		ctx->fs_changed = 1;
+	}
+	return 0;
+fail:
+	fsck_fatal(ctx, "%s while writing %s: %s", ext4fs_strerror(err), what, ext4fs_errmsg(ctx->fs));
+	return -1;
+}
+
+/* e2fsck's fatal_error() after "while checking journal": exit 8, and 4 with errors left. */
+static int cannot_proceed(struct e4fsck *ctx, enum jerr e)
+{
+	fprintf(stderr, "%s: %s while checking journal for %s\n", ctx->prog, jerr_message(e), ctx->device);
+	fprintf(stderr, "%s: Cannot proceed with file system check\n", ctx->prog);
+	ctx->exit_status |= FSCK_ERROR;
+	report_abort(ctx);
+	return -1;
+}
+
+int fsck_check_journal(struct e4fsck *ctx)
+{
+	struct jcheck j = { .ctx = ctx, .sb = *ext4fs_sb(ctx->fs) };
+	int uncorrected = ctx->exit_status & FSCK_UNCORRECTED;
+	enum jerr e = J_OK;
+	int reset = 0, rc = 0;
+
+	if (!has_journal(&j.sb) && !needs_recovery(&j.sb) && !j.sb.s_journal_inum && !j.sb.s_journal_dev &&
+	    uuid_is_null(j.sb.s_journal_uuid))
+		return 0;
+	/* External journal devices are refused when the file system is opened for writing. */
+	if (!uuid_is_null(j.sb.s_journal_uuid))
+		return 0;
+	j.jsb = malloc(ctx->geo->block_size);
+	if (!j.jsb) {
+		fsck_fatal(ctx, "out of memory checking the journal");
+		return -1;
+	}
+	if (get_journal(&j)) {
+		e = fix_bad_inode(&j);
+	} else {
+		e = load_journal(&j);
+		if (e == J_UNSUPP_FEATURE || e == J_RO_UNSUPP || e == J_UNSUPP_VERSION) {
+			static const uint32_t ask[] = {
+				[J_UNSUPP_FEATURE] = PR_0_JOURNAL_UNSUPP_INCOMPAT,
+				[J_RO_UNSUPP] = PR_0_JOURNAL_UNSUPP_ROCOMPAT,
+				[J_UNSUPP_VERSION] = PR_0_JOURNAL_UNSUPP_VERSION,
+			};
+			/* A yes aborts; a no goes on to offer a new journal superblock. */
+			if (!ctx->fatal && fix_problem(ctx, ask[e], NULL)) {
+				ctx->exit_status |= FSCK_ERROR | FSCK_UNCORRECTED;
+				report_abort(ctx);
+				rc = -1;
+				goto out;
+			}
+		}
+		if (ctx->fatal || ctx->aborted) {
+			rc = -1;
+			goto out;
+		}
+		if (e == J_CORRUPT || e == J_UNSUPP_FEATURE || e == J_RO_UNSUPP || e == J_UNSUPP_VERSION)
+			e = fix_corrupt_super(&j);
+		else if (e == J_OK && !ctx->aborted)
+			check_flags(&j, &reset);
+	}
+	if (ctx->aborted) {
+		rc = -1;
+		goto out;
+	}
+	if (e != J_OK) {
+		rc = cannot_proceed(ctx, e);
+		goto out;
+	}
+	if (reset && !ctx->read_only) {
+		st32be(j.jsb + JSB_START, 0);
+		j.jsb_dirty = 1;
+	}
+	rc = write_changes(&j);
+	/* As e2fsck: the check proper starts from a file system called valid. */
+	ctx->exit_status = (ctx->exit_status & ~FSCK_UNCORRECTED) | uncorrected;
+out:
+	free(j.jsb);
+	return rc;
+}
+
+int fsck_backup_journal_map(struct e4fsck *ctx)
+{
+	struct ext4fs_super sb = *ext4fs_sb(ctx->fs);
+	struct ext4fs_inode in;
+	uint32_t map[EXT4FS_N_BLOCKS];
+
+	if (ctx->read_only || !sb.s_journal_inum || !has_journal(&sb) || sb.s_journal_inum > ctx->geo->inodes_count ||
+	    ext4fs_inode_read(ctx->fs, sb.s_journal_inum, &in))
+		return 0;
+	for (int i = 0; i < EXT4FS_N_BLOCKS; i++)
+		map[i] = ld32(in.i_block + 4 * i);
+	if (sb.s_jnl_backup_type == EXT4FS_JNL_BACKUP_BLOCKS && !memcmp(map, sb.s_jnl_blocks, sizeof(map)))
+		return 0;
+	if (sb.s_jnl_backup_type && sb.s_jnl_backup_type != EXT4FS_JNL_BACKUP_BLOCKS)
+		return 0;
+	fix_problem(ctx, PR_0_BACKUP_JNL, NULL);
+	memcpy(sb.s_jnl_blocks, map, sizeof(map));
+	sb.s_jnl_blocks[15] = in.i_size_high;
+	sb.s_jnl_blocks[16] = in.i_size_lo;
+	sb.s_jnl_backup_type = EXT4FS_JNL_BACKUP_BLOCKS;
+	int err = ext4fs_super_set_journal(ctx->fs, &sb);
+	if (err) {
+		fsck_fatal(ctx, "%s while backing up the journal inode's map: %s", ext4fs_strerror(err),
+			   ext4fs_errmsg(ctx->fs));
+		return -1;
+	}
+	ctx->fs_modified = 1;
+	return 0;
+}
+
+int fsck_recreate_journal(struct e4fsck *ctx)
+{
+	const struct ext4fs_super *sb = ext4fs_sb(ctx->fs);
+
+	if (!ctx->recreate_journal || ctx->read_only || !fix_problem(ctx, PR_6_RECREATE_JOURNAL, NULL))
+		return 0;
+	uint32_t blocks = ext4fs_mkfs_default_journal_blocks(ctx->geo->blocks_count);
+	uint32_t fc = (sb->s_feature_compat & EXT4FS_FEATURE_COMPAT_FAST_COMMIT) ? blocks / 64 : 0;
+	if (!blocks) {
+		printf("%s: Couldn't determine journal size\n", ctx->prog);
+		return 0;
+	}
+	printf("Creating journal (%u blocks): ", blocks);
+	fflush(stdout);
+	int err = ext4fs_journal_create(ctx->fs, blocks, fc);
+	if (err) {
+		printf("%s: while trying to create journal\n", ext4fs_errmsg(ctx->fs));
+		return 0;
+	}
+	ctx->fs_changed = 1;
+	printf(" Done.\n");
+	printf("\n*** journal has been regenerated ***\n");
+	return 0;
+}
