@@ -247,6 +247,17 @@ int ext4fs_dir_add_flags(struct ext4fs_fs *fs, uint32_t dir, struct ext4fs_inode
 int ext4fs_dir_expand(struct ext4fs_fs *fs, uint32_t dir, struct ext4fs_inode *dir_inode);
 
 /*
+ * Fill hole lblk of directory dir (a checker's "unallocated block") with
+ * block pblk, which the caller already owns (marked in use, mapped by
+ * nothing): an empty leaf, or for block 0 "." and ".." (the root as
+ * parent); i_size grows to cover it.  The block is written before it is
+ * mapped.  Errors: EXT4FS_E_NOT_DIR, EXT4FS_E_INVALID_ARG (a block outside
+ * the file system, lblk already mapped), ext4fs_bmap_set()'s, I/O errors.
+ */
+int ext4fs_dir_fill_hole(struct ext4fs_fs *fs, uint32_t dir, struct ext4fs_inode *dir_inode, uint64_t lblk,
+			 uint64_t pblk);
+
+/*
  * Remove name from directory dir; *ino (may be NULL) receives the inode it
  * named.  Its record joins the previous one of its block (or keeps inode 0
  * when first); blocks are never freed.  Errors: EXT4FS_E_NOT_FOUND, as

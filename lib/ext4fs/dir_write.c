@@ -607,6 +607,47 @@ int ext4fs_dir_expand(struct ext4fs_fs *fs, uint32_t dir, struct ext4fs_inode *d
 	return err;
 }
 
+int ext4fs_dir_fill_hole(struct ext4fs_fs *fs, uint32_t dir, struct ext4fs_inode *dir_inode, uint64_t lblk,
+			 uint64_t pblk)
+{
+	uint32_t bs = fs->geom.block_size;
+	unsigned char *buf;
+	int err = fs_require_rw(fs, "filling a directory hole");
+
+	if (err)
+		return err;
+	/* An empty block holds no name: encrypted and casefolded directories take one as well. */
+	if (!EXT4FS_ISDIR(dir_inode->i_mode))
+		return fs_fail(fs, EXT4FS_E_NOT_DIR, "inode %u is not a directory", dir);
+	if (ext4fs_inode_has_inline_data(dir_inode))
+		return fs_fail(fs, EXT4FS_E_INVALID_ARG, "directory %u keeps its entries inline", dir);
+	if (!ext4fs_block_in_fs(fs, pblk))
+		return fs_fail(fs, EXT4FS_E_INVALID_ARG, "directory %u: block %llu is not in the file system", dir,
+			       (unsigned long long)pblk);
+	buf = block_buf(fs, dir);
+	if (!buf)
+		return EXT4FS_E_NO_MEMORY;
+	if (lblk == 0) {
+		/* The first block: "." and ".." (the root as parent, for the checker to correct). */
+		memset(buf, 0, bs);
+		dirw_entry_store(fs, buf, 0, DOT_REC_LEN, ".", 1, dir, EXT4FS_FT_DIR);
+		dirw_entry_store(fs, buf, DOT_REC_LEN, dirw_leaf_end(fs) - DOT_REC_LEN, "..", 2, EXT4FS_ROOT_INO,
+				 EXT4FS_FT_DIR);
+	} else {
+		dirw_leaf_init(fs, buf);
+	}
+	/* Written before it is mapped: a failure leaves the directory as it was. */
+	err = dirw_block_write(fs, dir, dir_inode, lblk, pblk, buf);
+	free(buf);
+	if (!err)
+		err = ext4fs_bmap_set(fs, dir, dir_inode, lblk, pblk, 1, 0);
+	if (err)
+		return err;
+	if (ext4fs_inode_size(dir_inode) < (lblk + 1) * bs)
+		ext4fs_inode_set_size(dir_inode, (lblk + 1) * bs);
+	return ext4fs_inode_write(fs, dir, dir_inode);
+}
+
 int ext4fs_dir_remove(struct ext4fs_fs *fs, uint32_t dir, struct ext4fs_inode *dir_inode,
 		      const char *name, size_t len, uint32_t *ino)
 {

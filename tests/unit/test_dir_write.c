@@ -918,6 +918,82 @@ static void no_grow_then_expand(void **state)
 	teardown(&fx);
 }
 
+/* Take one block the allocator gives and nothing maps. */
+static uint64_t spare_block(struct fixture *fx)
+{
+	struct ext4fs_alloc_request req = { .len = 1 };
+	uint64_t blk;
+	uint32_t got;
+
+	assert_int_equal(ext4fs_alloc_blocks(fx->img.fs, &req, &blk, &got), 0);
+	assert_int_equal(got, 1);
+	return blk;
+}
+
+/* The block directory ino maps at lblk, 0 for a hole. */
+static uint64_t mapped_at(struct fixture *fx, uint32_t ino, const struct ext4fs_inode *in, uint64_t lblk)
+{
+	uint64_t pblk = 0, run = 0;
+	int unwritten = 0;
+
+	assert_int_equal(ext4fs_bmap(fx->img.fs, ino, in, lblk, &pblk, &run, &unwritten), 0);
+	return pblk;
+}
+
+/*
+ * A hole in a directory (block 2 unmapped) filled by ext4fs_dir_fill_hole:
+ * an empty leaf mapped there, i_size unchanged, the entries still found;
+ * a mapped block is refused without a change; a lost block 0 gets "." and
+ * "..".
+ */
+static void hole_filled(void (*tweak)(struct ext4fs_mkfs_params *))
+{
+	struct fixture fx;
+	struct ext4fs_inode root, sub;
+	char name[256];
+	uint32_t ino = 0;
+
+	setup(&fx, 8192, 1024, tweak, 1);
+	for (unsigned i = 0; i < 20; i++)
+		assert_int_equal(add_nth(&fx, i, 30), 0);
+	for (int k = 0; k < 3; k++)
+		assert_int_equal(ext4fs_dir_expand(fx.img.fs, fx.dir, &fx.din), 0);
+	uint64_t size = ext4fs_inode_size(&fx.din);
+	assert_int_equal(size / 1024, 4);
+	assert_int_equal(ext4fs_bmap_unmap(fx.img.fs, fx.dir, &fx.din, 2, 1), 0);
+	assert_int_equal(mapped_at(&fx, fx.dir, &fx.din, 2), 0);
+
+	uint64_t blk = spare_block(&fx);
+	uint64_t was = mapped_at(&fx, fx.dir, &fx.din, 1);
+	assert_int_equal(ext4fs_dir_fill_hole(fx.img.fs, fx.dir, &fx.din, 1, blk), EXT4FS_E_INVALID_ARG);
+	assert_int_equal(mapped_at(&fx, fx.dir, &fx.din, 1), was);
+	assert_int_equal(ext4fs_dir_fill_hole(fx.img.fs, fx.dir, &fx.din, 2, blk), 0);
+	assert_int_equal(mapped_at(&fx, fx.dir, &fx.din, 2), blk);
+	assert_int_equal(ext4fs_inode_size(&fx.din), size);
+	for (unsigned i = 0; i < 20; i++)
+		expect_nth(&fx, i, 30, 1);
+	size_t n = name_of(name, 99, 30);
+	assert_int_equal(add_named(&fx, name, n, 0), 0);
+
+	assert_int_equal(ext4fs_inode_read(fx.img.fs, EXT4FS_ROOT_INO, &root), 0);
+	uint32_t isub = make_dir(&fx, EXT4FS_ROOT_INO, &root, "sub", &sub);
+	assert_int_equal(ext4fs_bmap_unmap(fx.img.fs, isub, &sub, 0, 1), 0);
+	assert_int_equal(ext4fs_dir_fill_hole(fx.img.fs, isub, &sub, 0, spare_block(&fx)), 0);
+	assert_int_equal(ext4fs_dir_lookup(fx.img.fs, isub, ".", 1, &ino), 0);
+	assert_int_equal(ino, isub);
+	assert_int_equal(ext4fs_dir_lookup(fx.img.fs, isub, "..", 2, &ino), 0);
+	assert_int_equal(ino, EXT4FS_ROOT_INO);
+	fsck_clean(&fx);
+	teardown(&fx);
+}
+
+static void hole_filled_in_extent_and_indirect_directories(void **state)
+{
+	(void)state;
+	hole_filled(bs1k_no_index);
+	hole_filled(ext2ish);
+}
+
 static void ext2_style_directories(void **state)
 {
 	struct fixture fx;
@@ -1051,6 +1127,7 @@ int main(void)
 		cmocka_unit_test(bad_names_and_targets_are_refused),
 		cmocka_unit_test(no_grow_then_expand),
 		cmocka_unit_test(ext2_style_directories),
+		cmocka_unit_test(hole_filled_in_extent_and_indirect_directories),
 		cmocka_unit_test(dir_on_a_chosen_block),
 		cmocka_unit_test(cleared_dotdot_is_retargeted),
 	};
