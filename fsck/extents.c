@@ -39,6 +39,8 @@ struct scan {
 	uint64_t dir_limit;
 	uint64_t eof_block;         /* last logical block within i_size (wraps below 0 for an empty file) */
 	uint64_t next_lblock;       /* end of the mapped range so far (leaf extents) */
+	uint64_t dir_next;          /* a directory: the logical block after its last believed extent */
+	int dir_gap;                /* a directory: a believed extent met after a gap */
 	uint64_t nodes[EXTENT_PATH_MAX];
 	struct problem_ctx pctx;    /* the entry being looked at; a node's checksum question reuses the last */
 	struct {
@@ -196,6 +198,20 @@ static int scan_node(struct scan *s, unsigned level, const unsigned char *node, 
 						.count = len, .unwritten = e.unwritten };
 		if ((rc = s->ops->claim(&v, s->arg)))
 			return rc;
+		/*
+		 * A directory's logical blocks must follow each other: e2fsck moves
+		 * an extent down to close a gap.  Whether one is asked about depends
+		 * on the answers before it (a moved extent moves the next gap), so
+		 * from the first gap on every extent goes to the asking thread, the
+		 * first one with the block where it was expected.
+		 */
+		if (try_repairs && s->is_dir && (s->dir_gap || e.lblk > s->dir_next)) {
+			s->dir_gap = 1;
+			if ((rc = report(s, PR_1_COLLAPSE_DBLOCK, EXTENT_FIX_COLLAPSE, level, leaf, &e,
+					 (uint32_t)s->dir_next)))
+				return rc;
+		}
+		s->dir_next = (uint64_t)e.lblk + len;
 		start_block = last_lblk;
 	}
 	if (failed_csum)
@@ -373,7 +389,7 @@ int fsck_extent_repair(struct e4fsck *ctx, uint32_t ino, struct ext4fs_inode *in
 		if (f.kind == EXTENT_FIX_WRITTEN) {
 			e.unwritten = 0;
 			ext4fs_extent_node_set_entry(n.buf, (unsigned)i, f.leaf, &e);
-		} else if (f.kind == EXTENT_FIX_INDEX_START) {
+		} else if (f.kind == EXTENT_FIX_INDEX_START || f.kind == EXTENT_FIX_COLLAPSE) {
 			e.lblk = f.new_lblk;
 			ext4fs_extent_node_set_entry(n.buf, (unsigned)i, f.leaf, &e);
 		} else if (f.kind == EXTENT_FIX_DELETE) {
@@ -410,7 +426,8 @@ int fsck_extent_repair(struct e4fsck *ctx, uint32_t ino, struct ext4fs_inode *in
 			rc = -1;
 			break;
 		}
-		if ((f.kind == EXTENT_FIX_DELETE || f.kind == EXTENT_FIX_INDEX_START) && i == 0 && h.entries) {
+		if ((f.kind == EXTENT_FIX_DELETE || f.kind == EXTENT_FIX_INDEX_START || f.kind == EXTENT_FIX_COLLAPSE) &&
+		    i == 0 && h.entries) {
 			struct ext4fs_extent_entry first;
 			ext4fs_extent_node_entry(n.buf, 0, f.leaf, &first);
 			int up = fix_parents(ctx, ino, in, f.nodes, f.level, first.lblk, buf);

@@ -27,6 +27,7 @@ enum extent_fix_kind {
 	EXTENT_FIX_INDEX_START,  /* the index entry starts where its child's first entry does */
 	EXTENT_FIX_WRITTEN,      /* a directory's unwritten extent becomes written */
 	EXTENT_FIX_REBUILD,      /* pass 1E writes the tree again, as small as it can be */
+	EXTENT_FIX_COLLAPSE,     /* a directory's leaf extent starts at new_lblk (set when asking) */
 };
 
 /* Where a repair applies: a node on the path from the root, and one of its entries. */
@@ -36,7 +37,7 @@ struct extent_fix {
 	uint64_t nodes[EXTENT_PATH_MAX];       /* nodes[k]: block of the level-k node on the path (nodes[0] = 0) */
 	int leaf;
 	struct ext4fs_extent_entry entry;      /* the entry as found, which identifies it in its node */
-	uint32_t new_lblk;                     /* EXTENT_FIX_INDEX_START */
+	uint32_t new_lblk;                     /* EXTENT_FIX_INDEX_START, EXTENT_FIX_COLLAPSE */
 };
 
 struct extent_scan_ops {

@@ -92,3 +92,26 @@ int fsck_guard_off(struct e4fsck *ctx, struct alloc_guard *g)
 	}
 	return 0;
 }
+
+int fsck_take_block(struct e4fsck *ctx, uint64_t goal, uint64_t *blk)
+{
+	const struct ext4fs_geom *g = ctx->geo;
+	const struct ext4fs_bitmap *bb;
+	uint64_t b = g->blocks_count;
+	int err;
+
+	if (goal >= g->first_data_block && goal < g->blocks_count)
+		b = bitmap_paged_next_clear(&ctx->block_found, goal);
+	if (b >= g->blocks_count)
+		b = bitmap_paged_next_clear(&ctx->block_found, g->first_data_block);
+	if (b >= g->blocks_count)
+		return EXT4FS_E_NO_SPACE;
+	if (bitmap_paged_set_range(&ctx->block_found, b, 1) < 0)
+		return EXT4FS_E_NO_MEMORY;
+	*blk = b;
+	err = ext4fs_fs_block_bitmap(ctx->fs, &bb);
+	if (err || ext4fs_bitmap_test(bb, b) != 0)
+		return err;
+	/* e2fsck sets the bit but leaves the free counts to pass 5, which then reports them: do the same. */
+	return ext4fs_blocks_mark_used_uncounted(ctx->fs, b, 1);
+}

@@ -36,4 +36,14 @@ int fsck_guard_on(struct e4fsck *ctx, struct alloc_guard *g);
  */
 int fsck_guard_off(struct e4fsck *ctx, struct alloc_guard *g);
 
+/*
+ * A block for a repair, taken as e2fsck takes one: the first block at or
+ * after goal, else from the start, that no inode was found to use (blocks
+ * the bitmap still calls used but no inode claims come first, as in
+ * e2fsck).  It is claimed in ctx->block_found and set in the block bitmap,
+ * the free counts left to pass 5, which then reports them as e2fsck's does.
+ * 0, or EXT4FS_E_NO_SPACE, EXT4FS_E_NO_MEMORY, a library error.
+ */
+int fsck_take_block(struct e4fsck *ctx, uint64_t goal, uint64_t *blk);
+
 #endif

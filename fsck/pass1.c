@@ -73,6 +73,7 @@ struct p1_problem {
 	int skip_if_cleared;        /* not asked once the inode has been cleared */
 	int ea_counted;             /* FIX_BLOCKS: value counts the xattr block, which a repair may drop */
 	unsigned gate_back;         /* > 0: asked only when the problem this many records back was answered yes */
+	int size_recheck;           /* FIX_SIZE of a directory whose extents may move: the size is judged when asking */
 	int answered_yes;           /* set while answering, for gate_back */
 	char detail[200];           /* the library's message, for %s */
 	struct extent_fix ext;      /* FIX_EXTENT */
@@ -117,6 +118,7 @@ struct block_walk {
 	uint64_t max_dir_blocks;    /* a directory's blocks beyond this are not believed */
 	uint64_t too_big_lblk;      /* first such block, or UINT64_MAX */
 	uint64_t too_big_pblk;
+	int dir_collapse;           /* a directory's extents after a gap went to the asking thread */
 };
 
 static void worker_fail(struct p1_worker *w, const char *what)
@@ -148,6 +150,7 @@ static int record(struct p1_worker *w, uint32_t code, const struct problem_ctx *
 	p->skip_if_cleared = 0;
 	p->ea_counted = 0;
 	p->gate_back = 0;
+	p->size_recheck = 0;
 	p->answered_yes = 0;
 	snprintf(p->detail, sizeof(p->detail), "%s", detail ? detail : "");
 	return 0;
@@ -287,7 +290,9 @@ static int extent_problem(void *arg, uint32_t code, const struct problem_ctx *pc
 	if (b->is_dir && b->w->ctx->optimize_dirs &&
 	    (code == PR_1E_CAN_NARROW_EXTENT_TREE || code == PR_1E_CAN_COLLAPSE_EXTENT_TREE))
 		return 0;
-	if (record(b->w, code, pctx, kind, 0, NULL))
+	if (code == PR_1_COLLAPSE_DBLOCK)
+		b->dir_collapse = 1;
+	if (record(b->w, code, pctx, kind, fix ? fix->new_lblk : 0, NULL))
 		return -ENOMEM;
 	if (fix)
 		b->w->probs[b->w->nprobs - 1].ext = *fix;
@@ -420,12 +425,13 @@ static int check_blocks(struct p1_worker *w, uint32_t ino, const struct ext4fs_i
 	else if (EXT4FS_ISREG(in->i_mode) && b.last_init_plus1)
 		bad_size = size < (b.last_init_plus1 - 1) * bs;
 	/* e2fsck asks about i_size before i_blocks. */
-	if (bad_size) {
+	if (bad_size || b.dir_collapse) {
 		pctx.num = b.last_lblk_plus1 * bs;
 		pctx.num2 = size;
 		if (record(w, PR_1_BAD_I_SIZE, &pctx, FIX_SIZE, pctx.num, NULL))
 			return -1;
 		w->probs[w->nprobs - 1].skip_if_cleared = after_no;
+		w->probs[w->nprobs - 1].size_recheck = b.dir_collapse;
 	}
 
 	/* i_blocks: 512-byte sectors, or file system blocks with huge_file's flag. */
@@ -924,6 +930,57 @@ static int note_restart_clear(struct e4fsck *ctx, uint32_t ino)
 	return 0;
 }
 
+/* Directory ino's blocks [lblk, lblk + len) are now at new_lblk: pass 2's list follows. */
+static void move_dir_blocks(struct e4fsck *ctx, uint32_t ino, uint64_t lblk, uint64_t len, uint64_t new_lblk)
+{
+	for (size_t i = 0; i < ctx->ndir_blocks; i++) {
+		struct dir_block *db = &ctx->dir_blocks[i];
+		if (db->ino == ino && db->lblk >= lblk && db->lblk < lblk + len)
+			db->lblk = new_lblk + (db->lblk - lblk);
+	}
+}
+
+/*
+ * One extent of a directory, from its first gap on (EXTENT_FIX_COLLAPSE):
+ * when it starts past the block expected next, e2fsck's "should be at
+ * block" is asked, and a yes moves it down there.  *next is the block
+ * expected next (UINT64_MAX before the first such extent, whose record
+ * carries it); *in is read once for the inode's repairs.  Returns 1 when
+ * *in changed, 0 when not, -1 after fsck_fatal().
+ */
+static int answer_collapse(struct e4fsck *ctx, uint32_t ino, struct p1_problem *p, struct ext4fs_inode *in,
+			   int *have_inode, uint64_t *next)
+{
+	uint64_t lblk = p->ext.entry.lblk, len = p->ext.entry.len;
+	int r = 0;
+
+	if (*next == UINT64_MAX)
+		*next = p->value;
+	if (lblk > *next) {
+		p->pctx.blk = lblk;
+		p->pctx.blk2 = *next;
+		p->answered_yes = fix_problem(ctx, PR_1_COLLAPSE_DBLOCK, &p->pctx);
+		if (p->answered_yes) {
+			int err = *have_inode ? 0 : ext4fs_inode_read(ctx->fs, ino, in);
+			if (err) {
+				fsck_fatal(ctx, "%s while reading inode %u to repair it: %s", ext4fs_strerror(err), ino,
+					   ext4fs_errmsg(ctx->fs));
+				return -1;
+			}
+			*have_inode = 1;
+			p->ext.new_lblk = (uint32_t)*next;
+			r = fsck_extent_repair(ctx, ino, in, &p->ext);
+			if (r < 0)
+				return -1;
+			move_dir_blocks(ctx, ino, lblk, len, *next);
+			ctx->fs_changed = 1;
+			lblk = *next;
+		}
+	}
+	*next = lblk + len;
+	return r;
+}
+
 /* Ask about the worker's problems in inode order, repairing each inode once. */
 static int answer_problems(struct e4fsck *ctx, struct p1_worker *w)
 {
@@ -934,6 +991,7 @@ static int answer_problems(struct e4fsck *ctx, struct p1_worker *w)
 		int quiet = 0;              /* "Suppress messages? yes": no more "Too many" questions for this inode */
 		int walk_stopped = 0;       /* cleared for too many illegal blocks: e2fsck's walk ends there */
 		uint32_t ea_off = 0;        /* FIX_EA_IBODY_CLEAR answered yes: where the magic is zeroed */
+		uint64_t dir_next = UINT64_MAX; /* a directory's extents being moved: the block expected next */
 		uint64_t touched[16];       /* extent nodes rewritten: their checksums are right now */
 		unsigned ntouched = 0;
 		size_t first = i;
@@ -975,6 +1033,20 @@ static int answer_problems(struct e4fsck *ctx, struct p1_worker *w)
 				ea_dropped = 1;
 				changed = 1;
 				continue;
+			}
+			if (p->fix == FIX_EXTENT && p->ext.kind == EXTENT_FIX_COLLAPSE) {
+				int r = answer_collapse(ctx, ino, p, &in, &have_inode, &dir_next);
+				if (r < 0)
+					return -1;
+				changed |= r;
+				continue;
+			}
+			if (p->size_recheck) {
+				/* Judged now that the moves are known: e2fsck's i_size follows the last block. */
+				uint64_t want = dir_next * ctx->geo->block_size;
+				if (want == p->pctx.num2)
+					continue;
+				p->pctx.num = p->value = want;
 			}
 			if (p->fix == FIX_BLOCKS && p->ea_counted) {
 				/* value counts the attribute block, so it is at least 1; num is value in i_blocks units. */

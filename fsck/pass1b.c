@@ -459,29 +459,10 @@ static void move_dir_blocks(struct e4fsck *ctx, uint32_t ino, uint64_t lblk, uin
 	}
 }
 
-/*
- * A block for a copy, taken as e2fsck takes it: the lowest block nobody
- * was found to use (blocks the bitmap still calls used but no inode claims
- * come first, as in e2fsck).  It is claimed and marked in use.  0 or an
- * error (EXT4FS_E_NO_SPACE).
- */
+/* A block for a copy, taken as e2fsck takes it: the lowest block nobody was found to use. */
 static int take_block(struct e4fsck *ctx, uint64_t *blk)
 {
-	const struct ext4fs_geom *g = ctx->geo;
-	const struct ext4fs_bitmap *bb;
-	uint64_t b = bitmap_paged_next_clear(&ctx->block_found, g->first_data_block);
-	int err;
-
-	if (b >= g->blocks_count)
-		return EXT4FS_E_NO_SPACE;
-	if (bitmap_paged_set_range(&ctx->block_found, b, 1) < 0)
-		return EXT4FS_E_NO_MEMORY;
-	*blk = b;
-	err = ext4fs_fs_block_bitmap(ctx->fs, &bb);
-	if (err || ext4fs_bitmap_test(bb, b) != 0)
-		return err;
-	/* e2fsck sets the bit but leaves the free counts to pass 5, which then reports them: do the same. */
-	return ext4fs_blocks_mark_used_uncounted(ctx->fs, b, 1);
+	return fsck_take_block(ctx, ctx->geo->first_data_block, blk);
 }
 
 /*

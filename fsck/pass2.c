@@ -59,6 +59,7 @@
 #include "bytes.h"
 #include "dirs.h"
 #include "e4fsck.h"
+#include "guard.h"
 #include "problem.h"
 #include "progress.h"
 #include "problems_dirs.h"
@@ -1270,27 +1271,82 @@ static int cmp_read_order(const void *a, const void *b)
 	return x->ino < y->ino ? -1 : x->ino > y->ino;
 }
 
-/* Holes below i_size (the blocks are in (ino, lblk) order here). */
-static void report_holes(struct pass2 *p)
+/*
+ * Where e2fsck looks first for a block to fill a hole: an indirect-mapped
+ * directory's first block, else (extents) where the block before the hole
+ * would be followed, else the start of the inode's (flex) group.
+ */
+static uint64_t hole_goal(struct e4fsck *ctx, uint32_t ino, const struct ext4fs_inode *in, const struct dir_block *prev,
+			  uint64_t lblk)
+{
+	uint32_t log_flex = ext4fs_sb(ctx->fs)->s_log_groups_per_flex;
+	uint32_t group = ext4fs_inode_group(ctx->fs, ino);
+
+	if (!(in->i_flags & EXT4FS_EXTENTS_FL) && ld32(in->i_block))
+		return ld32(in->i_block);
+	if ((in->i_flags & EXT4FS_EXTENTS_FL) && prev && prev->pblk)
+		return prev->pblk + (lblk - prev->lblk);
+	if (log_flex < 32)
+		group &= ~((1U << log_flex) - 1);
+	return ext4fs_group_first_block(ctx->fs, group);
+}
+
+/* Allocate? yes: a block no inode claims, an empty directory block in it, mapped at lblk.  0 or -1. */
+static int fill_hole(struct pass2 *p, struct alloc_guard *guard, uint32_t ino, const struct dir_block *prev,
+		     uint64_t lblk)
 {
 	struct e4fsck *ctx = p->ctx;
-	size_t i = 0;
+	struct ext4fs_inode in;
+	uint64_t blk;
+	int err = ext4fs_inode_read(p->fs, ino, &in);
 
-	for (size_t d = 0; d < ctx->ndirs; d++) {
+	/* The library may need a tree or indirect block: keep it off blocks pass 1 found in use. */
+	if (!err && !guard->runs && fsck_guard_on(ctx, guard))
+		return -1;
+	if (!err)
+		err = fsck_take_block(ctx, hole_goal(ctx, ino, &in, prev, lblk), &blk);
+	if (!err)
+		err = ext4fs_dir_fill_hole(p->fs, ino, &in, lblk, blk);
+	/* The new block is checked with the others, as e2fsck checks it ("." and ".." of a block 0 count). */
+	if (!err && (fsck_claim_blocks(ctx, ino) || fsck_add_dir_block(ctx, ino, (uint32_t)lblk, blk)))
+		err = EXT4FS_E_NO_MEMORY;
+	if (err) {
+		fsck_fatal(ctx, "%s while allocating block %llu of directory inode %u: %s", ext4fs_strerror(err),
+			   (unsigned long long)lblk, ino, ext4fs_errmsg(p->fs));
+		return -1;
+	}
+	ctx->fs_changed = 1;
+	return 0;
+}
+
+/* Holes below i_size, offered to be filled (the blocks are in (ino, lblk) order here).  0 or -1. */
+static int fill_holes(struct pass2 *p)
+{
+	struct e4fsck *ctx = p->ctx;
+	struct alloc_guard guard = { 0 };
+	size_t i = 0, n = ctx->ndir_blocks;   /* blocks added for the holes go after these */
+	int rc = 0;
+
+	for (size_t d = 0; d < ctx->ndirs && !rc; d++) {
 		uint32_t ino = ctx->dirs[d].ino;
 		uint64_t want = 0;
 		if (p->st[d].unreadable || (p->st[d].i_flags & EXT4FS_INLINE_DATA_FL))
 			continue;
-		while (i < ctx->ndir_blocks && ctx->dir_blocks[i].ino < ino)
+		while (i < n && ctx->dir_blocks[i].ino < ino)
 			i++;
-		for (; i < ctx->ndir_blocks && ctx->dir_blocks[i].ino == ino; i++) {
-			for (; want < ctx->dir_blocks[i].lblk && want < p->st[d].nblocks && !ctx->aborted; want++) {
+		for (size_t first = i; i < n && ctx->dir_blocks[i].ino == ino && !rc; i++) {
+			for (; want < ctx->dir_blocks[i].lblk && want < p->st[d].nblocks && !ctx->aborted && !rc; want++) {
 				struct problem_ctx pc = { .ino = ino, .blk = want };
-				fix_problem(ctx, PR_2_DIRECTORY_HOLE, &pc);
+				if (fix_problem(ctx, PR_2_DIRECTORY_HOLE, &pc))
+					rc = fill_hole(p, &guard, ino, i > first ? &ctx->dir_blocks[i - 1] : NULL, want);
 			}
 			want = (uint64_t)ctx->dir_blocks[i].lblk + 1;
 		}
 	}
+	if (guard.runs && fsck_guard_off(ctx, &guard))
+		rc = -1;
+	free(guard.runs);
+	return rc;
 }
 
 static int load_states(struct pass2 *p)
@@ -1370,7 +1426,8 @@ int fsck_pass2(struct e4fsck *ctx)
 		goto nomem;
 
 	qsort(ctx->dir_blocks, ctx->ndir_blocks, sizeof(*ctx->dir_blocks), cmp_ino_lblk);
-	report_holes(&p);
+	if (fill_holes(&p))
+		goto out;
 	qsort(ctx->dir_blocks, ctx->ndir_blocks, sizeof(*ctx->dir_blocks), cmp_read_order);
 
 	for (size_t i = 0; i < ctx->ndir_blocks && !ctx->aborted;) {

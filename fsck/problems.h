@@ -68,6 +68,7 @@
 
 /* Pass 1 */
 #define PR_1_JOURNAL_INODE_NOT_CLEAR   0x010034
+#define PR_1_COLLAPSE_DBLOCK           0x010072
 #define PR_1_JOURNAL_BAD_MODE          0x010035
 #define PR_1_ROOT_NO_DIR               0x010001
 #define PR_1_ROOT_DTIME                0x010002

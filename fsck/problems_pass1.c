@@ -117,6 +117,8 @@ static const struct problem rows[] = {
 	  "Inode %i extent tree (at level %b) could be shorter.  ", PROMPT_OPTIMIZE, PF_PREEN_NO | PF_NOT_AN_ERROR },
 	{ PR_1E_CAN_NARROW_EXTENT_TREE, "PR_1E_CAN_NARROW_EXTENT_TREE",
 	  "Inode %i extent tree (at level %b) could be narrower.  ", PROMPT_OPTIMIZE, PF_PREEN_NO | PF_NOT_AN_ERROR },
+	{ PR_1_COLLAPSE_DBLOCK, "PR_1_COLLAPSE_DBLOCK", "Directory inode %i block %b should be at block %c.  ",
+	  PROMPT_FIX, 0 },
 	{ PR_1_JOURNAL_INODE_NOT_CLEAR, "PR_1_JOURNAL_INODE_NOT_CLEAR",
 	  "Journal inode is not in use, but contains data.  ", PROMPT_CLEAR, PF_PREEN_OK },
 	{ PR_1_JOURNAL_BAD_MODE, "PR_1_JOURNAL_BAD_MODE", "Journal is not regular file.  ", PROMPT_FIX, PF_PREEN_OK },

@@ -51,7 +51,7 @@ static const struct problem rows[] = {
 	{ PR_2_DIR_CORRUPTED, "PR_2_DIR_CORRUPTED",
 	  "Directory inode %i, block #%b, offset %N: directory corrupted\n", PROMPT_SALVAGE, 0 },
 	{ PR_2_DIRECTORY_HOLE, "PR_2_DIRECTORY_HOLE",
-	  "Directory inode %i has an unallocated block #%b.  ", PROMPT_ALLOCATE, PF_CHECK_ONLY },
+	  "Directory inode %i has an unallocated block #%b.  ", PROMPT_ALLOCATE, 0 },
 	{ PR_2_DOT_NULL_TERM, "PR_2_DOT_NULL_TERM",
 	  "'.' directory entry in directory inode %i is not NULL terminated\n", PROMPT_FIX, 0 },
 	{ PR_2_DOT_DOT_NULL_TERM, "PR_2_DOT_DOT_NULL_TERM",
