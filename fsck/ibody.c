@@ -134,7 +134,8 @@ static int check_area(struct walk *wk, struct ext4fs_fs *fs, uint32_t ino, const
 {
 	struct claims c = { .size = size };
 	uint32_t code = 0, off = MAGIC_SIZE, left = size - MAGIC_SIZE;   /* left: room for entries and values */
-	uint64_t num = 0;
+	uint32_t bs = ext4fs_geom(fs)->block_size;
+	uint64_t num = 0, value_blocks = 0;
 	int rc = 0;
 
 	claim(&c, 0, MAGIC_SIZE);   /* the area holds more than the magic, so this cannot fail */
@@ -180,6 +181,7 @@ static int check_area(struct walk *wk, struct ext4fs_fs *fs, uint32_t ino, const
 				code = (uint32_t)verdict;
 				break;
 			}
+			value_blocks += (value_size + (uint64_t)bs - 1) / bs;
 			if (verdict < 0) {
 				/* Set the flag, or else clear the area; the walk goes on assuming the flag was set. */
 				int at = (int)wk->n;
@@ -196,6 +198,8 @@ static int check_area(struct walk *wk, struct ext4fs_fs *fs, uint32_t ino, const
 	if (rc < 0)
 		goto out;
 	rc = code ? report(wk, code, num, IBODY_FIX_EA_CLEAR, magic_off, 0) : 0;
+	if (!code && !rc && value_blocks && wk->ops->value_blocks)
+		wk->ops->value_blocks(wk->arg, value_blocks);
 out:
 	free(c.part);
 	return rc;

@@ -41,6 +41,12 @@ struct ibody_problem {
 struct ibody_ops {
 	/* Record one problem; 0, or a negative errno (ENOMEM) that ends the check. */
 	int (*problem)(void *arg, const struct ibody_problem *p);
+	/*
+	 * The in-inode attributes passed the walk (a missing EA_INODE flag
+	 * aside) and keep blocks values in EA inodes: the kernel charges those
+	 * to the owner's i_blocks, and e2fsck counts them.  May be NULL.
+	 */
+	void (*value_blocks)(void *arg, uint64_t blocks);
 };
 
 /*

@@ -72,6 +72,9 @@ struct p1_problem {
 	int only_after_no;          /* asked only when the inode's previous problem was answered no */
 	int skip_if_cleared;        /* not asked once the inode has been cleared */
 	int ea_counted;             /* FIX_BLOCKS: value counts the xattr block, which a repair may drop */
+	uint64_t ea_block;          /* FIX_BLOCKS with ea_counted: that block, whose EA-inode values count too */
+	uint64_t ibody_blocks;      /* FIX_BLOCKS: value counts these for in-inode values kept in EA inodes */
+	uint32_t unit;              /* FIX_BLOCKS: i_blocks units per block */
 	unsigned gate_back;         /* > 0: asked only when the problem this many records back was answered yes */
 	int size_recheck;           /* FIX_SIZE of a directory whose extents may move: the size is judged when asking */
 	int answered_yes;           /* set while answering, for gate_back */
@@ -99,6 +102,7 @@ struct p1_worker {
 	struct fsck_stats stats;
 	int low_dtime_check;        /* a dtime below the inode count is an orphan-list link */
 	uint32_t cur_ino;           /* the inode being checked, for callbacks that record problems */
+	uint64_t ibody_value_blocks; /* the current inode's in-inode values kept in EA inodes, in blocks */
 	int failed;                 /* the range could not be checked: error says why */
 	char error[300];
 };
@@ -149,6 +153,9 @@ static int record(struct p1_worker *w, uint32_t code, const struct problem_ctx *
 	p->only_after_no = 0;
 	p->skip_if_cleared = 0;
 	p->ea_counted = 0;
+	p->ea_block = 0;
+	p->ibody_blocks = 0;
+	p->unit = 0;
 	p->gate_back = 0;
 	p->size_recheck = 0;
 	p->answered_yes = 0;
@@ -436,16 +443,22 @@ static int check_blocks(struct p1_worker *w, uint32_t ino, const struct ext4fs_i
 
 	/* i_blocks: 512-byte sectors, or file system blocks with huge_file's flag. */
 	uint64_t unit = (in->i_flags & EXT4FS_HUGE_FILE_FL) ? 1 : g->block_size / 512;
-	uint64_t have = ext4fs_inode_blocks_raw(w->fs, in), want = b.blocks * unit;
+	/* Values kept in EA inodes are charged to the owner's i_blocks, as the kernel charges them. */
+	uint64_t ibody = w->ibody_value_blocks;
+	uint64_t have = ext4fs_inode_blocks_raw(w->fs, in), want = (b.blocks + ibody) * unit;
 	int ea_counted = acl && in_fs(g, acl, 1);
-	/* With an attribute block the answer is known only once its check has been answered. */
-	if ((mapped || acl) && (have != want || ea_counted)) {
+	/* With an attribute block or EA-inode values, the answer is known only once their checks are answered. */
+	if ((mapped || acl || ibody) && (have != want || ea_counted || ibody)) {
 		pctx.num = want;
 		pctx.num2 = have;
-		if (record(w, PR_1_BAD_I_BLOCKS, &pctx, FIX_BLOCKS, b.blocks, NULL))
+		if (record(w, PR_1_BAD_I_BLOCKS, &pctx, FIX_BLOCKS, b.blocks + ibody, NULL))
 			return -1;
-		w->probs[w->nprobs - 1].skip_if_cleared = after_no;
-		w->probs[w->nprobs - 1].ea_counted = ea_counted;
+		struct p1_problem *p = &w->probs[w->nprobs - 1];
+		p->skip_if_cleared = after_no;
+		p->ea_counted = ea_counted;
+		p->ea_block = ea_counted ? acl : 0;
+		p->ibody_blocks = ibody;
+		p->unit = (uint32_t)unit;
 	}
 
 	return 0;
@@ -471,7 +484,14 @@ static int ibody_problem(void *arg, const struct ibody_problem *ip)
 	return 0;
 }
 
-static const struct ibody_ops ibody_ops = { ibody_problem };
+static void ibody_value_blocks(void *arg, uint64_t blocks)
+{
+	struct p1_worker *w = arg;
+
+	w->ibody_value_blocks = blocks;
+}
+
+static const struct ibody_ops ibody_ops = { ibody_problem, ibody_value_blocks };
 
 /*
  * The root, by e2fsck's rules.  One that is not a directory is offered to be
@@ -634,6 +654,7 @@ static int check_inode(struct p1_worker *w, uint32_t ino, const struct ext4fs_in
 	}
 	/* As e2fsck: the extra space after the dtime questions and before the blocks (reserved inodes: never). */
 	w->cur_ino = ino;
+	w->ibody_value_blocks = 0;
 	if (fsck_ibody_check(w->fs, ino, in, raw, &ibody_ops, w)) {
 		worker_fail(w, "out of memory checking in-inode extended attributes");
 		return -1;
@@ -1048,13 +1069,22 @@ static int answer_problems(struct e4fsck *ctx, struct p1_worker *w)
 					continue;
 				p->pctx.num = p->value = want;
 			}
-			if (p->fix == FIX_BLOCKS && p->ea_counted) {
-				/* value counts the attribute block, so it is at least 1; num is value in i_blocks units. */
-				uint64_t blocks = p->value - (uint64_t)ea_dropped, unit = p->pctx.num / p->value;
-				if (blocks * unit == p->pctx.num2)
+			if (p->fix == FIX_BLOCKS && (p->ea_counted || p->ibody_blocks)) {
+				/* Judged now: the attribute block and the in-inode attributes may have gone. */
+				uint64_t blocks = p->value;
+				if (p->ea_counted && ea_dropped) {
+					blocks--;
+				} else if (p->ea_counted) {
+					const struct xattr_ref *r = xattr_table_find(&ctx->xattrs, p->ea_block);
+					if (r && r->checked)
+						blocks += r->value_blocks;
+				}
+				if (ea_off)
+					blocks -= p->ibody_blocks;
+				if (blocks * p->unit == p->pctx.num2)
 					continue;
 				p->value = blocks;
-				p->pctx.num = blocks * unit;
+				p->pctx.num = blocks * p->unit;
 			}
 			if (p->detail[0])
 				p->pctx.str = p->detail;

@@ -57,7 +57,7 @@ int xattr_table_add(struct xattr_table *t, uint64_t blk, uint32_t refs, uint32_t
 			r->first_ino = ino;
 		return 0;
 	}
-	*r = (struct xattr_ref){ blk, refs, ino, 0, 0 };
+	*r = (struct xattr_ref){ blk, refs, ino, 0, 0, 0 };
 	t->used++;
 	return 0;
 }
@@ -166,6 +166,7 @@ int xattr_block_check(struct e4fsck *ctx, uint32_t ino, uint64_t blk)
 		goto drop;
 	region_taken(&reg, 0, XH_SIZE);
 	uint32_t off = XH_SIZE;
+	uint64_t value_blocks = 0;
 	/* Each step claims at least four bytes, so the walk ends within the block. */
 	while (off + 4 <= bs && ld32(buf + off) && !ctx->aborted) {
 		unsigned char *e = buf + off;
@@ -199,6 +200,8 @@ int xattr_block_check(struct e4fsck *ctx, uint32_t ino, uint64_t blk)
 					goto drop;
 				st32(e + 12, want);
 			}
+		} else {
+			value_blocks += ((uint64_t)value_size + bs - 1) / bs;
 		}
 		off += len;
 	}
@@ -211,6 +214,7 @@ int xattr_block_check(struct e4fsck *ctx, uint32_t ino, uint64_t blk)
 	if (ref) {
 		ref->checked = 1;
 		ref->stated = ld32(buf + 4);
+		ref->value_blocks = value_blocks;
 	}
 	keep = 1;
 drop:

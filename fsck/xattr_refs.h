@@ -17,6 +17,7 @@ struct xattr_ref {
 	uint32_t first_ino;         /* the lowest inode naming it, for messages */
 	int checked;                /* its contents were checked and kept */
 	uint32_t stated;            /* h_refcount as the check read it */
+	uint64_t value_blocks;      /* blocks of its values kept in EA inodes, charged to every inode naming it */
 };
 
 /* Open addressing, a power of two in size, at most half full. */

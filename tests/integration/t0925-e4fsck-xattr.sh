@@ -10,7 +10,9 @@
 # describes: e4fsck prints and exits as e2fsck in -n, -p and -y (also with
 # 1 and 4 threads), -y leaves a file system e2fsck calls clean, and /big is
 # intact.  Reference counts are damaged only without metadata_csum: with
-# it, e2fsck -n stops at the checksum the damage breaks ("aborted").
+# it, e2fsck -n stops at the checksum the damage breaks ("aborted").  With
+# ea_inode, values kept in EA inodes count in their owner's i_blocks: debugfs
+# leaves them out, the kernel does not.
 
 set -eu
 
@@ -27,6 +29,8 @@ head -c 300000 /dev/urandom >"$src/big"
 head -c 5000 /dev/urandom >"$src/small"
 head -c 600 /dev/urandom | od -An -tx1 | tr -d ' \n' | head -c 700 >"$src/value"
 
+head -c 9000 /dev/urandom >"$src/value9k"
+
 base_image() {
 	local img=$1 opts=$2
 	rm -f "$img"
@@ -40,6 +44,14 @@ base_image() {
 		ea_set -f $src/value /small user.big
 		ea_set -f $src/value /d/s user.big
 	EOF
+	# With ea_inode, values too big for a block go to EA inodes; debugfs leaves
+	# them out of the owner's i_blocks, where the kernel charges them.
+	case $opts in
+	*ea_inode*) debugfs -w -f - "$img" >/dev/null 2>&1 <<-EOF ;;
+		ea_set -f $src/value9k /small user.huge
+		ea_set -f $src/value9k /d/s user.huge
+	EOF
+	esac
 }
 
 # @EA@: /small's attribute block.
@@ -68,5 +80,50 @@ for opts in "-t ext4" "-t ext4 -b 4096 -O ^metadata_csum" "-t ext3"; do
 		damage_case "xattr block checksum $tag" "$opts" "zap_block -o 16 -l 4 -p 0 @EA@" ;;
 	esac
 done
+
+# Values kept in EA inodes count in their owner's i_blocks, in the inode and in the block.
+for opts in "-t ext4 -O ea_inode" "-t ext4 -b 4096 -O ea_inode"; do
+	damage_case "EA-inode values left out of i_blocks [$opts]" "$opts" ""
+done
+
+# No false positive on what the kernel writes: values in EA inodes, named in
+# the inode and in a shared attribute block, charged to each owner.
+name="kernel-written EA-inode values"
+if [ "$(id -u)" != 0 ] || ! command -v losetup >/dev/null 2>&1 || ! command -v python3 >/dev/null 2>&1; then
+	echo "SKIP $name: needs root, loop devices and python3"
+else
+	rm -f "$T/k.img"
+	mke2fs -q -F -t ext4 -O ea_inode -b 4096 "$T/k.img" 64M >/dev/null 2>&1
+	mkdir -p "$T/mnt"
+	if ! mount -o loop "$T/k.img" "$T/mnt" 2>"$T/mount.err"; then
+		bad "$name: mount failed: $(cat "$T/mount.err")"
+	else
+		python3 - "$T/mnt" <<-'EOF'
+			import os, sys
+			d = sys.argv[1]
+			v, w = os.urandom(9000), os.urandom(30000)
+			for n in ('a', 'b', 'c'):
+			    p = os.path.join(d, n)
+			    open(p, 'w').write('x')
+			    for i in range(6):
+			        os.setxattr(p, 'user.small%d' % i, b'v' * 40)
+			    os.setxattr(p, 'user.big', v)
+			    os.setxattr(p, 'user.big2', w)
+			p = os.path.join(d, 'lone')
+			open(p, 'w').write('y')
+			os.setxattr(p, 'user.only', os.urandom(5000))
+		EOF
+		umount "$T/mnt"
+		rc=0; "$E4FSCK" -fn "$T/k.img" >"$T/k.out" 2>&1 || rc=$?
+		want=0; e2fsck -fn "$T/k.img" >"$T/k.ref" 2>&1 || want=$?
+		if [ "$want" != 0 ]; then
+			bad "$name: e2fsck -fn exits $want on the kernel's image"
+		elif [ "$rc" != 0 ]; then
+			bad "$name: e4fsck -fn exits $rc:"; sed 's/^/    /' "$T/k.out" | head -n 10
+		else
+			pass "$name"
+		fi
+	fi
+fi
 
 [ $failed = 0 ] || fail "e4fsck disagrees with e2fsck on extended attribute block damage"
