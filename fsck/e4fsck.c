@@ -393,6 +393,7 @@ static void free_run_state(struct e4fsck *ctx)
 	ctx->rehash = NULL;
 	ctx->nrehash = ctx->caprehash = 0;
 	xattr_table_free(&ctx->xattrs);
+	xattr_table_free(&ctx->ea_inode_refs);
 	ctx->files_fragmented = 0;
 	memset(&ctx->stats, 0, sizeof(ctx->stats));
 	ctx->inodes_in_use = ctx->blocks_in_use = 0;

@@ -135,6 +135,7 @@ struct e4fsck {
 	struct dir_block *dir_blocks;
 	size_t ndir_blocks, capdir_blocks;
 	struct xattr_table xattrs;        /* xattr blocks and how many inodes name them */
+	struct xattr_table ea_inode_refs; /* EA inodes (as blk) and the attribute entries naming them (refs) */
 	uint64_t files_fragmented;        /* for the summary's "non-contiguous" share */
 	struct fsck_stats stats;          /* for -v's statistics and --json (stats.c) */
 	uint64_t inodes_in_use, blocks_in_use;

@@ -135,8 +135,14 @@ static int check_area(struct walk *wk, struct ext4fs_fs *fs, uint32_t ino, const
 	struct claims c = { .size = size };
 	uint32_t code = 0, off = MAGIC_SIZE, left = size - MAGIC_SIZE;   /* left: room for entries and values */
 	uint32_t bs = ext4fs_geom(fs)->block_size;
-	uint64_t num = 0, value_blocks = 0;
-	int rc = 0;
+	uint64_t num = 0;
+	/* Values in EA inodes, reported once the whole area passed: at most one per entry. */
+	struct value_ref { uint32_t inum; uint64_t blocks; } *values = malloc((size / ENTRY_SIZE + 1) * sizeof(*values));
+	unsigned nvalues = 0;
+	int rc = values ? 0 : -ENOMEM;
+
+	if (rc)
+		return rc;
 
 	claim(&c, 0, MAGIC_SIZE);   /* the area holds more than the magic, so this cannot fail */
 	while (left >= ENTRY_SIZE && off + ENTRY_SIZE <= size && ld32(area + off)) {
@@ -181,7 +187,8 @@ static int check_area(struct walk *wk, struct ext4fs_fs *fs, uint32_t ino, const
 				code = (uint32_t)verdict;
 				break;
 			}
-			value_blocks += (value_size + (uint64_t)bs - 1) / bs;
+			values[nvalues].inum = inum;
+			values[nvalues++].blocks = (value_size + (uint64_t)bs - 1) / bs;
 			if (verdict < 0) {
 				/* Set the flag, or else clear the area; the walk goes on assuming the flag was set. */
 				int at = (int)wk->n;
@@ -198,9 +205,10 @@ static int check_area(struct walk *wk, struct ext4fs_fs *fs, uint32_t ino, const
 	if (rc < 0)
 		goto out;
 	rc = code ? report(wk, code, num, IBODY_FIX_EA_CLEAR, magic_off, 0) : 0;
-	if (!code && !rc && value_blocks && wk->ops->value_blocks)
-		wk->ops->value_blocks(wk->arg, value_blocks);
+	for (unsigned k = 0; !code && !rc && k < nvalues && wk->ops->value_inode; k++)
+		rc = wk->ops->value_inode(wk->arg, values[k].inum, values[k].blocks);
 out:
+	free(values);
 	free(c.part);
 	return rc;
 }

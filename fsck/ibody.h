@@ -43,10 +43,12 @@ struct ibody_ops {
 	int (*problem)(void *arg, const struct ibody_problem *p);
 	/*
 	 * The in-inode attributes passed the walk (a missing EA_INODE flag
-	 * aside) and keep blocks values in EA inodes: the kernel charges those
-	 * to the owner's i_blocks, and e2fsck counts them.  May be NULL.
+	 * aside): called for each value kept in an EA inode, inode inum of
+	 * blocks blocks.  The kernel charges those blocks to the owner's
+	 * i_blocks, and each such entry is one reference to inum.  0, or a
+	 * negative errno that ends the check.  May be NULL.
 	 */
-	void (*value_blocks)(void *arg, uint64_t blocks);
+	int (*value_inode)(void *arg, uint32_t inum, uint64_t blocks);
 };
 
 /*

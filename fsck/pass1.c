@@ -96,6 +96,7 @@ struct p1_worker {
 	struct dir_block *dblocks;
 	size_t ndblocks, capdblocks;
 	struct xattr_table xattrs;
+	struct xattr_table ea_inode_refs;   /* EA inodes named by in-inode attributes, and how often */
 	struct p1_problem *probs;
 	size_t nprobs, capprobs;
 	uint64_t inodes_in_use, files_fragmented;
@@ -484,14 +485,15 @@ static int ibody_problem(void *arg, const struct ibody_problem *ip)
 	return 0;
 }
 
-static void ibody_value_blocks(void *arg, uint64_t blocks)
+static int ibody_value_inode(void *arg, uint32_t inum, uint64_t blocks)
 {
 	struct p1_worker *w = arg;
 
-	w->ibody_value_blocks = blocks;
+	w->ibody_value_blocks += blocks;
+	return xattr_table_add(&w->ea_inode_refs, inum, 1, w->cur_ino) ? -ENOMEM : 0;
 }
 
-static const struct ibody_ops ibody_ops = { ibody_problem, ibody_value_blocks };
+static const struct ibody_ops ibody_ops = { ibody_problem, ibody_value_inode };
 
 /*
  * The root, by e2fsck's rules.  One that is not a directory is offered to be
@@ -670,9 +672,8 @@ static int check_inode(struct p1_worker *w, uint32_t ino, const struct ext4fs_in
 	}
 	if (check_blocks(w, ino, in))
 		return -1;
-	/* A bad checksum on an inode with no other problem: rewriting it fixes the checksum. */
-	if (!csum_ok && g->has_metadata_csum && w->nprobs == probs_before &&
-	    record(w, PR_1_INODE_ONLY_CSUM_INVALID, &pctx, FIX_CSUM, 0, NULL))
+	/* A bad checksum: asked last, and only when no repair rewrote the inode (see answer_problems). */
+	if (!csum_ok && g->has_metadata_csum && record(w, PR_1_INODE_ONLY_CSUM_INVALID, &pctx, FIX_CSUM, 0, NULL))
 		return -1;
 	return 0;
 }
@@ -755,6 +756,7 @@ static void worker_free(struct p1_worker *w)
 	free(w->dirs);
 	free(w->dblocks);
 	xattr_table_free(&w->xattrs);
+	xattr_table_free(&w->ea_inode_refs);
 	free(w->probs);
 	if (w->own_fs)
 		ext4fs_close(w->fs);
@@ -791,7 +793,7 @@ static int merge_worker(struct e4fsck *ctx, struct p1_worker *w)
 	    append((void **)&ctx->dirs, &ctx->ndirs, &ctx->capdirs, w->dirs, w->ndirs, sizeof(*w->dirs)) ||
 	    append((void **)&ctx->dir_blocks, &ctx->ndir_blocks, &ctx->capdir_blocks, w->dblocks, w->ndblocks,
 		   sizeof(*w->dblocks)) ||
-	    xattr_table_merge(&ctx->xattrs, &w->xattrs)) {
+	    xattr_table_merge(&ctx->xattrs, &w->xattrs) || xattr_table_merge(&ctx->ea_inode_refs, &w->ea_inode_refs)) {
 		fsck_fatal(ctx, "out of memory merging pass 1's results");
 		return -1;
 	}
@@ -1033,6 +1035,9 @@ static int answer_problems(struct e4fsck *ctx, struct p1_worker *w)
 			if (p->fix == FIX_DTIME && dtime_fixed)
 				continue;
 			if (p->fix == FIX_EXTENT && p->ext.kind == EXTENT_FIX_CSUM && node_touched(touched, ntouched, &p->ext))
+				continue;
+			/* As e2fsck: a repair that rewrote the record already gave it its checksum. */
+			if (p->fix == FIX_CSUM && (changed || cleared || ea_off || epoch))
 				continue;
 			if (p->fix == FIX_EA_CHECK) {
 				int keep = xattr_block_check(ctx, ino, p->value);

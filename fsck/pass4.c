@@ -94,6 +94,38 @@ static int set_dir_nlink(struct e4fsck *ctx)
 	return 0;
 }
 
+/*
+ * EA inode ino (*in): its reference count (kept in i_ctime and the osd1
+ * version field) against the attribute entries pass 1 found naming it, as
+ * e2fsck checks it; old Lustre value inodes, which keep none, have i_ctime
+ * equal to i_atime.  Returns 1 when entries name it, 0 when none does
+ * (then it is an unattached inode), -1 after fsck_fatal().
+ */
+static int ea_inode_refs(struct e4fsck *ctx, uint32_t ino, struct ext4fs_inode *in)
+{
+	const struct xattr_ref *r = xattr_table_find(&ctx->ea_inode_refs, ino);
+	uint64_t stored = (uint64_t)in->i_ctime << 32 | in->i_version_lo;
+	struct problem_ctx pc = { .ino = ino };
+
+	if (!r || !r->refs)
+		return 0;
+	if (stored == r->refs || in->i_ctime == in->i_atime)
+		return 1;
+	pc.num = stored;
+	pc.num2 = r->refs;
+	if (!fix_problem(ctx, PR_4_EA_INODE_REF_COUNT, &pc))
+		return 1;
+	in->i_ctime = 0;
+	in->i_version_lo = r->refs;
+	int err = ext4fs_inode_write(ctx->fs, ino, in);
+	if (err) {
+		fsck_fatal(ctx, "%s while writing inode %u: %s", ext4fs_strerror(err), ino, ext4fs_errmsg(ctx->fs));
+		return -1;
+	}
+	ctx->fs_changed = 1;
+	return 1;
+}
+
 int fsck_pass4(struct e4fsck *ctx)
 {
 	uint64_t limit = (uint64_t)ctx->geo->inodes_count + 1;
@@ -113,12 +145,19 @@ int fsck_pass4(struct e4fsck *ctx)
 		disk = counter_paged_get(&ctx->links_disk, ino);
 		seen = counter_paged_get(&ctx->links_seen, ino);
 		if (seen == 0) {
-			if (ext4fs_inode_read(ctx->fs, ino, &in) || (in.i_flags & EXT4FS_EA_INODE_FL))
+			if (ext4fs_inode_read(ctx->fs, ino, &in))
 				continue;
-			if (unattached(ctx, ino, &in))
-				continue;
-			disk = counter_paged_get(&ctx->links_disk, ino);
-			seen = counter_paged_get(&ctx->links_seen, ino);
+			/* An EA inode named by attributes counts as linked once, as in e2fsck. */
+			int named = (in.i_flags & EXT4FS_EA_INODE_FL) ? ea_inode_refs(ctx, ino, &in) : 0;
+			if (named < 0)
+				return -1;
+			seen = (uint32_t)named;
+			if (!named) {
+				if (unattached(ctx, ino, &in))
+					continue;
+				disk = counter_paged_get(&ctx->links_disk, ino);
+				seen = counter_paged_get(&ctx->links_seen, ino);
+			}
 		}
 		isdir = bitmap_paged_test(&ctx->inode_dir, ino);
 		if (isdir && seen > LINK_MAX_DIR) {

@@ -91,6 +91,7 @@
 #define PR_4_ZERO_LEN_INODE              0x040001
 #define PR_4_UNATTACHED_INODE            0x040002
 #define PR_4_BAD_REF_COUNT               0x040003
+#define PR_4_EA_INODE_REF_COUNT          0x040005
 #define PR_4_DIR_NLINK_FEATURE           0x040006
 #define PR_4_DIR_OVERFLOW_REF_COUNT      0x040007
 

@@ -14,6 +14,8 @@ static const struct problem rows[] = {
 	/* %M the count on disk, %N the entries naming the inode */
 	{ PR_4_BAD_REF_COUNT, "PR_4_BAD_REF_COUNT", "Inode %i ref count is %M, should be %N.  ", PROMPT_FIX,
 	  PF_PREEN_OK },
+	{ PR_4_EA_INODE_REF_COUNT, "PR_4_EA_INODE_REF_COUNT",
+	  "Extended attribute inode %i ref count is %N, should be %M. ", PROMPT_FIX, PF_PREEN_OK },
 	{ PR_4_DIR_NLINK_FEATURE, "PR_4_DIR_NLINK_FEATURE",
 	  "Directory exceeds max links, but no DIR_NLINK feature in superblock.\n", PROMPT_FIX, 0 },
 	{ PR_4_DIR_OVERFLOW_REF_COUNT, "PR_4_DIR_OVERFLOW_REF_COUNT",

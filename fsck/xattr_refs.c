@@ -142,13 +142,17 @@ int xattr_block_check(struct e4fsck *ctx, uint32_t ino, uint64_t blk)
 	struct problem_ctx pctx = { .ino = ino, .blk = blk };
 	struct regions reg = { .size = bs };
 	unsigned char *buf;
+	/* EA inodes the entries name: counted once the block is kept (a shared block names each once). */
+	uint32_t *inums;
+	size_t ninums = 0;
 	int keep = 0, rc = -1;
 
 	if (ref && ref->checked)
 		return 1;
 	buf = malloc(bs);
 	reg.part = malloc((bs / 4 + 2) * sizeof(*reg.part));
-	if (!buf || !reg.part) {
+	inums = malloc((bs / XE_SIZE + 1) * sizeof(*inums));
+	if (!buf || !reg.part || !inums) {
 		fsck_fatal(ctx, "out of memory checking extended attribute blocks");
 		goto out;
 	}
@@ -202,6 +206,7 @@ int xattr_block_check(struct e4fsck *ctx, uint32_t ino, uint64_t blk)
 			}
 		} else {
 			value_blocks += ((uint64_t)value_size + bs - 1) / bs;
+			inums[ninums++] = ld32(e + 4);
 		}
 		off += len;
 	}
@@ -216,10 +221,16 @@ int xattr_block_check(struct e4fsck *ctx, uint32_t ino, uint64_t blk)
 		ref->stated = ld32(buf + 4);
 		ref->value_blocks = value_blocks;
 	}
+	for (size_t k = 0; k < ninums; k++)
+		if (xattr_table_add(&ctx->ea_inode_refs, inums[k], 1, ino)) {
+			fsck_fatal(ctx, "out of memory counting EA inode references");
+			goto out;
+		}
 	keep = 1;
 drop:
 	rc = keep;
 out:
+	free(inums);
 	free(reg.part);
 	free(buf);
 	return rc;

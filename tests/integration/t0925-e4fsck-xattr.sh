@@ -81,9 +81,30 @@ for opts in "-t ext4" "-t ext4 -b 4096 -O ^metadata_csum" "-t ext3"; do
 	esac
 done
 
-# Values kept in EA inodes count in their owner's i_blocks, in the inode and in the block.
+# Values kept in EA inodes count in their owner's i_blocks, in the inode and in the block;
+# an EA inode's reference count (i_ctime:version) is the number of entries naming it, and one
+# named by none is an unattached inode.
+cat >"$T/ea-inode.sh" <<'EOS'
+# ea-inode.sh IMG refcount|unnamed: damage the first EA inode's count, or the attributes naming it.
+img=$1
+for ino in $(seq 12 40); do
+	if debugfs -R "stat <$ino>" "$img" 2>/dev/null | head -n 1 | grep -q 'Flags: 0x2.....$'; then
+		break
+	fi
+done
+case $2 in
+refcount) debugfs -w -R "sif <$ino> version 7" "$img" >/dev/null 2>&1 ;;
+unnamed)
+	# /small's in-inode attribute magic, after its 32-byte extra fields.
+	set -- $(debugfs -R "imap /small" "$img" 2>/dev/null | sed -n 's/.*block \([0-9]*\), offset \(0x[0-9a-f]*\).*/\1 \2/p')
+	bs=$(dumpe2fs -h "$img" 2>/dev/null | sed -n 's/^Block size: *//p')
+	printf '\0\0\0\0' | dd of="$img" bs=1 seek=$(( $1 * bs + $2 + 160 )) conv=notrunc status=none ;;
+esac
+EOS
 for opts in "-t ext4 -O ea_inode" "-t ext4 -b 4096 -O ea_inode"; do
 	damage_case "EA-inode values left out of i_blocks [$opts]" "$opts" ""
+	DAMAGE_CMD=1 damage_case "EA inode reference count wrong [$opts]" "$opts" "bash '$T/ea-inode.sh' \"\$1\" refcount"
+	DAMAGE_CMD=1 damage_case "EA inode named by no attribute [$opts]" "$opts" "bash '$T/ea-inode.sh' \"\$1\" unnamed"
 done
 
 # No false positive on what the kernel writes: values in EA inodes, named in
