@@ -8,12 +8,14 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include "ext4fs/bitmap.h"
 #include "ext4fs/errors.h"
+#include "ext4fs/io.h"
 #include "ext4fs/journal.h"
 #include "ext4fs/mountcheck.h"
 #include "ext4fs/super.h"
@@ -45,6 +47,47 @@ static const char usage_text[] =
 static void usage(const char *prog, FILE *to)
 {
 	fprintf(to, usage_text, prog);
+}
+
+/*
+ * -E's comma-separated options, with e2fsck's names.  0, or the exit
+ * status e2fsck gives an unknown one (1, after the list of those known).
+ */
+static int parse_extended(struct e4fsck *ctx, const char *arg)
+{
+	static const struct { const char *name; size_t off; int value; } known[] = {
+		{ "journal_only", offsetof(struct e4fsck, journal_only), 1 },
+		{ "discard", offsetof(struct e4fsck, discard), 1 },
+		{ "nodiscard", offsetof(struct e4fsck, discard), 0 },
+		{ "optimize_extents", offsetof(struct e4fsck, no_optimize_extents), 0 },
+		{ "no_optimize_extents", offsetof(struct e4fsck, no_optimize_extents), 1 },
+		{ "fixes_only", offsetof(struct e4fsck, fixes_only), 1 },
+	};
+	char *copy = strdup(arg), *save = NULL;
+	int bad = 0;
+
+	if (!copy)
+		return FSCK_ERROR;
+	for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		size_t i;
+		for (i = 0; i < sizeof(known) / sizeof(known[0]) && strcmp(tok, known[i].name); i++)
+			;
+		if (i < sizeof(known) / sizeof(known[0])) {
+			*(int *)((char *)ctx + known[i].off) = known[i].value;
+			continue;
+		}
+		fprintf(stderr, "Unknown extended option: %s\n", tok);
+		bad = 1;
+	}
+	free(copy);
+	if (!bad)
+		return 0;
+	fputs("\nExtended options are separated by commas, and may take an argument which\n"
+	      "is set off by an equals ('=') sign.  Valid extended options are:\n\n", stderr);
+	for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
+		fprintf(stderr, "\t%s\n", known[i].name);
+	fputc('\n', stderr);
+	return 1;
 }
 
 void fsck_fatal(struct e4fsck *ctx, const char *fmt, ...)
@@ -144,9 +187,12 @@ static int parse_options(struct e4fsck *ctx, int argc, char **argv)
 			}
 			ctx->threads = (int)v;
 			break;
-		case 'E':
-			fprintf(stderr, "%s: Unknown extended option: %s\n", ctx->prog, optarg);
-			return FSCK_USAGE;
+		case 'E': {
+			int rc = parse_extended(ctx, optarg);
+			if (rc)
+				return rc;
+			break;
+		}
 		case OPT_JSON: ctx->json_path = optarg; break;
 		case OPT_HELP:
 			usage(ctx->prog, stdout);
@@ -164,6 +210,12 @@ static int parse_options(struct e4fsck *ctx, int argc, char **argv)
 		fprintf(stderr, "%s: The -n and -D options are incompatible.\n", ctx->prog);
 		return FSCK_ERROR;
 	}
+	if (ctx->optimize_dirs && ctx->fixes_only) {
+		fputs("The -D and -E fixes_only options are incompatible.\n", stderr);
+		return FSCK_ERROR;
+	}
+	if (ctx->fixes_only)
+		ctx->no_optimize_extents = 1;
 	if (optind != argc - 1) {
 		usage(ctx->prog, stderr);
 		return FSCK_USAGE;
@@ -498,6 +550,32 @@ static int run_passes(struct e4fsck *ctx)
 	return 0;
 }
 
+/*
+ * -E discard, as e2fsck: once a check found nothing to change, every run
+ * of blocks no inode or metadata uses is discarded (an image file gets
+ * holes).  A device that cannot discard is left alone without a word.
+ * Cannot fail.
+ */
+static int discard_free_blocks(struct e4fsck *ctx)
+{
+	const struct ext4fs_geom *g = ctx->geo;
+	struct ext4fs_io *io = ext4fs_fs_io(ctx->fs);
+	uint64_t b = g->first_data_block;
+
+	if (!ctx->discard || ctx->read_only || ctx->fs_changed || (ctx->exit_status & FSCK_UNCORRECTED))
+		return 0;
+	while ((b = bitmap_paged_next_clear(&ctx->block_found, b)) < g->blocks_count) {
+		uint64_t end = bitmap_paged_next_set(&ctx->block_found, b);
+		if (end > g->blocks_count)
+			end = g->blocks_count;
+		/* As e2fsck: a device that refuses stops the discarding, nothing else (the blocks are free). */
+		if (ext4fs_io_discard(io, b * g->block_size, (end - b) * g->block_size))
+			return 0;
+		b = end;
+	}
+	return 0;
+}
+
 /* After a check that changed nothing it could not: mark the file system checked. */
 static int mark_checked(struct e4fsck *ctx)
 {
@@ -651,6 +729,9 @@ int main(int argc, char **argv)
 			preen_halt(&ctx);
 		goto out;
 	}
+	/* As e2fsck: only the journal, unless -f or a repair asks for the whole check. */
+	if (ctx.journal_only && !ctx.force && !ctx.problems_fixed)
+		goto out;
 	const char *why = check_reason(&ctx);
 	if (!ctx.force && !why) {
 		report_clean(&ctx);
@@ -686,6 +767,8 @@ int main(int argc, char **argv)
 	if (!rc && !ctx.aborted)
 		fsck_check_orphan_file(&ctx);
 	if (!rc && !ctx.aborted && !ctx.fatal && fsck_recreate_journal(&ctx))
+		goto out;
+	if (!rc && !ctx.aborted && !ctx.fatal && discard_free_blocks(&ctx))
 		goto out;
 	if (ctx.fatal) {
 		fatal_end(&ctx);

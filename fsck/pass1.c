@@ -294,9 +294,12 @@ static int extent_problem(void *arg, uint32_t code, const struct problem_ctx *pc
 	struct block_walk *b = arg;
 	enum p1_fix kind = fix ? FIX_EXTENT : code == PR_1_MISSING_EXTENT_HEADER ? FIX_CLEAR_INODE : FIX_NONE;
 
-	/* As e2fsck: with -D a directory is rebuilt in pass 3A, so its tree is not offered for pass 1E. */
-	if (b->is_dir && b->w->ctx->optimize_dirs &&
-	    (code == PR_1E_CAN_NARROW_EXTENT_TREE || code == PR_1E_CAN_COLLAPSE_EXTENT_TREE))
+	/*
+	 * As e2fsck: with -D a directory is rebuilt in pass 3A, so its tree is not
+	 * offered for pass 1E; -E no_optimize_extents (or fixes_only) offers none.
+	 */
+	if ((code == PR_1E_CAN_NARROW_EXTENT_TREE || code == PR_1E_CAN_COLLAPSE_EXTENT_TREE) &&
+	    ((b->is_dir && b->w->ctx->optimize_dirs) || b->w->ctx->no_optimize_extents))
 		return 0;
 	if (code == PR_1_COLLAPSE_DBLOCK)
 		b->dir_collapse = 1;

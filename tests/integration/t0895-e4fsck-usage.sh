@@ -2,7 +2,8 @@
 # t0895-e4fsck-usage.sh - e4fsck's command line and bad input: usage errors
 # exit 16, --help and -V exit 0, an image that is not a file system or does
 # not exist exits 8 with a message naming it, interactive mode without a
-# terminal exits 8, --json writes a document that parses, and (as root) a
+# terminal exits 8, -E takes e2fsck's journal_only, discard, fixes_only and
+# (no_)optimize_extents, --json writes a document that parses, and (as root) a
 # mounted file system is refused without a byte changing, while -n checks
 # it with a warning, and an orphan file with entries is finished as e2fsck does.
 
@@ -44,6 +45,30 @@ expect "missing image" 8 "No such file" "$E4FSCK" -fn "$T/none.img"
 expect "not a file system" 8 "superblock" "$E4FSCK" -fn "$T/zeros.img"
 expect "interactive without a terminal" 8 "need terminal" "$E4FSCK" -f "$img"
 expect "clean without -f" 0 "clean, 11/" "$E4FSCK" -n "$img"
+# -E, with e2fsck's option names and its answers to a wrong one.
+expect "-E unknown option (exit 1, as e2fsck)" 1 "Valid extended options are" "$E4FSCK" -n -E nonsense "$img"
+expect "-E fixes_only with -D" 8 "The -D and -E fixes_only options are incompatible" "$E4FSCK" -fy -D -E fixes_only "$img"
+cp "$img" "$T/jo.img"
+expect "-E journal_only without -f: nothing but the journal" 0 "" "$E4FSCK" -y -E journal_only "$T/jo.img"
+if grep -q "clean," "$T/out"; then
+	echo "FAIL -E journal_only printed the summary"; failed=1
+fi
+expect "-E journal_only with -f: the whole check" 0 "files (" "$E4FSCK" -fy -E journal_only "$T/jo.img"
+# -E discard: the free blocks of a file system without faults become holes in the image.
+cp "$img" "$T/dc.img"
+head -c 4000000 /dev/urandom >"$T/junk"
+debugfs -w -R "write $T/junk junk" "$T/dc.img" >/dev/null 2>&1
+debugfs -w -R "rm junk" "$T/dc.img" >/dev/null 2>&1
+before=$(du -k "$T/dc.img" | cut -f1)
+expect "-E discard" 0 "files (" "$E4FSCK" -fy -E discard "$T/dc.img"
+after=$(du -k "$T/dc.img" | cut -f1)
+if [ "$after" -ge $((before - 3000)) ]; then
+	echo "FAIL -E discard: the image holds ${after} KiB, ${before} KiB before"; failed=1
+elif ! e2fsck -fn "$T/dc.img" >/dev/null 2>&1; then
+	echo "FAIL -E discard: e2fsck -fn is not clean afterwards"; failed=1
+else
+	echo "PASS -E discard: ${before} KiB to ${after} KiB, clean"
+fi
 backup=$(dumpe2fs "$img" 2>/dev/null | sed -n 's/.*Backup superblock at \([0-9]*\).*/\1/p' | head -n 1)
 bsize=$(dumpe2fs -h "$img" 2>/dev/null | sed -n 's/^Block size: *//p')
 # Read-only on a backup, the descriptors lose their uninit flags and pass 5 finds the

@@ -93,6 +93,11 @@ for opts in "-t ext4" "-t ext4 -b 4096" "-t ext4 -b 4096 -O ^metadata_csum"; do
 	# The root of /frag holds one index entry: block[3] its start, block[4] its child.
 	damage_case "index start differs from its child $tag" "$opts" "sif /frag block[3] 1"
 	damage_case "index points outside the fs $tag" "$opts" "sif /frag block[4] 99999999"
+	# e2fsck's -E no_optimize_extents (and fixes_only) leave such a tree as it is.
+	for e in no_optimize_extents fixes_only; do
+		DAMAGE_OPTS="-E $e" damage_case "index points outside the fs, -E $e $tag" "$opts" \
+			"sif /frag block[4] 99999999"
+	done
 	damage_case "tree block with a bad header $tag" "$opts" "zap_block -o 0 -l 2 -p 0 @LEAF@"
 	damage_case "i_size below the tree's extents $tag" "$opts" "sif /frag size 20000"
 	case $opts in

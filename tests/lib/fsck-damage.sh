@@ -22,7 +22,8 @@
 #   - a second `e4fsck -fy` exits 0, `e2fsck -fn` is clean on the result,
 #     and /big's bytes are intact.
 # With DAMAGE_CMD set, CMDS is run as a shell command on the image ($1)
-# instead of going to debugfs.  With DAMAGE_FY_SED set, both -fy outputs go
+# instead of going to debugfs.  DAMAGE_OPTS: more options for both
+# checkers (-E ...).  With DAMAGE_FY_SED set, both -fy outputs go
 # through that sed script before they are compared: for a case where
 # e2fsck 1.47's own repair is known to be wrong, the script turns its lines
 # into those of the right repair (and leaves right lines as they are).
@@ -92,8 +93,10 @@ damage_case() {
 	cp "$img" "$T/preen.img"; cp "$img" "$T/preen-ref.img"
 	local before; before=$(md5sum <"$img")
 
-	rc=0; "$E4FSCK" -fn "$img" >"$T/ours.n" 2>&1 || rc=$?
-	want=0; e2fsck -fn "$ref" >"$T/theirs.n" 2>&1 || want=$?
+	# shellcheck disable=SC2086
+	rc=0; "$E4FSCK" -fn ${DAMAGE_OPTS:-} "$img" >"$T/ours.n" 2>&1 || rc=$?
+	# shellcheck disable=SC2086
+	want=0; e2fsck -fn ${DAMAGE_OPTS:-} "$ref" >"$T/theirs.n" 2>&1 || want=$?
 	if [ -z "${DAMAGE_N_QUIET:-}" ] && ! grep -q -e '? no$' -e 'IGNORED' "$T/ours.n" && [ "$rc" = 0 ]; then
 		bad "$name: e4fsck -fn found nothing"; sed 's/^/    /' "$T/ours.n" | head -n 20; return
 	fi
@@ -106,7 +109,8 @@ damage_case() {
 	# Pass 1 in 1 or 4 threads: the same output, byte for byte.
 	local j
 	for j in 1 4; do
-		"$E4FSCK" -fn -j "$j" "$img" >"$T/ours.n$j" 2>&1 || true
+		# shellcheck disable=SC2086
+		"$E4FSCK" -fn ${DAMAGE_OPTS:-} -j "$j" "$img" >"$T/ours.n$j" 2>&1 || true
 		if ! cmp -s "$T/ours.n" "$T/ours.n$j"; then
 			bad "$name: e4fsck -fn -j $j prints something else:"
 			diff "$T/ours.n" "$T/ours.n$j" | sed 's/^/    /' | head -n 10; return
@@ -117,16 +121,20 @@ damage_case() {
 	fi
 
 	# Preen: the same lines (each prefixed with the image) and exit status as e2fsck -p.
-	rc=0; "$E4FSCK" -fp "$T/preen.img" >"$T/ours.p" 2>&1 || rc=$?
-	want=0; e2fsck -fp "$T/preen-ref.img" >"$T/theirs.p" 2>&1 || want=$?
+	# shellcheck disable=SC2086
+	rc=0; "$E4FSCK" -fp ${DAMAGE_OPTS:-} "$T/preen.img" >"$T/ours.p" 2>&1 || rc=$?
+	# shellcheck disable=SC2086
+	want=0; e2fsck -fp ${DAMAGE_OPTS:-} "$T/preen-ref.img" >"$T/theirs.p" 2>&1 || want=$?
 	if [ "$rc" != "$want" ] ||
 	   ! diff <(neutral "$T/ours.p" "$T/preen.img") <(neutral "$T/theirs.p" "$T/preen-ref.img") >"$T/diff" 2>&1; then
 		bad "$name: -fp exit $rc (e2fsck $want) or output differs:"; sed 's/^/    /' "$T/diff" | head -n 20; return
 	fi
 
 	local want_y=${DAMAGE_FY_EXIT:-1}
-	rc=0; "$E4FSCK" -fy "$img" >"$T/ours.y" 2>&1 || rc=$?
-	want=0; e2fsck -fy "$ref" >"$T/theirs.y" 2>&1 || want=$?
+	# shellcheck disable=SC2086
+	rc=0; "$E4FSCK" -fy ${DAMAGE_OPTS:-} "$img" >"$T/ours.y" 2>&1 || rc=$?
+	# shellcheck disable=SC2086
+	want=0; e2fsck -fy ${DAMAGE_OPTS:-} "$ref" >"$T/theirs.y" 2>&1 || want=$?
 	if [ "$rc" != "$want_y" ] || [ "$want" != "$want_y" ]; then
 		bad "$name: e4fsck -fy exit $rc, e2fsck's $want, want $want_y"; sed 's/^/    /' "$T/ours.y" | head -n 20; return
 	fi
@@ -134,7 +142,8 @@ damage_case() {
 		  <(neutral "$T/theirs.y" "$ref" | sed -e "${DAMAGE_FY_SED:-}") >"$T/diff" 2>&1; then
 		bad "$name: -fy output differs from e2fsck's:"; sed 's/^/    /' "$T/diff" | head -n 20; return
 	fi
-	rc=0; "$E4FSCK" -fy "$img" >"$T/ours.y2" 2>&1 || rc=$?
+	# shellcheck disable=SC2086
+	rc=0; "$E4FSCK" -fy ${DAMAGE_OPTS:-} "$img" >"$T/ours.y2" 2>&1 || rc=$?
 	if [ "$rc" != 0 ]; then
 		bad "$name: second e4fsck -fy exit $rc"; sed 's/^/    /' "$T/ours.y2" | head -n 20; return
 	fi
