@@ -313,6 +313,26 @@ int fsck_reopen(struct e4fsck *ctx, unsigned flags)
 }
 
 /*
+ * Features whose metadata e4fsck cannot judge: bigalloc is refused (its
+ * block accounting is in clusters, which the checks do not know, so every
+ * answer would be wrong); the quota feature's usage records are not
+ * checked, which is said once.  0, or -1 with exit status 8.
+ */
+static int refuse_unchecked(struct e4fsck *ctx)
+{
+	if (ctx->geo->cluster_ratio != 1) {
+		fprintf(stderr, "%s: %s uses bigalloc (clusters of %u blocks), which e4fsck cannot check yet; "
+			"use e2fsck\n", ctx->prog, ctx->device, ctx->geo->cluster_ratio);
+		ctx->exit_status |= FSCK_ERROR;
+		return -1;
+	}
+	if (ext4fs_has_ro_compat(ctx->fs, EXT4FS_FEATURE_RO_COMPAT_QUOTA))
+		fprintf(stderr, "%s: warning: %s has the quota feature; e4fsck does not check quota usage yet\n",
+			ctx->prog, ctx->device);
+	return 0;
+}
+
+/*
  * Replay the journal, then open the file system again: recovery works on a
  * handle of its own and leaves the first one stale.  A fast-commit area
  * holding commits is refused: replaying the main log alone would lose them.
@@ -695,7 +715,7 @@ int main(int argc, char **argv)
 	 * after a replay.
 	 */
 	ctx.read_only = ctx.mode == MODE_NO;
-	if (check_mounted(&ctx) || fsck_choose_super(&ctx) || open_fs(&ctx, 0))
+	if (check_mounted(&ctx) || fsck_choose_super(&ctx) || open_fs(&ctx, 0) || refuse_unchecked(&ctx))
 		goto out;
 	if (!ctx.read_only &&
 	    fsck_reopen(&ctx, ext4fs_has_incompat(ctx.fs, EXT4FS_FEATURE_INCOMPAT_RECOVER) ? EXT4FS_OPEN_RECOVERY

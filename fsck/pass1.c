@@ -221,6 +221,11 @@ static int claim_fs_metadata(struct e4fsck *ctx)
 				return -1;
 		}
 	}
+	/* The multiple-mount protection block, as e2fsck claims it. */
+	const struct ext4fs_super *sb = ext4fs_sb(ctx->fs);
+	if (ext4fs_has_incompat(ctx->fs, EXT4FS_FEATURE_INCOMPAT_MMP) && in_fs(g, sb->s_mmp_block, 1) &&
+	    claim_in(&ctx->block_found, &ctx->block_dup, sb->s_mmp_block, 1))
+		return -1;
 	return 0;
 }
 

@@ -11,6 +11,7 @@
 #include "ext4fs/crc.h"
 #include "ext4fs/fs.h"
 #include "ext4fs/inode.h"
+#include "ext4fs/fsfeatures.h"
 #include "fs_internal.h"
 #include "ondisk_le.h"
 
@@ -46,13 +47,13 @@ int fs_write_open_check(struct ext4fs_fs *fs)
 	uint32_t ro = sb->s_feature_ro_compat & ~WRITE_RO_COMPAT_SUPPORTED;
 	uint32_t inc = sb->s_feature_incompat & ~WRITE_INCOMPAT_SUPPORTED;
 
-	if (ro)
-		return fs_fail(fs, EXT4FS_E_RO_UNSUPP_FEATURE,
-			       "cannot write: read-only-compatible features 0x%x are not supported for writing",
-			       ro);
-	if (inc)
-		return fs_fail(fs, EXT4FS_E_UNSUPP_FEATURE,
-			       "cannot write: incompatible features 0x%x are not supported for writing", inc);
+	if (ro || inc) {
+		uint32_t f[3] = { 0, inc, ro };
+		char names[160];
+		ext4fs_features_format(f, names, sizeof(names));
+		return fs_fail(fs, inc ? EXT4FS_E_UNSUPP_FEATURE : EXT4FS_E_RO_UNSUPP_FEATURE,
+			       "cannot write: writing with feature(s) %s is not supported yet", names);
+	}
 	if (sb->s_feature_incompat & EXT4FS_FEATURE_INCOMPAT_RECOVER)
 		return fs_fail(fs, EXT4FS_E_NEEDS_RECOVERY,
 			       "cannot write: the journal needs recovery (run e2fsck first)");

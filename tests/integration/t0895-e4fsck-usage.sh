@@ -3,7 +3,7 @@
 # exit 16, --help and -V exit 0, an image that is not a file system or does
 # not exist exits 8 with a message naming it, interactive mode without a
 # terminal exits 8, -E takes e2fsck's journal_only, discard, fixes_only and
-# (no_)optimize_extents, --json writes a document that parses, and (as root) a
+# (no_)optimize_extents, bigalloc is refused and quota usage said unchecked, --json writes a document that parses, and (as root) a
 # mounted file system is refused without a byte changing, while -n checks
 # it with a warning, and an orphan file with entries is finished as e2fsck does.
 
@@ -45,6 +45,15 @@ expect "missing image" 8 "No such file" "$E4FSCK" -fn "$T/none.img"
 expect "not a file system" 8 "superblock" "$E4FSCK" -fn "$T/zeros.img"
 expect "interactive without a terminal" 8 "need terminal" "$E4FSCK" -f "$img"
 expect "clean without -f" 0 "clean, 11/" "$E4FSCK" -n "$img"
+# Features e4fsck cannot judge are said so, never misjudged: bigalloc is refused, the quota
+# feature's usage is not checked (a warning); mmp's block is metadata, not a free block.
+rm -f "$T/feat.img"; mke2fs -q -F -t ext4 -O bigalloc "$T/feat.img" 64M >/dev/null 2>&1
+expect "bigalloc refused, also with -n" 8 "bigalloc (clusters of" "$E4FSCK" -fn "$T/feat.img"
+rm -f "$T/feat.img"; mke2fs -q -F -t ext4 -O quota "$T/feat.img" 64M >/dev/null 2>&1
+expect "quota usage not checked: a warning" 0 "does not check quota usage" "$E4FSCK" -fn "$T/feat.img"
+expect "quota: no repairs" 8 "writing with feature(s) quota is not supported" "$E4FSCK" -fy "$T/feat.img"
+rm -f "$T/feat.img"; mke2fs -q -F -t ext4 -O mmp "$T/feat.img" 64M >/dev/null 2>&1
+expect "mmp block claimed" 0 "files (" "$E4FSCK" -fn "$T/feat.img"
 # -E, with e2fsck's option names and its answers to a wrong one.
 expect "-E unknown option (exit 1, as e2fsck)" 1 "Valid extended options are" "$E4FSCK" -n -E nonsense "$img"
 expect "-E fixes_only with -D" 8 "The -D and -E fixes_only options are incompatible" "$E4FSCK" -fy -D -E fixes_only "$img"
