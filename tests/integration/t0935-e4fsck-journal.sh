@@ -75,6 +75,21 @@ for spec in "$L1K" "$L4K"; do
 done
 damage_case "needs_recovery without a journal [${L2%@*}]" "$L2" "feature needs_recovery"
 
+# A journal superblock with checksum v3 (the kernel sets it when mounted with journal_checksum)
+# whose checksum is wrong: e2fsck offers a new superblock.
+if [ "$(id -u)" = 0 ] && command -v losetup >/dev/null 2>&1; then
+	mkdir -p "$T/mnt"
+	for spec in "$L1K" "$L4K"; do
+		same_as_e2fsck "journal superblock checksum v3 wrong [${spec%@*}]" "$spec" \
+			"mount -o loop,journal_checksum \"\$1\" '$T/mnt' && touch '$T/mnt/new' && umount '$T/mnt' &&
+$(jpoke 252 305419896)" sh
+		grep -q "Journal superblock is corrupt" "$T/t.n" ||
+			bad "journal superblock checksum v3 wrong [${spec%@*}]: e2fsck -n did not see the damage"
+	done
+else
+	echo "SKIP journal superblock checksum v3: needs root and loop devices"
+fi
+
 # mke4fs backs up the journal inode's map as mke2fs does: e2fsck -fy finds nothing to do.
 for spec in "$L1K" "$L3"; do
 	name="mke4fs backs up the journal inode's map [${spec%@*}]"
