@@ -136,13 +136,14 @@ static int check_area(struct walk *wk, struct ext4fs_fs *fs, uint32_t ino, const
 	uint32_t code = 0, off = MAGIC_SIZE, left = size - MAGIC_SIZE;   /* left: room for entries and values */
 	uint32_t bs = ext4fs_geom(fs)->block_size;
 	uint64_t num = 0;
-	/* Values in EA inodes, reported once the whole area passed: at most one per entry. */
-	struct value_ref { uint32_t inum; uint64_t blocks; } *values = malloc((size / ENTRY_SIZE + 1) * sizeof(*values));
+	/*
+	 * Values in EA inodes, reported once the whole area passed (at most one
+	 * per entry); allocated only when the first one is met, as most inodes have none.
+	 */
+	struct value_ref { uint32_t inum; uint64_t blocks; } *values = NULL;
 	unsigned nvalues = 0;
-	int rc = values ? 0 : -ENOMEM;
+	int rc = 0;
 
-	if (rc)
-		return rc;
 
 	claim(&c, 0, MAGIC_SIZE);   /* the area holds more than the magic, so this cannot fail */
 	while (left >= ENTRY_SIZE && off + ENTRY_SIZE <= size && ld32(area + off)) {
@@ -186,6 +187,10 @@ static int check_area(struct walk *wk, struct ext4fs_fs *fs, uint32_t ino, const
 			if (verdict > 0) {
 				code = (uint32_t)verdict;
 				break;
+			}
+			if (!values && !(values = malloc((size / ENTRY_SIZE + 1) * sizeof(*values)))) {
+				rc = -ENOMEM;
+				goto out;
 			}
 			values[nvalues].inum = inum;
 			values[nvalues++].blocks = (value_size + (uint64_t)bs - 1) / bs;

@@ -827,17 +827,10 @@ static int node_touched(const uint64_t *touched, unsigned n, const struct extent
 
 static int queue_rebuild(struct e4fsck *ctx, uint32_t ino)
 {
-	if (ctx->nrebuild == ctx->caprebuild) {
-		size_t cap = ctx->caprebuild ? ctx->caprebuild * 2 : 16;
-		uint32_t *grown = realloc(ctx->rebuild, cap * sizeof(*grown));
-		if (!grown) {
-			fsck_fatal(ctx, "out of memory in pass 1");
-			return -1;
-		}
-		ctx->rebuild = grown;
-		ctx->caprebuild = cap;
+	if (append((void **)&ctx->rebuild, &ctx->nrebuild, &ctx->caprebuild, &ino, 1, sizeof(ino))) {
+		fsck_fatal(ctx, "out of memory in pass 1");
+		return -1;
 	}
-	ctx->rebuild[ctx->nrebuild++] = ino;
 	return 0;
 }
 
@@ -947,17 +940,11 @@ static int note_restart_clear(struct e4fsck *ctx, uint32_t ino)
 				   "stopping rather than restarting again", ino);
 			return -1;
 		}
-	if (ctx->nrestart_cleared == ctx->caprestart_cleared) {
-		size_t cap = ctx->caprestart_cleared ? ctx->caprestart_cleared * 2 : 8;
-		uint32_t *grown = realloc(ctx->restart_cleared, cap * sizeof(*grown));
-		if (!grown) {
-			fsck_fatal(ctx, "out of memory in pass 1");
-			return -1;
-		}
-		ctx->restart_cleared = grown;
-		ctx->caprestart_cleared = cap;
+	if (append((void **)&ctx->restart_cleared, &ctx->nrestart_cleared, &ctx->caprestart_cleared, &ino, 1,
+		   sizeof(ino))) {
+		fsck_fatal(ctx, "out of memory in pass 1");
+		return -1;
 	}
-	ctx->restart_cleared[ctx->nrestart_cleared++] = ino;
 	return 0;
 }
 

@@ -21,7 +21,6 @@ set -eu
 . "$(dirname -- "$0")/../lib/fsck-damage.sh"
 damage_need_e2fsck_147
 damage_setup
-damage_tree
 
 base_image() {
 	local img=$1 spec=$2

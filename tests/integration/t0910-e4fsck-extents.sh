@@ -25,10 +25,6 @@ need_cmd python3
 # shellcheck source-path=SCRIPTDIR source=../lib/fsck-damage.sh
 . "$(dirname -- "$0")/../lib/fsck-damage.sh"
 damage_setup
-
-src="$T/tree"
-mkdir -p "$src"
-head -c 300000 /dev/urandom >"$src/big"
 head -c 5000 /dev/urandom >"$src/small"
 # frag: 12 data runs 64 KiB apart, so 12 extents: more than the inode holds.
 # two: two runs, two extents in the inode.

@@ -28,10 +28,6 @@ set -eu
 # shellcheck source-path=SCRIPTDIR source=../lib/fsck-damage.sh
 . "$(dirname -- "$0")/../lib/fsck-damage.sh"
 damage_setup
-
-src="$T/tree"
-mkdir -p "$src"
-head -c 300000 /dev/urandom >"$src/big"
 head -c 300000 /dev/urandom >"$src/victim"
 head -c 5000 /dev/urandom >"$src/small"
 head -c 1500 /dev/urandom >"$src/tiny"

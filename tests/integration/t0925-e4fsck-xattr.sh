@@ -22,10 +22,6 @@ set -eu
 # shellcheck source-path=SCRIPTDIR source=../lib/fsck-damage.sh
 . "$(dirname -- "$0")/../lib/fsck-damage.sh"
 damage_setup
-
-src="$T/tree"
-mkdir -p "$src"
-head -c 300000 /dev/urandom >"$src/big"
 head -c 5000 /dev/urandom >"$src/small"
 head -c 600 /dev/urandom | od -An -tx1 | tr -d ' \n' | head -c 700 >"$src/value"
 

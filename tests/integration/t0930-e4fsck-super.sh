@@ -22,7 +22,6 @@ set -eu
 . "$(dirname -- "$0")/../lib/fsck-damage.sh"
 damage_need_e2fsck_147
 damage_setup
-damage_tree
 
 # Layout spec: "mke2fs options@size".
 L4K="-t ext4 -b 4096@136M"

@@ -21,7 +21,6 @@ set -eu
 . "$(dirname -- "$0")/../lib/fsck-damage.sh"
 damage_need_e2fsck_147
 damage_setup
-damage_tree
 
 L1K="-t ext4 -b 1024@32M"
 L4K="-t ext4 -b 4096@64M"

@@ -27,7 +27,6 @@ need_cmd od
 . "$(dirname -- "$0")/../lib/fsck-damage.sh"
 damage_need_e2fsck_147
 damage_setup
-damage_tree
 
 # Layout spec: "mke2fs options@size".
 L4K="-t ext4 -b 4096@16M"

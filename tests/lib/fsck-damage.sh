@@ -31,27 +31,23 @@
 # pass/bad print PASS/FAIL lines; $failed becomes 1 on a failure.
 
 # damage_setup: skip without the oracles (e2fsck, mke2fs, debugfs) or a
-# built e4fsck, then make $T.
+# built e4fsck, then make $T and $src, a directory holding the 300 kB file
+# "big" that base images carry as /big (the caller may add files).
 damage_setup() {
 	need_cmd e2fsck
 	need_cmd mke2fs
 	need_cmd debugfs
 	[ -x "$E4FSCK" ] || skip "e4fsck is not built ($E4FSCK)"
 	make_tmpdir
+	src="$T/tree"
+	mkdir -p "$src"
+	head -c 300000 /dev/urandom >"$src/big"
 }
 
 # damage_need_e2fsck_147: skip unless the oracle is e2fsck 1.47 or later
 # (the tests match its wording and its repairs).
 damage_need_e2fsck_147() {
 	e2fsck -V 2>&1 | grep -q '^e2fsck 1\.4[7-9]' || skip "the oracle is e2fsck 1.47 or later"
-}
-
-# damage_tree: $src, a directory holding the 300 kB file "big" that base
-# images carry as /big.
-damage_tree() {
-	src="$T/tree"
-	mkdir -p "$src"
-	head -c 300000 /dev/urandom >"$src/big"
 }
 
 # spec_image IMG SPEC: the base image of tests whose OPTS are a layout spec
