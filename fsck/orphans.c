@@ -235,7 +235,7 @@ static int walk_orphan_file(struct e4fsck *ctx, uint32_t size_code, uint32_t hol
 /* Read block pblk of the orphan file into buf. */
 static int read_orphan_block(struct e4fsck *ctx, uint64_t pblk, void *buf)
 {
-	int err = ext4fs_block_in_fs(ctx->fs, pblk) ? ext4fs_block_read(ctx->fs, pblk, buf)
+	int err = ext4fs_block_ptr_valid(ctx->fs, pblk) ? ext4fs_block_read(ctx->fs, pblk, buf)
 						    : EXT4FS_E_BAD_BLOCK_NUM;
 	if (err) {
 		fsck_fatal(ctx, "%s while reading block %" PRIu64 " of the orphan file: %s", ext4fs_strerror(err),

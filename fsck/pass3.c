@@ -92,8 +92,8 @@ static int visit_run(const struct ext4fs_block_visit *v, void *arg)
 	struct block_walk *w = arg;
 	struct fsck_block_list *l = w->list;
 
-	if (!ext4fs_block_in_fs(w->ctx->fs, v->pblk) ||
-	    !ext4fs_block_in_fs(w->ctx->fs, v->pblk + v->count - 1))
+	if (!ext4fs_block_ptr_valid(w->ctx->fs, v->pblk) ||
+	    !ext4fs_block_ptr_valid(w->ctx->fs, v->pblk + v->count - 1))
 		return 0;
 	if (!l)
 		return bitmap_paged_set_range(&w->ctx->block_found, v->pblk, v->count) < 0 ? -ENOMEM : 0;

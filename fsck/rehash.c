@@ -266,7 +266,7 @@ static int read_dir(struct dir_read *d)
 		if (run > READ_RUN)
 			run = READ_RUN;
 		if (pblk) {             /* a hole holds nothing */
-			if (!ext4fs_block_in_fs(fs, pblk) || !ext4fs_block_in_fs(fs, pblk + run - 1))
+			if (!ext4fs_block_ptr_valid(fs, pblk) || !ext4fs_block_ptr_valid(fs, pblk + run - 1))
 				err = EXT4FS_E_DIR_CORRUPT;
 			else
 				err = ext4fs_blocks_read(fs, pblk, run, buf);

@@ -105,7 +105,7 @@ struct ind_iter {
 
 static int ind_check(struct ind_iter *it, uint64_t blk, uint64_t lblk)
 {
-	if (!ext4fs_block_in_fs(it->fs, blk))
+	if (!ext4fs_block_ptr_valid(it->fs, blk))
 		return fs_fail(it->fs, EXT4FS_E_IND_CORRUPT,
 				   "inode %u: block map entry for logical block %llu is %llu, outside the file system",
 				   it->ino, (unsigned long long)lblk, (unsigned long long)blk);
@@ -263,7 +263,7 @@ static int ind_bmap(struct ext4fs_fs *fs, uint32_t ino, const struct ext4fs_inod
 	uint64_t off = lblk - base;
 	for (; level > 0 && blk; level--) {
 		span /= per;
-		if (!ext4fs_block_in_fs(fs, blk)) {
+		if (!ext4fs_block_ptr_valid(fs, blk)) {
 			err = fs_fail(fs, EXT4FS_E_IND_CORRUPT,
 					  "inode %u: indirect block %llu for logical block %llu is outside the file system",
 					  ino, (unsigned long long)blk, (unsigned long long)lblk);
@@ -279,7 +279,7 @@ static int ind_bmap(struct ext4fs_fs *fs, uint32_t ino, const struct ext4fs_inod
 	if (err)
 		return err;
 check:
-	if (blk && !ext4fs_block_in_fs(fs, blk))
+	if (blk && !ext4fs_block_ptr_valid(fs, blk))
 		return fs_fail(fs, EXT4FS_E_IND_CORRUPT,
 				   "inode %u: logical block %llu maps to %llu, outside the file system",
 				   ino, (unsigned long long)lblk, (unsigned long long)blk);

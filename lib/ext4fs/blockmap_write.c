@@ -142,7 +142,7 @@ static int ind_read(struct ictx *c, unsigned level, uint64_t blk, uint64_t lblk)
 {
 	int err;
 
-	if (!ext4fs_block_in_fs(c->fs, blk))
+	if (!ext4fs_block_ptr_valid(c->fs, blk))
 		return ind_bad_block(c, blk, lblk);
 	err = ext4fs_block_read(c->fs, blk, c->buf[level]);
 	if (err)
@@ -226,7 +226,7 @@ static int ind_run(struct ictx *c, uint64_t lblk, uint64_t max, uint64_t limit, 
 			uint64_t b = le32_load(slots + 4 * i);
 			if (count == 0) {
 				first = b;
-				if (b && !ext4fs_block_in_fs(c->fs, b))
+				if (b && !ext4fs_block_ptr_valid(c->fs, b))
 					return fs_fail(c->fs, EXT4FS_E_IND_CORRUPT,
 						       "inode %u: logical block %llu maps to %llu, outside the file system",
 						       c->ino, (unsigned long long)l, (unsigned long long)b);
@@ -293,7 +293,7 @@ static int ind_new_block(struct ictx *c, uint64_t lblk, uint64_t goal, uint64_t 
 		(*pool_n)--;
 		return 0;
 	}
-	if (!ext4fs_block_in_fs(c->fs, req.goal))
+	if (!ext4fs_block_ptr_valid(c->fs, req.goal))
 		req.goal = 0;
 	err = ext4fs_alloc_blocks(c->fs, &req, blk, &got);
 	if (err)
@@ -480,7 +480,7 @@ static int ind_unmap_tree(struct ictx *c, unsigned level, uint64_t blk, uint64_t
 
 		if (!child)
 			continue;
-		if (!ext4fs_block_in_fs(c->fs, child))
+		if (!ext4fs_block_ptr_valid(c->fs, child))
 			return ind_bad_block(c, child, cbase);
 		if (level == 1) {
 			if (free_data) {
@@ -596,7 +596,7 @@ static int ind_alloc(struct ictx *c, uint64_t lblk, uint32_t len, uint64_t file_
 	if (err)
 		return err;
 	req.goal = ind_goal(c, lblk);
-	if (!ext4fs_block_in_fs(c->fs, req.goal))
+	if (!ext4fs_block_ptr_valid(c->fs, req.goal))
 		req.goal = 0;
 	req.len = n + missing;
 	req.min_len = missing + 1;
@@ -732,7 +732,7 @@ int map_set(struct ext4fs_fs *fs, uint32_t ino, struct ext4fs_inode *inode, uint
 	if (unwritten)
 		return fs_fail(fs, EXT4FS_E_INVALID_ARG,
 			       "inode %u: block maps have no unwritten blocks (extents only)", ino);
-	if (len == 0 || !ext4fs_block_in_fs(fs, pblk) || pblk <= fs->geom.first_data_block ||
+	if (len == 0 || !ext4fs_block_ptr_valid(fs, pblk) || pblk <= fs->geom.first_data_block ||
 	    len > fs->geom.blocks_count - pblk)
 		return fs_fail(fs, EXT4FS_E_INVALID_ARG,
 			       "inode %u: blocks %llu (+%u) are not a range inside the file system", ino,
@@ -827,14 +827,29 @@ int ext4fs_bmap_mark_written(struct ext4fs_fs *fs, uint32_t ino, struct ext4fs_i
 
 /* -- Moving one mapping block ------------------------------------------- */
 
-/* Where a reference to a mapping block was found: in the inode, or at a byte offset in a parent block. */
-struct mref {
-	uint64_t parent;        /* 0: i_block */
-	size_t off;             /* byte offset of the reference in i_block or in the parent block */
-	int parent_is_node;     /* the parent is an extent tree block (checksummed with the inode) */
+/*
+ * Where a reference to a mapping block was found.  The place is said
+ * explicitly, never by a block number: 0 is a number a damaged map can hold,
+ * and taking it for "the inode" once sent a parent block's offset into the
+ * 60-byte i_block.
+ */
+enum mref_place {
+	MREF_IN_INODE,          /* in i_block */
+	MREF_IN_NODE,           /* in an extent tree block (checksummed with the inode) */
+	MREF_IN_IND,            /* in an indirect block */
 };
 
-/* Search an extent node (pre-order) for the index entry whose child is old. 1 found, 0 not, or an error code. */
+struct mref {
+	enum mref_place place;
+	uint64_t parent;        /* the block holding the reference, unless MREF_IN_INODE */
+	size_t off;             /* byte offset of the reference in i_block or in the parent block */
+};
+
+/*
+ * Search an extent node (pre-order) for the index entry whose child is old.
+ * level 0 is i_block (self unused), deeper levels are blocks (self their number).
+ * 1 found, 0 not, or an error code.
+ */
 static int find_in_node(struct ext4fs_fs *fs, const unsigned char *node, size_t size, uint64_t self,
 			uint64_t old, unsigned level, unsigned char *scratch, struct mref *ref)
 {
@@ -848,10 +863,10 @@ static int find_in_node(struct ext4fs_fs *fs, const unsigned char *node, size_t 
 		struct ext4fs_extent_entry e;
 		ext4fs_extent_node_entry(node, i, 0, &e);
 		if (e.pblk == old) {
-			*ref = (struct mref){ self, 12 + 12 * (size_t)i, self != 0 };
+			*ref = (struct mref){ level ? MREF_IN_NODE : MREF_IN_INODE, self, 12 + 12 * (size_t)i };
 			return 1;
 		}
-		if (e.pblk < g->first_data_block || e.pblk >= g->blocks_count)
+		if (!ext4fs_block_ptr_valid(fs, e.pblk))
 			continue;
 		unsigned char *child = scratch + (size_t)level * g->block_size;
 		int err = ext4fs_block_read(fs, e.pblk, child);
@@ -877,12 +892,10 @@ static int find_in_ind(struct ext4fs_fs *fs, uint64_t blk, unsigned height, uint
 	for (size_t off = 0; off + 4 <= g->block_size; off += 4) {
 		uint64_t p = le32_load(buf + off);
 		if (p == old) {
-			*ref = (struct mref){ blk, off, 0 };
+			*ref = (struct mref){ MREF_IN_IND, blk, off };
 			return 1;
 		}
-		if (height > 2 || (height == 2 && p)) {
-			if (!p || p < g->first_data_block || p >= g->blocks_count)
-				continue;
+		if (height > 1 && ext4fs_block_ptr_valid(fs, p)) {
 			int rc = find_in_ind(fs, p, height - 1, old, scratch, ref);
 			if (rc)
 				return rc;
@@ -902,7 +915,7 @@ int ext4fs_bmap_move_map_block(struct ext4fs_fs *fs, uint32_t ino, struct ext4fs
 
 	if ((err = fs_require_rw(fs, "moving a mapping block")))
 		return err;
-	if (kind == MAP_NONE || !old || old == new_blk || new_blk < g->first_data_block || new_blk >= g->blocks_count)
+	if (kind == MAP_NONE || !ext4fs_block_ptr_valid(fs, old) || old == new_blk || !ext4fs_block_ptr_valid(fs, new_blk))
 		return fs_fail(fs, EXT4FS_E_INVALID_ARG, "inode %u: cannot move mapping block %llu to %llu", ino,
 			       (unsigned long long)old, (unsigned long long)new_blk);
 	scratch = malloc((size_t)9 * g->block_size);
@@ -916,9 +929,9 @@ int ext4fs_bmap_move_map_block(struct ext4fs_fs *fs, uint32_t ino, struct ext4fs
 		for (unsigned slot = 12; slot < 15 && !found; slot++) {
 			uint64_t p = le32_load(inode->i_block + 4 * slot);
 			if (p == old) {
-				ref = (struct mref){ 0, 4 * (size_t)slot, 0 };
+				ref = (struct mref){ MREF_IN_INODE, 0, 4 * (size_t)slot };
 				found = 1;
-			} else if (slot > 12 && p >= g->first_data_block && p < g->blocks_count) {
+			} else if (slot > 12 && ext4fs_block_ptr_valid(fs, p)) {
 				found = find_in_ind(fs, p, slot - 11, old, scratch, &ref);
 			}
 		}
@@ -932,6 +945,13 @@ int ext4fs_bmap_move_map_block(struct ext4fs_fs *fs, uint32_t ino, struct ext4fs
 			      (unsigned long long)old);
 		goto out;
 	}
+	/* The reference must lie inside the buffer it will be written into. */
+	if (ref.off + (kind == MAP_EXTENTS ? 12 : 4) > (ref.place == MREF_IN_INODE ? sizeof(inode->i_block)
+										   : g->block_size)) {
+		err = fs_fail(fs, EXT4FS_E_INVALID_ARG, "inode %u: reference to block %llu at bad offset %zu", ino,
+			      (unsigned long long)old, ref.off);
+		goto out;
+	}
 	/* The copy first, then the reference to it. */
 	if ((err = ext4fs_block_read(fs, old, copy)))
 		goto out;
@@ -939,7 +959,7 @@ int ext4fs_bmap_move_map_block(struct ext4fs_fs *fs, uint32_t ino, struct ext4fs
 		ext4fs_extent_node_csum_set(fs, ino, inode->i_generation, copy, g->block_size);
 	if ((err = ext4fs_block_write(fs, new_blk, copy)))
 		goto out;
-	if (!ref.parent) {
+	if (ref.place == MREF_IN_INODE) {
 		if (kind == MAP_EXTENTS) {
 			struct ext4fs_extent_entry e;
 			unsigned i = (unsigned)((ref.off - 12) / 12);
@@ -954,7 +974,7 @@ int ext4fs_bmap_move_map_block(struct ext4fs_fs *fs, uint32_t ino, struct ext4fs
 	}
 	if ((err = ext4fs_block_read(fs, ref.parent, copy)))
 		goto out;
-	if (ref.parent_is_node) {
+	if (ref.place == MREF_IN_NODE) {
 		struct ext4fs_extent_entry e;
 		unsigned i = (unsigned)((ref.off - 12) / 12);
 		ext4fs_extent_node_entry(copy, i, 0, &e);

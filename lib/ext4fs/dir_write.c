@@ -474,7 +474,7 @@ int ext4fs_dir_init_at(struct ext4fs_fs *fs, uint32_t ino, struct ext4fs_inode *
 
 	if (err)
 		return err;
-	if (!ext4fs_block_in_fs(fs, pblk))
+	if (!ext4fs_block_ptr_valid(fs, pblk))
 		return fs_fail(fs, EXT4FS_E_INVALID_ARG, "directory %u: block %llu is not in the file system",
 			       ino, (unsigned long long)pblk);
 	if (ext4fs_inode_blocks_raw(fs, inode) != 0)
@@ -621,7 +621,7 @@ int ext4fs_dir_fill_hole(struct ext4fs_fs *fs, uint32_t dir, struct ext4fs_inode
 		return fs_fail(fs, EXT4FS_E_NOT_DIR, "inode %u is not a directory", dir);
 	if (ext4fs_inode_has_inline_data(dir_inode))
 		return fs_fail(fs, EXT4FS_E_INVALID_ARG, "directory %u keeps its entries inline", dir);
-	if (!ext4fs_block_in_fs(fs, pblk))
+	if (!ext4fs_block_ptr_valid(fs, pblk))
 		return fs_fail(fs, EXT4FS_E_INVALID_ARG, "directory %u: block %llu is not in the file system", dir,
 			       (unsigned long long)pblk);
 	buf = block_buf(fs, dir);

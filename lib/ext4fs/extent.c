@@ -89,7 +89,7 @@ static int check_child_block(struct walk *w, uint64_t blk)
 {
 	struct ext4fs_fs *fs = w->fs;
 
-	if (!ext4fs_block_in_fs(fs, blk) || blk < fs->geom.first_data_block + 1)
+	if (!ext4fs_block_ptr_valid(fs, blk) || blk < fs->geom.first_data_block + 1)
 		return fs_fail(fs, EXT4FS_E_EXTENT_CORRUPT,
 				   "inode %u: extent index points to block %llu outside the file system",
 				   w->ino, (unsigned long long)blk);
@@ -146,7 +146,7 @@ static int walk_node(struct walk *w, unsigned level, uint64_t blk, const unsigne
 						   "inode %u: extent %u-%llu in node %llu has a bad length %u",
 						   w->ino, v.lblk, (unsigned long long)v.range_end - 1,
 						   (unsigned long long)blk, v.len);
-			if (!ext4fs_block_in_fs(fs, v.pblk) || v.len > fs->geom.blocks_count - v.pblk)
+			if (!ext4fs_block_ptr_valid(fs, v.pblk) || v.len > fs->geom.blocks_count - v.pblk)
 				return fs_fail(fs, EXT4FS_E_EXTENT_CORRUPT,
 						   "inode %u: extent at logical %u maps blocks %llu-%llu outside the file system",
 						   w->ino, v.lblk, (unsigned long long)v.pblk,
@@ -261,7 +261,7 @@ int ext4fs_extent_map(struct ext4fs_fs *fs, uint32_t ino, const struct ext4fs_in
 						       ? raw_len - EXT4FS_EXTENT_INIT_MAX_LEN : raw_len;
 				uint64_t p = ((uint64_t)le16_load(e + 6) << 32) | le32_load(e + 8);
 				if ((uint64_t)start + len > lblk) {
-					if (!ext4fs_block_in_fs(fs, p) || len > fs->geom.blocks_count - p) {
+					if (!ext4fs_block_ptr_valid(fs, p) || len > fs->geom.blocks_count - p) {
 						err = fs_fail(fs, EXT4FS_E_EXTENT_CORRUPT,
 								  "inode %u: extent at logical %u maps blocks outside the file system",
 								  ino, start);

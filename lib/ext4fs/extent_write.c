@@ -245,7 +245,7 @@ static int node_load(struct tree *t, unsigned level, uint64_t blk, unsigned char
 		if (l->depth == 0) {
 			struct ext x;
 			ext_decode(&x, e);
-			if (x.len == 0 || ext_end(&x) > hi || !ext4fs_block_in_fs(fs, x.pblk) ||
+			if (x.len == 0 || ext_end(&x) > hi || !ext4fs_block_ptr_valid(fs, x.pblk) ||
 			    x.len > fs->geom.blocks_count - x.pblk)
 				return fs_fail(fs, EXT4FS_E_EXTENT_CORRUPT,
 					       "inode %u: extent at logical block %u (node %s) maps %u blocks from %llu, outside its range or the file system",
@@ -254,7 +254,7 @@ static int node_load(struct tree *t, unsigned level, uint64_t blk, unsigned char
 			prev_end = ext_end(&x);
 		} else {
 			uint64_t child = idx_child(e);
-			if (!ext4fs_block_in_fs(fs, child) || child <= fs->geom.first_data_block)
+			if (!ext4fs_block_ptr_valid(fs, child) || child <= fs->geom.first_data_block)
 				return fs_fail(fs, EXT4FS_E_EXTENT_CORRUPT,
 					       "inode %u: extent index %s points to block %llu outside the file system",
 					       t->ino, node_name(blk, nb, sizeof(nb)), (unsigned long long)child);
@@ -366,7 +366,7 @@ static int tree_block_alloc(struct tree *t, uint32_t lblk, uint64_t *blk)
 	uint32_t got;
 	int err;
 
-	if (!ext4fs_block_in_fs(t->fs, req.goal))
+	if (!ext4fs_block_ptr_valid(t->fs, req.goal))
 		req.goal = 0;
 	err = ext4fs_alloc_blocks(t->fs, &req, blk, &got);
 	if (err)
@@ -909,9 +909,9 @@ int extent_bmap_alloc(struct ext4fs_fs *fs, uint32_t ino, struct ext4fs_inode *i
 	 * data regions back to back instead, leaving no hole-sized gaps.
 	 */
 	if (err == 1 && (alloc_flags & EXT4FS_ALLOC_WHOLE_FILE) &&
-	    ext4fs_block_in_fs(fs, prev.pblk + prev.len))
+	    ext4fs_block_ptr_valid(fs, prev.pblk + prev.len))
 		req.goal = prev.pblk + prev.len;
-	else if (err == 1 && ext4fs_block_in_fs(fs, prev.pblk + (lblk - prev.lblk)))
+	else if (err == 1 && ext4fs_block_ptr_valid(fs, prev.pblk + (lblk - prev.lblk)))
 		req.goal = prev.pblk + (lblk - prev.lblk);
 	err = ext4fs_alloc_blocks(fs, &req, &start, &n);
 	if (err)
@@ -946,7 +946,7 @@ int extent_bmap_set(struct ext4fs_fs *fs, uint32_t ino, struct ext4fs_inode *ino
 
 	if (err)
 		return err;
-	if (!ext4fs_block_in_fs(fs, pblk) || pblk <= fs->geom.first_data_block ||
+	if (!ext4fs_block_ptr_valid(fs, pblk) || pblk <= fs->geom.first_data_block ||
 	    len > fs->geom.blocks_count - pblk)
 		return fs_fail(fs, EXT4FS_E_INVALID_ARG,
 			       "inode %u: blocks %llu-%llu are not all inside the file system", ino,

@@ -100,9 +100,14 @@ uint32_t ext4fs_group_of_block(const struct ext4fs_fs *fs, uint64_t blk)
 	return (uint32_t)((blk - fs->geom.first_data_block) / fs->geom.blocks_per_group);
 }
 
-int ext4fs_block_in_fs(const struct ext4fs_fs *fs, uint64_t blk)
+int ext4fs_block_ptr_valid(const struct ext4fs_fs *fs, uint64_t blk)
 {
-	return blk >= fs->geom.first_data_block && blk < fs->geom.blocks_count;
+	return blk != 0 && blk >= fs->geom.first_data_block && blk < fs->geom.blocks_count;
+}
+
+int ext4fs_block_range_valid(const struct ext4fs_fs *fs, uint64_t blk, uint64_t count)
+{
+	return count != 0 && ext4fs_block_ptr_valid(fs, blk) && count <= fs->geom.blocks_count - blk;
 }
 
 void ext4fs_group_meta_location(const struct ext4fs_fs *fs, uint32_t g, uint64_t *super_blk,

@@ -169,8 +169,17 @@ int ext4fs_has_ro_compat(const struct ext4fs_fs *fs, uint32_t mask);
 
 /* -- Block reads ---------------------------------------------------------- */
 
-/* Nonzero when blk is a block of the file system (first_data_block <= blk < blocks_count). */
-int ext4fs_block_in_fs(const struct ext4fs_fs *fs, uint64_t blk);
+/*
+ * Nonzero when blk, a block number read from disk (a map or extent pointer, an
+ * attribute block, a descriptor field), may be followed: it is not 0, which on
+ * disk always means "no block", and first_data_block <= blk < blocks_count.
+ * Block 0 of a file system with 4 KiB blocks holds the superblock; no pointer
+ * may lead there, so every pointer is checked with this before it is read.
+ */
+int ext4fs_block_ptr_valid(const struct ext4fs_fs *fs, uint64_t blk);
+
+/* Nonzero when count >= 1 blocks from blk all pass ext4fs_block_ptr_valid(). */
+int ext4fs_block_range_valid(const struct ext4fs_fs *fs, uint64_t blk, uint64_t count);
 
 /*
  * Read one block into buf (block_size bytes), through the handle's cache.

@@ -122,7 +122,7 @@ static int collect_run(const struct ext4fs_block_visit *v, void *arg)
 		return 0;
 	if (count > j->nblocks - v->lblk)
 		count = j->nblocks - v->lblk;
-	if (!ext4fs_block_in_fs(j->fs, v->pblk) ||
+	if (!ext4fs_block_ptr_valid(j->fs, v->pblk) ||
 	    count > ext4fs_geom(j->fs)->blocks_count - v->pblk)
 		return fs_fail(j->fs, EXT4FS_E_JOURNAL_INODE,
 			       "journal inode %u: logical block %llu maps to block %llu, outside the file system",
@@ -191,6 +191,18 @@ static uint64_t journal_pblk(const struct ext4fs_journal *j, uint64_t lblk)
 			hi = mid;
 	}
 	return j->runs[lo].pblk + (lblk - j->runs[lo].lblk);
+}
+
+/*
+ * Nonzero when a tag's home block lies in the file system.  Unlike a map
+ * pointer, a home block may be block 0: with 4 KiB blocks the superblock lives
+ * there, and the kernel journals it.
+ */
+static int home_in_fs(const struct ext4fs_fs *fs, uint64_t home)
+{
+	const struct ext4fs_geom *g = ext4fs_geom(fs);
+
+	return home >= g->first_data_block && home < g->blocks_count;
 }
 
 /* Nonzero when file-system block blk is one of the journal's own blocks. */
@@ -554,7 +566,7 @@ static int replay_tags(struct recovery *r, uint32_t tid, uint32_t *pos)
 		} else if (!tag_csum_ok(j, tag, r->data, tid)) {
 			info->bad_block_csums++;
 			emit(r, EXT4FS_JOURNAL_EV_BAD_BLOCK_CSUM, tid, log_block, home, 0, 0);
-		} else if (!ext4fs_block_in_fs(j->fs, home) || in_journal(j, home)) {
+		} else if (!home_in_fs(j->fs, home) || in_journal(j, home)) {
 			info->bad_block_tags++;
 			emit(r, EXT4FS_JOURNAL_EV_BAD_BLOCK_TAG, tid, log_block, home, 0, 0);
 		} else {

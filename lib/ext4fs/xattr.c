@@ -247,7 +247,7 @@ static int iterate_block(struct ext4fs_fs *fs, uint32_t ino, const struct ext4fs
 
 	if (!blk)
 		return 0;
-	if (!ext4fs_block_in_fs(fs, blk) || blk == fs->geom.first_data_block)
+	if (!ext4fs_block_ptr_valid(fs, blk) || blk == fs->geom.first_data_block)
 		return fs_fail(fs, EXT4FS_E_XATTR_CORRUPT,
 			       "inode %u: extended attribute block %llu is outside the file system",
 			       ino, (unsigned long long)blk);

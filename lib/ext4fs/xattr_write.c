@@ -553,7 +553,7 @@ static int load_block(struct xstate *st, uint64_t blk)
 	uint32_t bs = fs->geom.block_size;
 	int err;
 
-	if (!ext4fs_block_in_fs(fs, blk) || blk == fs->geom.first_data_block)
+	if (!ext4fs_block_ptr_valid(fs, blk) || blk == fs->geom.first_data_block)
 		return fs_fail(fs, EXT4FS_E_XATTR_CORRUPT,
 			       "inode %u: extended attribute block %llu is outside the file system",
 			       st->ino, (unsigned long long)blk);

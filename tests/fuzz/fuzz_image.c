@@ -112,8 +112,8 @@ static int block_visit(const struct ext4fs_block_visit *v, void *arg)
 	consume(v->pblk ^ v->lblk ^ v->count ^ (uint64_t)v->kind ^ (uint64_t)v->unwritten);
 	/* Every block handed out was checked to lie inside the file system. */
 	CHECK(v->count >= 1);
-	CHECK(ext4fs_block_in_fs(p->fs, v->pblk));
-	CHECK(ext4fs_block_in_fs(p->fs, v->pblk + v->count - 1));
+	CHECK(ext4fs_block_ptr_valid(p->fs, v->pblk));
+	CHECK(ext4fs_block_ptr_valid(p->fs, v->pblk + v->count - 1));
 	if (p->blocks) {
 		int r = ext4fs_bitmap_test(p->blocks, v->pblk);
 		consume((uint64_t)r);
@@ -185,7 +185,7 @@ static void walk_blocks(struct ext4fs_fs *fs, uint32_t ino, const struct ext4fs_
 		}
 		consume(pblk ^ run ^ (uint64_t)unwritten);
 		CHECK(run >= 1);
-		CHECK(pblk == 0 || ext4fs_block_in_fs(fs, pblk));
+		CHECK(pblk == 0 || ext4fs_block_ptr_valid(fs, pblk));
 		/* Whatever bmap returns must be readable or rejected cleanly. */
 		if (pblk && i < 8) {
 			unsigned char *buf = malloc(geo->block_size);
@@ -260,7 +260,7 @@ static void walk_xattrs(struct ext4fs_fs *fs, uint32_t ino, const struct ext4fs_
 		free(value);
 	}
 	uint64_t acl = ext4fs_inode_file_acl(fs, inode);
-	if (acl && ext4fs_block_in_fs(fs, acl)) {
+	if (acl && ext4fs_block_ptr_valid(fs, acl)) {
 		unsigned char *buf = malloc(ext4fs_geom(fs)->block_size);
 		if (buf) {
 			if (ext4fs_block_read(fs, acl, buf) == 0)
