@@ -152,6 +152,45 @@ DAMAGE_CMD=1 damage_case "two files share an indirect block" "-t ext3" ". '$T/sh
 [ $failed = 1 ] || map_clone_check "two files share an indirect block" two three "$src/two" "$src/three.want"
 [ "$before" = 0 ] || failed=1
 
+# Issue 20: a shared indirect block reached through the triple-indirect
+# slot while the double-indirect slot is 0 (a hole), on 1 KiB and 4 KiB
+# blocks; /far comes first in pass 1D (/later, made after it, maps the same
+# block as data), so its indirect block is the one copied.  To repoint the
+# block's parent, pass 1D looks for the reference to it; it once
+# followed the zero slot, read block 0 (the superblock's block on 4 KiB) as
+# a double-indirect block, and when block 0 held the shared block's number
+# (here in the boot area, 900 bytes in, which nothing else reads)
+# wrote the new number at that offset into the 60-byte i_block.  The
+# sanitizer build catches the write.
+lblk_far=$((12 + 1024 + 1024 * 1024 + 5))   # past the double-indirect range at any block size up to 4 KiB
+truncate -s $(((lblk_far + 2) * 4096)) "$src/far"
+head -c 8192 /dev/urandom | dd of="$src/far" bs=4096 seek="$lblk_far" conv=notrunc status=none
+cat >"$T/share-tind.sh" <<EOS
+debugfs -w -R "write $src/far far" "\$1" >/dev/null 2>&1
+ind=\$(debugfs -R "stat /far" "\$1" 2>/dev/null | sed -n 's/.*(IND):\([0-9]*\).*/\1/p')
+debugfs -w -R "write $src/small later" "\$1" >/dev/null 2>&1
+debugfs -w -R "sif /later block[0] \$ind" "\$1" >/dev/null 2>&1
+le32=\$(printf '\\\\%03o' \$((ind & 255)) \$((ind >> 8 & 255)) \$((ind >> 16 & 255)) \$((ind >> 24 & 255)))
+printf "\$le32" | dd of="\$1" bs=1 seek=900 conv=notrunc status=none
+EOS
+# After the repair /far's far blocks still read what /far held.
+far_check() {
+	local name=$1 bs=$2 img="$T/dmg.img" blk
+	blk=$(debugfs -R "bmap /far $((lblk_far * 4096 / bs))" "$img" 2>/dev/null)
+	dd if="$img" bs="$bs" skip="$blk" count=1 status=none >"$T/far.out"
+	if ! cmp -s "$T/far.out" <(tail -c +$((lblk_far * 4096 + 1)) "$src/far" | head -c "$bs"); then
+		bad "$name: /far does not read what it held"; return
+	fi
+	pass "$name: /far reads its data"
+}
+for bs in 1024 4096; do
+	what="a shared indirect block under a zero double-indirect slot [ext3, $bs]"
+	before=$failed; failed=0
+	DAMAGE_CMD=1 damage_case "$what" "-t ext3 -b $bs" ". '$T/share-tind.sh'"
+	[ $failed = 1 ] || far_check "$what" "$bs"
+	[ "$before" = 0 ] || failed=1
+done
+
 # Shared attribute blocks: /two's attribute block (a value too big for the
 # inode) is also mapped as /small's first data block.  /two (inode 13)
 # comes first in pass 1D: its attribute block is copied, and the copy
