@@ -11,9 +11,10 @@
  * Invariants once ext4fs_open() has returned 0:
  *  - the superblock passed validation: every geometry number in
  *    struct ext4fs_geom is within range and consistent with the others;
- *  - every group descriptor's bitmap and inode-table locations lie inside
- *    the file system (or the open failed naming the group), so callers may
- *    read them without checking again;
+ *  - every group descriptor's bitmap and inode-table locations pass
+ *    ext4fs_block_ptr_valid() (inside the file system, never block 0), or
+ *    the open failed naming the group, so callers may read and write them
+ *    without checking again;
  *  - checksum mismatches are errors unless EXT4FS_OPEN_IGNORE_CSUM was given,
  *    except group descriptor checksums: like e2fsprogs' open, a bad one does
  *    not stop the open; ext4fs_group_desc_csum_ok() reports it, and such a
