@@ -330,7 +330,8 @@ int ext4fs_blocks_mark_used_uncounted(struct ext4fs_fs *fs, uint64_t blk, uint64
  * Mark inode ino in use (or free): inode bitmap, the group's free inode and
  * directory counts, INODE_UNINIT and bg_itable_unused, the superblock's free
  * count.  Marking in use past bg_itable_unused zeroes the inode records the
- * mark passes over when the table is not known to be zeroed.  Errors:
+ * mark passes over when the table is not known to be zeroed, never the
+ * record of an inode the bitmap has in use.  Errors:
  * EXT4FS_E_BAD_INODE_NUM, EXT4FS_E_INODE_STATE when already in that state.
  */
 int ext4fs_inode_mark_used(struct ext4fs_fs *fs, uint32_t ino, int is_dir);
