@@ -4,6 +4,7 @@
 #include <string.h>
 #include "ext4fs/blockmap.h"
 #include "ext4fs/extent.h"
+#include "blockmap_internal.h"
 #include "fs_internal.h"
 #include "ondisk_le.h"
 
@@ -52,19 +53,14 @@ static int extent_iter_visit(const struct ext4fs_extent_visit *v, void *arg)
  * The mapping blocks met so far in one walk.  A block map never uses a block
  * twice; a hostile one that repeats an indirect block under every slot of
  * its parents would otherwise make the walk scan per^2 or per^3 entries.
+ * Open addressing, 0 marking an empty slot: no mapping block is block 0.
  */
-struct blkset {
-	uint64_t *slots;             /* open addressing; 0 = empty (never a mapping block) */
-	size_t cap, count;
-};
-
 static size_t blkset_hash(uint64_t blk, size_t cap)
 {
 	return (size_t)((blk * 0x9E3779B97F4A7C15ULL) >> 17) & (cap - 1);
 }
 
-/* Add blk: 0 when new, 1 when already there, EXT4FS_E_NO_MEMORY. */
-static int blkset_add(struct blkset *s, uint64_t blk)
+int map_blkset_add(struct map_blkset *s, uint64_t blk)
 {
 	size_t j;
 
@@ -92,6 +88,12 @@ static int blkset_add(struct blkset *s, uint64_t blk)
 	return 0;
 }
 
+void map_blkset_free(struct map_blkset *s)
+{
+	free(s->slots);
+	memset(s, 0, sizeof(*s));
+}
+
 struct ind_iter {
 	struct ext4fs_fs *fs;
 	uint32_t ino;
@@ -99,7 +101,7 @@ struct ind_iter {
 	ext4fs_block_visit_fn fn;
 	void *arg;
 	uint64_t visited;            /* bounded by blocks_count */
-	struct blkset seen;          /* indirect blocks visited */
+	struct map_blkset seen;      /* indirect blocks visited */
 	unsigned char *bufs[3];
 };
 
@@ -127,7 +129,7 @@ static int ind_walk(struct ind_iter *it, unsigned level, uint64_t blk, uint64_t 
 
 	if (err)
 		return err;
-	err = blkset_add(&it->seen, blk);
+	err = map_blkset_add(&it->seen, blk);
 	if (err < 0)
 		return fs_fail(fs, err, "no memory to walk inode %u", it->ino);
 	if (err)
@@ -218,7 +220,7 @@ static int ind_iterate(struct ext4fs_fs *fs, uint32_t ino, const struct ext4fs_i
 out:
 	for (unsigned i = 0; i < 3; i++)
 		free(it.bufs[i]);
-	free(it.seen.slots);
+	map_blkset_free(&it.seen);
 	return err;
 }
 

@@ -129,6 +129,8 @@ int ext4fs_bmap_mark_written(struct ext4fs_fs *fs, uint32_t ino, struct ext4fs_i
  * new_blk (an extent node re-checksummed for ino with metadata_csum) and
  * the first reference to old met walking the map (in i_block, or in the
  * parent tree or indirect block, re-checksummed) then points at new_blk.
+ * The map may be damaged: the walk follows only tree nodes with the magic
+ * and the depth their parent implies, and searches each block once.
  * old is left as it is and stays in use; i_blocks does not change.  The
  * inode is written when i_block changed.  Errors: EXT4FS_E_READ_ONLY,
  * EXT4FS_E_INVALID_ARG (no map, old not one of its mapping blocks, new_blk

@@ -60,4 +60,20 @@ int extent_bmap_unmap(struct ext4fs_fs *fs, uint32_t ino, struct ext4fs_inode *i
 int extent_bmap_mark_written(struct ext4fs_fs *fs, uint32_t ino, struct ext4fs_inode *inode,
 			     uint64_t lblk, uint64_t len, int *dirty);
 
+/*
+ * A set of block numbers, for walks over on-disk links that must visit
+ * each block once however the links repeat (cycles, shared blocks).
+ * Start it zeroed; blk must not be 0.
+ */
+struct map_blkset {
+	uint64_t *slots;
+	size_t cap, count;
+};
+
+/* Add blk: 0 when it is new, 1 when it was there already, EXT4FS_E_NO_MEMORY. */
+int map_blkset_add(struct map_blkset *s, uint64_t blk);
+
+/* Free the set's memory; it is empty (and reusable) after. */
+void map_blkset_free(struct map_blkset *s);
+
 #endif

@@ -846,33 +846,68 @@ struct mref {
 };
 
 /*
+ * One search for the reference to a mapping block.  The map being searched
+ * may be damaged (e4fsck moves blocks of maps it has not repaired yet), so
+ * a tree node is followed only under the depth its parent promises, and no
+ * block is searched twice: a node listed under every entry of its parent,
+ * level after level, would otherwise cost entries^depth reads (a hang).
+ */
+struct mfind {
+	struct ext4fs_fs *fs;
+	uint64_t old;
+	unsigned char *scratch;       /* a block per level below the root */
+	struct map_blkset seen;       /* tree or indirect blocks searched already */
+	struct mref *ref;
+};
+
+/* Whether blk still has to be searched: 1 yes, 0 no (invalid or searched), or an error. */
+static int find_enter(struct mfind *f, uint64_t blk)
+{
+	int rc;
+
+	if (!ext4fs_block_ptr_valid(f->fs, blk))
+		return 0;
+	rc = map_blkset_add(&f->seen, blk);
+	if (rc < 0)
+		return fs_fail(f->fs, rc, "no memory to search a block map");
+	return !rc;
+}
+
+/*
  * Search an extent node (pre-order) for the index entry whose child is old.
- * level 0 is i_block (self unused), deeper levels are blocks (self their number).
+ * level 0 is i_block (self unused, any depth up to the maximum), deeper
+ * levels are blocks (self their number) of depth want_depth.
  * 1 found, 0 not, or an error code.
  */
-static int find_in_node(struct ext4fs_fs *fs, const unsigned char *node, size_t size, uint64_t self,
-			uint64_t old, unsigned level, unsigned char *scratch, struct mref *ref)
+static int find_in_node(struct mfind *f, const unsigned char *node, size_t size, uint64_t self,
+			unsigned level, int want_depth)
 {
-	const struct ext4fs_geom *g = ext4fs_geom(fs);
+	const struct ext4fs_geom *g = ext4fs_geom(f->fs);
 	struct ext4fs_extent_header h;
 
 	ext4fs_extent_node_header(node, &h);
-	if (h.depth == 0 || h.entries > ext4fs_extent_node_room(size) || level >= 8)
+	if (h.magic != EXT4FS_EXTENT_MAGIC || h.depth == 0 || h.entries > ext4fs_extent_node_room(size) ||
+	    (want_depth < 0 ? h.depth > EXT4FS_EXTENT_MAX_DEPTH : h.depth != (unsigned)want_depth) ||
+	    level >= EXT4FS_EXTENT_MAX_DEPTH)
 		return 0;
 	for (unsigned i = 0; i < h.entries; i++) {
 		struct ext4fs_extent_entry e;
 		ext4fs_extent_node_entry(node, i, 0, &e);
-		if (e.pblk == old) {
-			*ref = (struct mref){ level ? MREF_IN_NODE : MREF_IN_INODE, self, 12 + 12 * (size_t)i };
+		if (e.pblk == f->old) {
+			*f->ref = (struct mref){ level ? MREF_IN_NODE : MREF_IN_INODE, self, 12 + 12 * (size_t)i };
 			return 1;
 		}
-		if (!ext4fs_block_ptr_valid(fs, e.pblk))
+		int rc = find_enter(f, e.pblk);
+		if (rc <= 0) {
+			if (rc < 0)
+				return rc;
 			continue;
-		unsigned char *child = scratch + (size_t)level * g->block_size;
-		int err = ext4fs_block_read(fs, e.pblk, child);
+		}
+		unsigned char *child = f->scratch + (size_t)level * g->block_size;
+		int err = ext4fs_block_read(f->fs, e.pblk, child);
 		if (err)
 			return err;
-		int rc = find_in_node(fs, child, g->block_size, e.pblk, old, level + 1, scratch, ref);
+		rc = find_in_node(f, child, g->block_size, e.pblk, level + 1, (int)h.depth - 1);
 		if (rc)
 			return rc;
 	}
@@ -880,23 +915,24 @@ static int find_in_node(struct ext4fs_fs *fs, const unsigned char *node, size_t 
 }
 
 /* Search an indirect block of the given height (1 single, 2 double, 3 triple) for a pointer to old. */
-static int find_in_ind(struct ext4fs_fs *fs, uint64_t blk, unsigned height, uint64_t old, unsigned char *scratch,
-		       struct mref *ref)
+static int find_in_ind(struct mfind *f, uint64_t blk, unsigned height)
 {
-	const struct ext4fs_geom *g = ext4fs_geom(fs);
-	unsigned char *buf = scratch + (size_t)(3 - height) * g->block_size;
-	int err = ext4fs_block_read(fs, blk, buf);
+	const struct ext4fs_geom *g = ext4fs_geom(f->fs);
+	unsigned char *buf = f->scratch + (size_t)(3 - height) * g->block_size;
+	int err = ext4fs_block_read(f->fs, blk, buf);
 
 	if (err)
 		return err;
 	for (size_t off = 0; off + 4 <= g->block_size; off += 4) {
 		uint64_t p = le32_load(buf + off);
-		if (p == old) {
-			*ref = (struct mref){ MREF_IN_IND, blk, off };
+		if (p == f->old) {
+			*f->ref = (struct mref){ MREF_IN_IND, blk, off };
 			return 1;
 		}
-		if (height > 1 && ext4fs_block_ptr_valid(fs, p)) {
-			int rc = find_in_ind(fs, p, height - 1, old, scratch, ref);
+		if (height > 1) {
+			int rc = find_enter(f, p);
+			if (rc > 0)
+				rc = find_in_ind(f, p, height - 1);
 			if (rc)
 				return rc;
 		}
@@ -910,6 +946,7 @@ int ext4fs_bmap_move_map_block(struct ext4fs_fs *fs, uint32_t ino, struct ext4fs
 	const struct ext4fs_geom *g = ext4fs_geom(fs);
 	enum map_kind kind = map_kind_of(fs, inode);
 	struct mref ref;
+	struct mfind f = { .fs = fs, .old = old, .ref = &ref };
 	unsigned char *scratch, *copy;
 	int found = 0, err;
 
@@ -918,12 +955,14 @@ int ext4fs_bmap_move_map_block(struct ext4fs_fs *fs, uint32_t ino, struct ext4fs
 	if (kind == MAP_NONE || !ext4fs_block_ptr_valid(fs, old) || old == new_blk || !ext4fs_block_ptr_valid(fs, new_blk))
 		return fs_fail(fs, EXT4FS_E_INVALID_ARG, "inode %u: cannot move mapping block %llu to %llu", ino,
 			       (unsigned long long)old, (unsigned long long)new_blk);
-	scratch = malloc((size_t)9 * g->block_size);
+	/* A block for each tree level below the root (or indirect height), and one for the copy. */
+	scratch = malloc((size_t)(EXT4FS_EXTENT_MAX_DEPTH + 1) * g->block_size);
 	if (!scratch)
 		return EXT4FS_E_NO_MEMORY;
-	copy = scratch + (size_t)8 * g->block_size;
+	f.scratch = scratch;
+	copy = scratch + (size_t)EXT4FS_EXTENT_MAX_DEPTH * g->block_size;
 	if (kind == MAP_EXTENTS) {
-		found = find_in_node(fs, inode->i_block, sizeof(inode->i_block), 0, old, 0, scratch, &ref);
+		found = find_in_node(&f, inode->i_block, sizeof(inode->i_block), 0, 0, -1);
 	} else {
 		/* Pre-order, as the map is walked: each indirect block before the blocks it maps. */
 		for (unsigned slot = 12; slot < 15 && !found; slot++) {
@@ -931,11 +970,14 @@ int ext4fs_bmap_move_map_block(struct ext4fs_fs *fs, uint32_t ino, struct ext4fs
 			if (p == old) {
 				ref = (struct mref){ MREF_IN_INODE, 0, 4 * (size_t)slot };
 				found = 1;
-			} else if (slot > 12 && ext4fs_block_ptr_valid(fs, p)) {
-				found = find_in_ind(fs, p, slot - 11, old, scratch, &ref);
+			} else if (slot > 12) {
+				found = find_enter(&f, p);
+				if (found > 0)
+					found = find_in_ind(&f, p, slot - 11);
 			}
 		}
 	}
+	map_blkset_free(&f.seen);
 	if (found < 0) {
 		err = found;
 		goto out;

@@ -80,7 +80,8 @@ void dirw_leaf_init(struct ext4fs_fs *fs, unsigned char *buf);
 /*
  * Compute buf's checksum (metadata_csum; nothing otherwise) for logical
  * block lblk of dir: a dx tail for index blocks, the dirent tail (rewritten
- * whole) for leaves.  Cannot fail.
+ * whole) for leaves.  An index block whose `limit' leaves no room for the
+ * tail inside the block is left as it is.  Cannot fail.
  */
 void dirw_block_seal(struct ext4fs_fs *fs, uint32_t dir, const struct ext4fs_inode *inode,
 		     uint64_t lblk, unsigned char *buf);

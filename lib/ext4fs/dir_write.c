@@ -181,6 +181,14 @@ void dirw_block_seal(struct ext4fs_fs *fs, uint32_t dir, const struct ext4fs_ino
 								   : EXT4FS_DX_NODE_COUNT_OFFSET;
 		/* The dx tail after `limit' entries: a reserved word, then the checksum. */
 		tail = count_off + (uint32_t)le16_load(buf + count_off) * 8;
+		/*
+		 * `limit' comes from disk, and a root's is not checked by
+		 * ext4fs_dir_block_kind(): a damaged one (met with checksums
+		 * ignored) puts the tail past the block.  Such a block has no
+		 * place for a checksum, so none is written, as the kernel does.
+		 */
+		if (tail > bs - EXT4FS_DX_TAIL_SIZE)
+			return;
 		le32_store(buf + tail, 0);
 		if (ext4fs_dx_block_csum(fs, dir, inode->i_generation, buf, count_off, &csum,
 					 &stored) == 0)

@@ -55,7 +55,7 @@ struct ext {
 
 struct level {
 	unsigned char *node;   /* the root: inode->i_block; else one of the tree's buffers */
-	uint64_t blk;          /* 0 for the root */
+	uint64_t blk;          /* the node's block; level 0 (the root) has none and keeps 0 */
 	unsigned entries, max, depth;
 	int pos;               /* index: entry followed; leaf: last extent starting at or before
 				  the block sought, -1 when none does */
@@ -223,7 +223,8 @@ static int node_load(struct tree *t, unsigned level, uint64_t blk, unsigned char
 		return fs_fail(fs, EXT4FS_E_EXTENT_HEADER,
 			       "inode %u: extent node %s has a bad header (magic 0x%04x, %u entries of %u, depth %u)",
 			       t->ino, node_name(blk, nb, sizeof(nb)), magic, l->entries, l->max, l->depth);
-	if (blk && fs->geom.has_metadata_csum && fs_csum_strict(fs)) {
+	/* The root is told by its level, not by blk: a block number is what disk supplies. */
+	if (level > 0 && fs->geom.has_metadata_csum && fs_csum_strict(fs)) {
 		size_t tail = EH_SIZE + (size_t)ENTRY_SIZE * l->max;
 		if (tail + 4 <= t->bs) {
 			uint32_t want = ext4fs_crc32c(t->seed, node, tail);

@@ -333,27 +333,31 @@ static int load_group_descs(struct ext4fs_fs *fs, uint64_t sb_block)
 		}
 		memcpy(fs->gd_raw + (size_t)first * geo->desc_size, block, (size_t)n * geo->desc_size);
 	}
+	/*
+	 * The locations are pointers like any other: with 4 KiB blocks
+	 * first_data_block is 0, and a zeroed descriptor would put a bitmap or
+	 * the inode table on the superblock's block, which a flush or an inode
+	 * write would then overwrite.
+	 */
 	for (uint32_t g = 0; g < geo->group_count; g++) {
 		struct ext4fs_group_desc *gd = &fs->groups[g];
-		uint64_t first = ext4fs_group_first_block(fs, 0);
 
 		group_desc_decode(gd, ext4fs_group_desc_raw(fs, g), geo->desc_size);
 		fs->gd_csum_ok[g] = (!geo->has_metadata_csum && !geo->has_gdt_csum) ||
 				    ext4fs_group_desc_csum(fs, g) == gd->checksum;
-		if (gd->block_bitmap < first || gd->block_bitmap >= geo->blocks_count) {
+		if (!ext4fs_block_ptr_valid(fs, gd->block_bitmap)) {
 			err = fs_fail(fs, EXT4FS_E_GD_CORRUPT,
 					  "group %u: block bitmap at %llu is not in the file system",
 					  g, (unsigned long long)gd->block_bitmap);
 			goto out;
 		}
-		if (gd->inode_bitmap < first || gd->inode_bitmap >= geo->blocks_count) {
+		if (!ext4fs_block_ptr_valid(fs, gd->inode_bitmap)) {
 			err = fs_fail(fs, EXT4FS_E_GD_CORRUPT,
 					  "group %u: inode bitmap at %llu is not in the file system",
 					  g, (unsigned long long)gd->inode_bitmap);
 			goto out;
 		}
-		if (gd->inode_table < first || gd->inode_table >= geo->blocks_count ||
-		    geo->inode_blocks_per_group > geo->blocks_count - gd->inode_table) {
+		if (!ext4fs_block_range_valid(fs, gd->inode_table, geo->inode_blocks_per_group)) {
 			err = fs_fail(fs, EXT4FS_E_GD_CORRUPT,
 					  "group %u: inode table at %llu is not in the file system",
 					  g, (unsigned long long)gd->inode_table);

@@ -11,9 +11,10 @@
  * Invariants once ext4fs_open() has returned 0:
  *  - the superblock passed validation: every geometry number in
  *    struct ext4fs_geom is within range and consistent with the others;
- *  - every group descriptor's bitmap and inode-table locations lie inside
- *    the file system (or the open failed naming the group), so callers may
- *    read them without checking again;
+ *  - every group descriptor's bitmap and inode-table locations pass
+ *    ext4fs_block_ptr_valid() (inside the file system, never block 0), or
+ *    the open failed naming the group, so callers may read and write them
+ *    without checking again;
  *  - checksum mismatches are errors unless EXT4FS_OPEN_IGNORE_CSUM was given,
  *    except group descriptor checksums: like e2fsprogs' open, a bad one does
  *    not stop the open; ext4fs_group_desc_csum_ok() reports it, and such a
@@ -329,7 +330,8 @@ int ext4fs_blocks_mark_used_uncounted(struct ext4fs_fs *fs, uint64_t blk, uint64
  * Mark inode ino in use (or free): inode bitmap, the group's free inode and
  * directory counts, INODE_UNINIT and bg_itable_unused, the superblock's free
  * count.  Marking in use past bg_itable_unused zeroes the inode records the
- * mark passes over when the table is not known to be zeroed.  Errors:
+ * mark passes over when the table is not known to be zeroed, never the
+ * record of an inode the bitmap has in use.  Errors:
  * EXT4FS_E_BAD_INODE_NUM, EXT4FS_E_INODE_STATE when already in that state.
  */
 int ext4fs_inode_mark_used(struct ext4fs_fs *fs, uint32_t ino, int is_dir);

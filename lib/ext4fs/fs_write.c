@@ -360,16 +360,26 @@ static int mark_inode(struct ext4fs_fs *fs, uint32_t ino, int is_dir, int used, 
 	struct ext4fs_group_desc gd = fs->groups[g];
 
 	if (used && group_has_csum(fs)) {
-		uint32_t in_use_limit = geo->inodes_per_group - gd.itable_unused;
+		uint32_t ipg = geo->inodes_per_group;
+		uint32_t in_use_limit = gd.itable_unused <= ipg ? ipg - gd.itable_unused : ipg;
 		if (gd.flags & EXT4FS_BG_INODE_UNINIT)
 			in_use_limit = 0;
 		if (idx >= in_use_limit) {
 			if (!(gd.flags & EXT4FS_BG_INODE_ZEROED)) {
-				err = zero_inode_records(fs, g, in_use_limit, idx);
+				/*
+				 * The flag and count come from disk (a checker opens
+				 * with checksums ignored): records of inodes the
+				 * bitmap has in use are never taken for unused ones.
+				 */
+				uint32_t from = idx;
+				while (from > in_use_limit &&
+				       ext4fs_bitmap_test(fs->inode_map, (uint64_t)g * ipg + from) != 1)
+					from--;
+				err = zero_inode_records(fs, g, from, idx);
 				if (err)
 					return err;
 			}
-			gd.itable_unused = geo->inodes_per_group - idx - 1;
+			gd.itable_unused = ipg - idx - 1;
 		}
 		gd.flags &= (uint16_t)~EXT4FS_BG_INODE_UNINIT;
 	}

@@ -468,7 +468,8 @@ static int corrupt(struct ext4fs_fs *fs, uint32_t ino, uint64_t blk, uint32_t of
  * the inode) into l, whose array is malloc'd with room for one more.  The
  * checks are the reader's: entries inside the region with room for the end
  * marker, no NUL in names, values after the entry table and inside the
- * region, EA-inode numbers only with the feature.
+ * region, EA-inode numbers only with the feature; and one more, that the
+ * entries and values fit the region laid out apart (no overlapping values).
  */
 static int parse_region(struct ext4fs_fs *fs, uint32_t ino, uint64_t blk, const unsigned char *b,
 			uint32_t first, uint32_t end, uint32_t value_base, struct xlist *l)
@@ -521,6 +522,15 @@ static int parse_region(struct ext4fs_fs *fs, uint32_t ino, uint64_t blk, const 
 			return corrupt(fs, ino, blk, off, "value lies outside the value area");
 		x->value = b + v;
 	}
+	/*
+	 * Each value is inside the region, but damaged entries may share or
+	 * overlap values.  A change lays the values out apart again, and
+	 * encode_region() trusts them to fit: packed down from the end, a
+	 * total larger than the region ran below the entries and wrapped
+	 * around, writing outside the buffer.
+	 */
+	if (list_bytes(l) > end - first)
+		return corrupt(fs, ino, blk, first, "values overlap one another");
 	return 0;
 }
 

@@ -41,6 +41,18 @@ struct fixture {
 	unsigned ntargets;
 };
 
+static void put_le16(unsigned char *p, uint16_t v)
+{
+	p[0] = (unsigned char)v;
+	p[1] = (unsigned char)(v >> 8);
+}
+
+static void put_le32(unsigned char *p, uint32_t v)
+{
+	put_le16(p, (uint16_t)v);
+	put_le16(p + 2, (uint16_t)(v >> 16));
+}
+
 /* -- image tweaks ------------------------------------------------------------- */
 
 static void bs1k_largedir(struct ext4fs_mkfs_params *p)
@@ -1054,6 +1066,49 @@ static void cleared_dotdot_is_retargeted(void **state)
 }
 
 /*
+ * An htree root whose `limit' is damaged puts the dx tail far past the
+ * block.  With checksums ignored (as e4fsck opens), retargeting ".."
+ * rewrote the root and sealed it by storing at root + 0x20 + limit * 8:
+ * outside the block buffer (issue 20; the sanitizer build catches it).
+ * The entry changes, the block is written without a checksum, nothing
+ * else moves.
+ */
+static void damaged_root_limit_is_not_written_past(void **state)
+{
+	struct fixture fx;
+	struct ext4fs_open_opts opts = { .flags = EXT4FS_OPEN_RW | EXT4FS_OPEN_IGNORE_CSUM };
+	struct ext4fs_io *io;
+	unsigned char before[1024], after[1024];
+	uint64_t pblk = 0, run = 0;
+	uint32_t ino = 0, old = 0;
+
+	(void)state;
+	setup(&fx, 8192, 1024, rw_tweak_1k, 1);
+	for (unsigned i = 0; dir_blocks(&fx) == 1; i++) {
+		assert_true(i < 100);
+		assert_int_equal(add_nth(&fx, i, 40), 0);
+	}
+	assert_true(fx.din.i_flags & EXT4FS_INDEX_FL);
+	assert_int_equal(ext4fs_close_flush(fx.img.fs), 0);
+	assert_int_equal(ext4fs_io_open_memory(fx.img.buf, fx.img.size, 1, &io), 0);
+	assert_int_equal(ext4fs_open_io(io, &opts, &fx.img.fs, NULL, 0), 0);
+	struct ext4fs_fs *fs = fx.img.fs;
+	assert_int_equal(ext4fs_bmap(fs, fx.dir, &fx.din, 0, &pblk, &run, NULL), 0);
+	assert_int_equal(ext4fs_block_read(fs, pblk, before), 0);
+	/* The tail at exactly the end of the block: just outside the buffer. */
+	put_le16(before + EXT4FS_DX_ROOT_COUNT_OFFSET, (1024 - EXT4FS_DX_ROOT_COUNT_OFFSET) / 8);
+	assert_int_equal(ext4fs_block_write(fs, pblk, before), 0);
+	assert_int_equal(ext4fs_dir_set_entry(fs, fx.dir, &fx.din, "..", 2, fx.targets[0], EXT4FS_FT_DIR, &old), 0);
+	assert_int_equal(old, EXT4FS_ROOT_INO);
+	assert_int_equal(ext4fs_block_read(fs, pblk, after), 0);
+	put_le32(before + 12, fx.targets[0]);
+	assert_memory_equal(before, after, sizeof(after));
+	assert_int_equal(ext4fs_dir_lookup(fs, fx.dir, "..", 2, &ino), 0);
+	assert_int_equal(ino, fx.targets[0]);
+	teardown(&fx);
+}
+
+/*
  * A directory made on a block the caller chose (e4fsck's new root): the
  * block is mapped at 0 with "." and "..", nothing else is allocated, and a
  * block outside the file system or an inode that has blocks is refused.
@@ -1130,6 +1185,7 @@ int main(void)
 		cmocka_unit_test(hole_filled_in_extent_and_indirect_directories),
 		cmocka_unit_test(dir_on_a_chosen_block),
 		cmocka_unit_test(cleared_dotdot_is_retargeted),
+		cmocka_unit_test(damaged_root_limit_is_not_written_past),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

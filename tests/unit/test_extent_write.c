@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <cmocka.h>
 #include "ext4fs/alloc.h"
 #include "ext4fs/bitmap.h"
@@ -737,6 +738,95 @@ static void move_map_blocks_of_indirect_map(void **state)
 	free(model);
 }
 
+/*
+ * Damaged maps that repeat a block: each node of a depth-5 tree lists the
+ * next one under every one of its entries, an index node lists itself, a
+ * triple indirect block lists one double indirect block under every slot
+ * (and that one a single).  The search for a block that is not there once
+ * visited entries^depth nodes (340^4 for the tree; the self-listing node
+ * was followed to depth 8 with no depth check): a hang, cut short here by
+ * an alarm.  Each block is searched once now, a node only at the depth its
+ * parent implies, and a block that is there is still found (issue 20).
+ */
+static void put_le32(unsigned char *p, uint32_t v)
+{
+	for (unsigned i = 0; i < 4; i++)
+		p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static void make_node(unsigned char *b, uint32_t bs, unsigned depth, unsigned entries, uint64_t child)
+{
+	struct ext4fs_extent_header h = { EXT4FS_EXTENT_MAGIC, (uint16_t)entries,
+					  (uint16_t)ext4fs_extent_node_room(bs), (uint16_t)depth };
+
+	memset(b, 0, bs);
+	ext4fs_extent_node_set_header(b, &h);
+	for (unsigned i = 0; i < entries; i++) {
+		struct ext4fs_extent_entry e = { .lblk = i, .pblk = child };
+		ext4fs_extent_node_set_entry(b, i, 0, &e);
+	}
+}
+
+static void move_map_block_in_repeating_maps(void **state)
+{
+	struct rw_image img;
+	struct ext4fs_inode in;
+	struct ext4fs_extent_entry e;
+	uint32_t bs = 4096, per = bs / 4, ino;
+	uint64_t b[8];
+	unsigned char *buf = malloc(bs);
+
+	(void)state;
+	assert_non_null(buf);
+	alarm(30);
+	rw_image_open(&img, 32768, bs, NULL);
+	struct ext4fs_fs *fs = img.fs;
+	unsigned room = ext4fs_extent_node_room(bs);
+	ino = map_test_new_file(&img, "loops", &in);
+	map_test_pick_runs(fs, 1000, 8, 1, b);
+
+	/* Root (depth 5) -> b[4] -> b[3] -> b[2] -> b[1] -> leaf b[0], every entry to the next node. */
+	for (unsigned k = 0; k <= 4; k++) {
+		make_node(buf, bs, k, k ? room : 0, k ? b[k - 1] : 0);
+		assert_int_equal(ext4fs_block_write(fs, b[k], buf), 0);
+	}
+	make_node(in.i_block, sizeof(in.i_block), 5, 1, b[4]);
+	assert_int_equal(ext4fs_inode_write(fs, ino, &in), 0);
+	assert_int_equal(ext4fs_bmap_move_map_block(fs, ino, &in, b[5], b[6]), EXT4FS_E_INVALID_ARG);
+	assert_int_equal(ext4fs_bmap_move_map_block(fs, ino, &in, b[0], b[6]), 0);
+	assert_int_equal(ext4fs_block_read(fs, b[1], buf), 0);
+	ext4fs_extent_node_entry(buf, 0, 0, &e);
+	assert_int_equal(e.pblk, b[6]);
+	ext4fs_extent_node_entry(buf, 1, 0, &e);
+	assert_int_equal(e.pblk, b[0]);
+
+	/* Root (depth 2) -> b[7], a depth-1 node whose every entry is b[7] itself. */
+	make_node(buf, bs, 1, room, b[7]);
+	assert_int_equal(ext4fs_block_write(fs, b[7], buf), 0);
+	make_node(in.i_block, sizeof(in.i_block), 2, 1, b[7]);
+	assert_int_equal(ext4fs_inode_write(fs, ino, &in), 0);
+	assert_int_equal(ext4fs_bmap_move_map_block(fs, ino, &in, b[5], b[6]), EXT4FS_E_INVALID_ARG);
+
+	/* A block map: triple indirect b[2] -> b[1] under every slot, b[1] -> b[0] likewise. */
+	in.i_flags &= ~(uint32_t)EXT4FS_EXTENTS_FL;
+	memset(in.i_block, 0, sizeof(in.i_block));
+	for (unsigned k = 1; k <= 2; k++) {
+		for (uint32_t i = 0; i < per; i++)
+			put_le32(buf + 4 * i, (uint32_t)b[k - 1]);
+		assert_int_equal(ext4fs_block_write(fs, b[k], buf), 0);
+	}
+	put_le32(in.i_block + 4 * 14, (uint32_t)b[2]);
+	assert_int_equal(ext4fs_inode_write(fs, ino, &in), 0);
+	assert_int_equal(ext4fs_bmap_move_map_block(fs, ino, &in, b[5], b[6]), EXT4FS_E_INVALID_ARG);
+
+	/* Leave the file empty for the close. */
+	memset(in.i_block, 0, sizeof(in.i_block));
+	assert_int_equal(ext4fs_inode_write(fs, ino, &in), 0);
+	alarm(0);
+	free(buf);
+	rw_image_close(&img);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -757,6 +847,7 @@ int main(void)
 		cmocka_unit_test(indirect_map_4k),
 		cmocka_unit_test(move_map_blocks_of_extent_tree),
 		cmocka_unit_test(move_map_blocks_of_indirect_map),
+		cmocka_unit_test(move_map_block_in_repeating_maps),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -29,6 +29,13 @@ static void ext2ish_1k(struct ext4fs_mkfs_params *p)
 	p->feature_compat = 0;
 }
 
+/* ext2 style at 4 KiB: no journal, block maps, no checksums; first_data_block is 0. */
+static void ext2ish_4k(struct ext4fs_mkfs_params *p)
+{
+	rw_tweak_ext3ish_4k(p);
+	p->feature_compat = 0;
+}
+
 /*
  * A writable handle opened on group 1's superblock writes the primary
  * superblock and descriptors back at flush, so a damaged primary opens
@@ -569,6 +576,86 @@ static void bitmap_findings_and_rewrite(void **state)
 	rw_image_close(&img);
 }
 
+/*
+ * With 4 KiB blocks first_data_block is 0, so "at least first_data_block"
+ * let a zeroed descriptor field through: the open succeeded with a bitmap
+ * or the inode table on the superblock's block, which a flush or an inode
+ * write then overwrote.  Such a descriptor must fail the open (issue 20).
+ */
+static void descriptor_pointing_at_block_zero_is_refused(void **state)
+{
+	static const char *const what[] = { "block bitmap", "inode bitmap", "inode table" };
+	struct ext4fs_open_opts opts = { .flags = EXT4FS_OPEN_IGNORE_CSUM };
+	struct ext4fs_io *io;
+	struct ext4fs_fs *fs = NULL;
+	char msg[256];
+
+	(void)state;
+	for (int k = 0; k < 3; k++) {
+		struct rw_image img;
+		struct ext4fs_group_desc gd;
+
+		rw_image_open(&img, 16384, 4096, ext2ish_4k);
+		assert_int_equal(ext4fs_geom(img.fs)->first_data_block, 0);
+		gd = *ext4fs_group(img.fs, 0);
+		if (k == 0)
+			gd.block_bitmap = 0;
+		else if (k == 1)
+			gd.inode_bitmap = 0;
+		else
+			gd.inode_table = 0;
+		assert_int_equal(ext4fs_group_desc_set(img.fs, 0, &gd), 0);
+		assert_int_equal(ext4fs_close_flush(img.fs), 0);
+		img.fs = NULL;
+		assert_int_equal(ext4fs_io_open_memory(img.buf, img.size, 0, &io), 0);
+		assert_int_equal(ext4fs_open_io(io, &opts, &fs, msg, sizeof(msg)), EXT4FS_E_GD_CORRUPT);
+		assert_null(fs);
+		assert_non_null(strstr(msg, what[k]));
+		rw_image_close(&img);
+	}
+}
+
+/*
+ * bg_itable_unused and INODE_ZEROED come from disk: a descriptor that
+ * claims all but the first inode record unused (with checksums ignored, as
+ * e4fsck opens, any value passes) made marking the next inode in use zero
+ * every record before it, the root directory's among them.  Records of
+ * inodes the bitmap has in use are kept; records past them still go.
+ */
+static void itable_unused_never_zeroes_inodes_in_use(void **state)
+{
+	struct rw_image img;
+	struct ext4fs_group_desc gd;
+	struct ext4fs_inode root, lf, in;
+	uint32_t free_ino;
+
+	(void)state;
+	rw_image_open(&img, 16384, 4096, NULL);
+	struct ext4fs_fs *fs = img.fs;
+	assert_true(ext4fs_geom(fs)->has_metadata_csum);
+	assert_int_equal(ext4fs_inode_read(fs, EXT4FS_ROOT_INO, &root), 0);
+	assert_int_equal(ext4fs_inode_read(fs, 11, &lf), 0);
+	assert_true(EXT4FS_ISDIR(root.i_mode) && EXT4FS_ISDIR(lf.i_mode));
+	/* A record past every inode in use, not zero: an unused inode with junk in it. */
+	free_ino = 20;
+	ext4fs_inode_init_new(fs, free_ino, EXT4FS_S_IFREG | 0644, 0, 0, &in);
+	assert_int_equal(ext4fs_inode_write(fs, free_ino, &in), 0);
+	gd = *ext4fs_group(fs, 0);
+	gd.itable_unused = ext4fs_geom(fs)->inodes_per_group - 1;
+	gd.flags &= (uint16_t)~EXT4FS_BG_INODE_ZEROED;
+	assert_int_equal(ext4fs_group_desc_set(fs, 0, &gd), 0);
+	assert_int_equal(ext4fs_inode_mark_used(fs, free_ino + 1, 0), 0);
+	assert_int_equal(ext4fs_inode_read(fs, EXT4FS_ROOT_INO, &in), 0);
+	assert_memory_equal(&in, &root, sizeof(in));
+	assert_int_equal(ext4fs_inode_read(fs, 11, &in), 0);
+	assert_memory_equal(&in, &lf, sizeof(in));
+	assert_int_equal(ext4fs_inode_read(fs, free_ino, &in), 0);
+	assert_int_equal(in.i_mode, 0);
+	assert_int_equal(ext4fs_group(fs, 0)->itable_unused, ext4fs_geom(fs)->inodes_per_group - (free_ino + 1));
+	assert_int_equal(ext4fs_inode_mark_free(fs, free_ino + 1, 0), 0);
+	rw_image_close(&img);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -583,6 +670,8 @@ int main(void)
 		cmocka_unit_test(uncounted_blocks_keep_counts),
 		cmocka_unit_test(uncounted_inode_keeps_counts),
 		cmocka_unit_test(uncounted_marks_flushed_and_judged),
+		cmocka_unit_test(descriptor_pointing_at_block_zero_is_refused),
+		cmocka_unit_test(itable_unused_never_zeroes_inodes_in_use),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

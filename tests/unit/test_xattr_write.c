@@ -894,6 +894,55 @@ static void corrupt_block_refused(void **state)
 	rw_image_close(&img);
 }
 
+/*
+ * Values that overlap one another each lie inside the block, so the reader
+ * accepts them; but a change re-encodes the region packing the values
+ * apart, and three 900-byte values do not fit a 1 KiB block: encode_region()
+ * counted its value end down past the entries and wrapped around, writing
+ * far outside the new block's buffer (issue 20).  Such a block is refused.
+ */
+static void overlapping_values_refused(void **state)
+{
+	struct rw_image img;
+	struct ext4fs_inode in;
+	unsigned char val[300], *buf;
+	uint32_t ino, bs = 1024;
+	uint64_t blk;
+
+	(void)state;
+	memset(&cfg, 0, sizeof(cfg));
+	open_image(&img, bs);
+	ino = new_file(&img, "f", &in);
+	memset(val, 5, sizeof(val));
+	set_ok(&img, ino, &in, "user.a", val, sizeof(val));
+	set_ok(&img, ino, &in, "user.b", val, sizeof(val));
+	set_ok(&img, ino, &in, "user.c", val, sizeof(val));
+	blk = file_acl(&img, &in);
+	assert_true(blk != 0);
+	buf = malloc(bs);
+	assert_non_null(buf);
+	assert_int_equal(ext4fs_block_read(img.fs, blk, buf), 0);
+	/* Three 20-byte entries from 32, the end marker at 92: all three values at 100, 900 bytes each. */
+	for (uint32_t off = 32; off < 92; off += 20) {
+		assert_int_equal(buf[off], 1);
+		st16(buf + off + 2, 100);
+		st32(buf + off + 8, 900);
+	}
+	assert_int_equal(ld32(buf + 92), 0);
+	st32(buf + 16, ext4fs_xattr_block_csum(img.fs, blk, buf));
+	assert_int_equal(ext4fs_block_write(img.fs, blk, buf), 0);
+	assert_int_equal(ext4fs_xattr_remove(img.fs, ino, &in, "user.a"), EXT4FS_E_XATTR_CORRUPT);
+	assert_int_equal(ext4fs_xattr_set(img.fs, ino, &in, "user.d", val, 8, 0), EXT4FS_E_XATTR_CORRUPT);
+	assert_int_equal(file_acl(&img, &in), blk);
+	unsigned char *now = malloc(bs);
+	assert_non_null(now);
+	assert_int_equal(ext4fs_block_read(img.fs, blk, now), 0);
+	assert_memory_equal(now, buf, bs);
+	free(now);
+	free(buf);
+	rw_image_close(&img);
+}
+
 /* -- Inline data ------------------------------------------------------------- */
 
 /*
@@ -1040,6 +1089,7 @@ int main(void)
 		cmocka_unit_test(acl_round_trip_1k_128_byte_inodes),
 		cmocka_unit_test(acl_malformed_refused),
 		cmocka_unit_test(corrupt_block_refused),
+		cmocka_unit_test(overlapping_values_refused),
 		cmocka_unit_test(inline_data_entry_is_kept),
 		cmocka_unit_test(ea_inode_entries_kept_and_refused),
 	};
