@@ -175,11 +175,6 @@ static int claim_in(struct bitmap_paged *found, struct bitmap_paged *dup, uint64
 	return bitmap_paged_set_range(found, blk, n) < 0 ? -1 : 0;
 }
 
-static int in_fs(const struct ext4fs_geom *g, uint64_t blk, uint64_t n)
-{
-	return blk >= g->first_data_block && blk < g->blocks_count && n <= g->blocks_count - blk;
-}
-
 /* The file system's own blocks: superblock and descriptor copies, bitmaps, inode tables. */
 static int claim_fs_metadata(struct e4fsck *ctx)
 {
@@ -192,15 +187,18 @@ static int claim_fs_metadata(struct e4fsck *ctx)
 		struct problem_ctx pctx = { .group = grp };
 
 		ext4fs_group_meta_location(ctx->fs, grp, &super_blk, &old_desc, &old_n, &new_desc, &meta_n);
-		/* Group 0's superblock is its first block, which is block 0 with 4 KiB blocks. */
-		int has_super = super_blk || grp == 0;
-		if (grp == 0)
-			super_blk = g->first_data_block;
+		/*
+		 * Whether a group has a superblock follows from its number, not from
+		 * super_blk: group 0's is block 0 with 4 KiB blocks, a number that
+		 * elsewhere means "none".
+		 */
+		if (ext4fs_group_has_super(ctx->fs, grp) &&
+		    claim_in(&ctx->block_found, &ctx->block_dup, super_blk, 1))
+			return -1;
 		struct {
 			uint64_t blk, n;
 			uint32_t code;     /* 0: not a descriptor field */
 		} parts[] = {
-			{ super_blk, has_super ? 1 : 0, 0 },
 			{ old_desc, old_desc ? old_n : 0, 0 },
 			{ new_desc, new_desc ? 1 : 0, 0 },
 			{ gd->block_bitmap, 1, PR_0_BB_NOT_GROUP },
@@ -210,7 +208,8 @@ static int claim_fs_metadata(struct e4fsck *ctx)
 		for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
 			if (!parts[i].n)
 				continue;
-			if (!in_fs(g, parts[i].blk, parts[i].n)) {
+			/* A descriptor field of 0 is no location, though block 0 is in a file system of 4 KiB blocks. */
+			if (!ext4fs_block_range_valid(ctx->fs, parts[i].blk, parts[i].n)) {
 				if (parts[i].code) {
 					pctx.blk = parts[i].blk;
 					fix_problem(ctx, parts[i].code, &pctx);
@@ -221,9 +220,10 @@ static int claim_fs_metadata(struct e4fsck *ctx)
 				return -1;
 		}
 	}
-	/* The multiple-mount protection block, as e2fsck claims it. */
+	/* The multiple-mount protection block, claimed where e2fsck claims it: past the first data block. */
 	const struct ext4fs_super *sb = ext4fs_sb(ctx->fs);
-	if (ext4fs_has_incompat(ctx->fs, EXT4FS_FEATURE_INCOMPAT_MMP) && in_fs(g, sb->s_mmp_block, 1) &&
+	if (ext4fs_has_incompat(ctx->fs, EXT4FS_FEATURE_INCOMPAT_MMP) && sb->s_mmp_block > g->first_data_block &&
+	    ext4fs_block_ptr_valid(ctx->fs, sb->s_mmp_block) &&
 	    claim_in(&ctx->block_found, &ctx->block_dup, sb->s_mmp_block, 1))
 		return -1;
 	return 0;
@@ -234,7 +234,7 @@ static int visit_block(const struct ext4fs_block_visit *v, void *arg)
 	struct block_walk *b = arg;
 	struct p1_worker *w = b->w;
 
-	if (!in_fs(w->ctx->geo, v->pblk, v->count))
+	if (!ext4fs_block_range_valid(w->fs, v->pblk, v->count))
 		return 0;   /* the walks report these as problems of their own */
 	if (claim_in(&w->block_found, &w->block_dup, v->pblk, v->count))
 		return -ENOMEM;
@@ -382,10 +382,11 @@ static int check_blocks(struct p1_worker *w, uint32_t ino, const struct ext4fs_i
 										       : (1ULL << 31) / g->block_size;
 	struct problem_ctx pctx = { .ino = ino };
 	uint64_t acl = ext4fs_inode_file_acl(w->fs, in);
+	int acl_valid = ext4fs_block_ptr_valid(w->fs, acl);
 	int mapped = fsck_inode_has_blocks(w->fs, in), err = 0;
 
 	/* As e2fsck: the attribute block is looked at before the block map. */
-	if (acl && in_fs(g, acl, 1) && record(w, PR_1_BAD_EA_BLOCK, &pctx, FIX_EA_CHECK, acl, NULL))
+	if (acl_valid && record(w, PR_1_BAD_EA_BLOCK, &pctx, FIX_EA_CHECK, acl, NULL))
 		return -1;
 
 	if (mapped && (in->i_flags & EXT4FS_EXTENTS_FL) &&
@@ -411,7 +412,7 @@ static int check_blocks(struct p1_worker *w, uint32_t ino, const struct ext4fs_i
 		pctx.blk = 0;
 	}
 	if (acl) {
-		if (!in_fs(g, acl, 1)) {
+		if (!acl_valid) {
 			/* As e2fsck: pass 2 offers to clear it when an entry names the inode. */
 			bitmap_paged_set_range(&w->inode_bad, ino, 1);
 		} else {
@@ -455,17 +456,16 @@ static int check_blocks(struct p1_worker *w, uint32_t ino, const struct ext4fs_i
 	/* Values kept in EA inodes are charged to the owner's i_blocks, as the kernel charges them. */
 	uint64_t ibody = w->ibody_value_blocks;
 	uint64_t have = ext4fs_inode_blocks_raw(w->fs, in), want = (b.blocks + ibody) * unit;
-	int ea_counted = acl && in_fs(g, acl, 1);
 	/* With an attribute block or EA-inode values, the answer is known only once their checks are answered. */
-	if ((mapped || acl || ibody) && (have != want || ea_counted || ibody)) {
+	if ((mapped || acl || ibody) && (have != want || acl_valid || ibody)) {
 		pctx.num = want;
 		pctx.num2 = have;
 		if (record(w, PR_1_BAD_I_BLOCKS, &pctx, FIX_BLOCKS, b.blocks + ibody, NULL))
 			return -1;
 		struct p1_problem *p = &w->probs[w->nprobs - 1];
 		p->skip_if_cleared = after_no;
-		p->ea_counted = ea_counted;
-		p->ea_block = ea_counted ? acl : 0;
+		p->ea_counted = acl_valid;
+		p->ea_block = acl_valid ? acl : 0;
 		p->ibody_blocks = ibody;
 		p->unit = (uint32_t)unit;
 	}
@@ -586,7 +586,7 @@ static int check_reserved(struct p1_worker *w, uint32_t ino, const struct ext4fs
 		/* Its indirect blocks are the reserved descriptor blocks, claimed already. */
 		uint32_t dind;
 		memcpy(&dind, in->i_block + 13 * 4, 4);
-		if (dind && in_fs(w->ctx->geo, dind, 1) && claim_in(&w->block_found, &w->block_dup, dind, 1)) {
+		if (ext4fs_block_ptr_valid(w->fs, dind) && claim_in(&w->block_found, &w->block_dup, dind, 1)) {
 			worker_fail(w, "out of memory");
 			return -1;
 		}

@@ -1,0 +1,76 @@
+#!/bin/bash
+# t0971-e4fsck-zero-pointers.sh - e4fsck on numbers from disk that must not
+# be followed or believed (issue 20): block 0, which on a file system of
+# 4 KiB blocks is the superblock's block but in a pointer means "none",
+# and sizes that claim far more than a directory maps.
+#
+# Cases, each failing before its fix:
+#   - an MMP block number of 0 (4 KiB blocks): not claimed a second time,
+#     so no blocks are "claimed by more than one inode";
+#   - a group's block bitmap at block 0 (4 KiB blocks, flex_bg, which the
+#     library's open lets through): not claimed as the bitmap either.
+# e2fsck's output differs in these cases where e4fsck lacks a check of its
+# own (MMP, the descriptors' locations, i_size_high of directories); the
+# exit status is compared where they agree.
+
+set -eu
+
+# shellcheck source-path=SCRIPTDIR source=../lib/common.sh
+. "$(dirname -- "$0")/../lib/common.sh"
+
+need_cmd e2fsck mke2fs debugfs timeout
+[ -x "$E4FSCK" ] || skip "e4fsck is not built ($E4FSCK)"
+make_tmpdir
+export LC_ALL=C
+
+failed=0
+pass() { echo "PASS $*"; }
+bad() { echo "FAIL $*"; failed=1; }
+show() { sed 's/^/    /' "$1" | head -n 30; }
+
+# run_fsck NAME IMG OUT OPTS...: e4fsck with a time limit; its exit status in $rc.
+run_fsck() {
+	local name=$1 img=$2 out=$3
+	shift 3
+	rc=0
+	timeout 120 "$E4FSCK" "$@" "$img" >"$out" 2>&1 || rc=$?
+	if [ "$rc" = 124 ]; then
+		bad "$name: e4fsck did not finish within two minutes"; show "$out"; return 1
+	fi
+	if grep -q -e 'AddressSanitizer' -e 'LeakSanitizer' -e 'runtime error' "$out"; then
+		bad "$name: the sanitizers object"; show "$out"; return 1
+	fi
+	return 0
+}
+
+head -c 300000 /dev/urandom >"$T/big"
+
+# ---------------------------------------------------------------- MMP block 0
+name="an MMP block number of 0 is not claimed"
+rm -f "$T/mmp.img"
+mke2fs -q -F -t ext4 -b 4096 -O mmp "$T/mmp.img" 64M >/dev/null 2>&1
+debugfs -w -R "write $T/big big" "$T/mmp.img" >/dev/null 2>&1
+debugfs -w -R "ssv mmp_block 0" "$T/mmp.img" >/dev/null 2>&1
+if run_fsck "$name" "$T/mmp.img" "$T/mmp.out" -fn; then
+	if grep -q '^Pass 1B' "$T/mmp.out" || [ "$rc" != 4 ]; then
+		bad "$name: exit $rc, or block 0 claimed twice:"; show "$T/mmp.out"
+	else
+		pass "$name"
+	fi
+fi
+
+# ---------------------------------------------------------------- a bitmap at block 0
+name="a block bitmap at block 0 is not claimed"
+rm -f "$T/bb.img"
+mke2fs -q -F -t ext4 -b 4096 -g 8192 "$T/bb.img" 64M >/dev/null 2>&1
+debugfs -w -R "write $T/big big" "$T/bb.img" >/dev/null 2>&1
+printf '%s\n' "set_bg 1 block_bitmap 0" "set_bg 1 checksum calc" | debugfs -w -f - "$T/bb.img" >/dev/null 2>&1
+if run_fsck "$name" "$T/bb.img" "$T/bb.out" -fn; then
+	if grep -q '^Pass 1B' "$T/bb.out" || ! grep -q '^Block bitmap for group 1 is not in group.  (block 0)$' "$T/bb.out"; then
+		bad "$name: block 0 claimed twice, or the location not reported:"; show "$T/bb.out"
+	else
+		pass "$name"
+	fi
+fi
+
+[ "$failed" = 0 ] || fail "e4fsck followed or believed a number it should not have"
