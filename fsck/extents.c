@@ -158,7 +158,7 @@ static int scan_node(struct scan *s, unsigned level, const unsigned char *node, 
 		s->pctx.blk = e.pblk;
 		s->pctx.blk2 = e.lblk;
 		s->pctx.num = len;
-		if (e.pblk == 0 || e.pblk < g->first_data_block || e.pblk >= g->blocks_count)
+		if (!ext4fs_block_ptr_valid(s->fs, e.pblk))
 			problem = PR_1_EXTENT_BAD_START_BLK;
 		else if (e.lblk < start_block)
 			problem = PR_1_OUT_OF_ORDER_EXTENTS;
@@ -624,7 +624,8 @@ static int walk_any(struct any_walk *w, const unsigned char *node, size_t size, 
 				return rc;
 			continue;
 		}
-		if (e.pblk < w->g->first_data_block || e.pblk >= w->g->blocks_count || level + 1 >= EXTENT_PATH_MAX)
+		/* e2fsck's walks skip a pointer of 0 too; it would lead to the superblock's block. */
+		if (!ext4fs_block_ptr_valid(w->fs, e.pblk) || level + 1 >= EXTENT_PATH_MAX)
 			continue;
 		struct ext4fs_block_visit v = { .kind = EXT4FS_BLOCK_EXTENT_NODE, .pblk = e.pblk, .lblk = e.lblk,
 						.count = 1 };

@@ -8,7 +8,10 @@
 #   - an MMP block number of 0 (4 KiB blocks): not claimed a second time,
 #     so no blocks are "claimed by more than one inode";
 #   - a group's block bitmap at block 0 (4 KiB blocks, flex_bg, which the
-#     library's open lets through): not claimed as the bitmap either.
+#     library's open lets through): not claimed as the bitmap either;
+#   - on a terminal, a file whose extent index points at block 0 deleted in
+#     pass 1D: block 0 stays in use (it was freed in the bitmap), and the
+#     result is what e2fsck calls clean.
 # e2fsck's output differs in these cases where e4fsck lacks a check of its
 # own (MMP, the descriptors' locations, i_size_high of directories); the
 # exit status is compared where they agree.
@@ -71,6 +74,44 @@ if run_fsck "$name" "$T/bb.img" "$T/bb.out" -fn; then
 	else
 		pass "$name"
 	fi
+fi
+
+# ---------------------------------------------------------------- deleting through an index of 0
+# /frag has five extents (four holes punched), so its root holds one index
+# entry, whose block (i_block[4]) is set to 0.  Its attribute block is also
+# /small's first data block, so pass 1D asks about /frag: on a terminal,
+# "Clear" (the bad index), "Optimize" and "Fix" (i_blocks) are answered no,
+# "Clone" no and "Delete file" yes.
+name="deleting a file whose extent index is 0 leaves block 0 in use"
+if command -v python3 >/dev/null 2>&1; then
+	head -c 100000 /dev/urandom >"$T/frag"
+	head -c 5000 /dev/urandom >"$T/small"
+	head -c 600 /dev/urandom | od -An -tx1 | tr -d ' \n' | head -c 600 >"$T/value"
+	rm -f "$T/del.img"
+	mke2fs -q -F -t ext4 -b 4096 -O ^metadata_csum "$T/del.img" 32M >/dev/null 2>&1
+	debugfs -w -f - "$T/del.img" >/dev/null 2>&1 <<-EOF
+		write $T/frag frag
+		write $T/small small
+		punch frag 5 5
+		punch frag 10 10
+		punch frag 15 15
+		punch frag 20 20
+		ea_set -f $T/value frag user.big
+	EOF
+	ea=$(debugfs -R "stat /frag" "$T/del.img" 2>/dev/null | sed -n 's/.*File ACL: \([0-9]*\).*/\1/p')
+	debugfs -w -R "bmap /small 0 $ea" "$T/del.img" >/dev/null 2>&1
+	debugfs -w -R "sif /frag block[4] 0" "$T/del.img" >/dev/null 2>&1
+	rc=0
+	timeout 120 python3 "$top_srcdir/tests/lib/pty-answers.py" nnnny NL "$E4FSCK" -f "$T/del.img" >"$T/del.out" 2>&1 || rc=$?
+	if ! grep -q '^Delete file<y>? yes' "$T/del.out" || grep -q -e 'AddressSanitizer' -e 'runtime error' "$T/del.out"; then
+		bad "$name: e4fsck was not asked as expected, or the sanitizers object:"; show "$T/del.out"
+	elif ! e2fsck -fn "$T/del.img" >"$T/del.check" 2>&1; then
+		bad "$name: e2fsck -fn is not clean afterwards:"; show "$T/del.check"
+	else
+		pass "$name"
+	fi
+else
+	echo "SKIP $name: no python3"
 fi
 
 [ "$failed" = 0 ] || fail "e4fsck followed or believed a number it should not have"
