@@ -811,16 +811,27 @@ static int merge_worker(struct e4fsck *ctx, struct p1_worker *w)
 	return 0;
 }
 
-/* Which extent node a repair rewrites: its block, or 1 for the root (block 1 is never a tree block). */
-static uint64_t node_key(const struct extent_fix *f)
+/*
+ * Which extent node a repair rewrites: the root in the inode, or a tree
+ * block.  The root is told apart by a flag, not by a block number a
+ * damaged index could also hold.
+ */
+struct node_key {
+	int in_inode;
+	uint64_t blk;               /* unless in_inode */
+};
+
+static struct node_key node_key(const struct extent_fix *f)
 {
-	return f->level ? f->nodes[f->level] : 1;
+	return (struct node_key){ f->level == 0, f->level ? f->nodes[f->level] : 0 };
 }
 
-static int node_touched(const uint64_t *touched, unsigned n, const struct extent_fix *f)
+static int node_touched(const struct node_key *touched, unsigned n, const struct extent_fix *f)
 {
-	for (unsigned k = 0; k < n; k++)
-		if (touched[k] == node_key(f))
+	struct node_key k = node_key(f);
+
+	for (unsigned i = 0; i < n; i++)
+		if (touched[i].in_inode == k.in_inode && touched[i].blk == k.blk)
 			return 1;
 	return 0;
 }
@@ -1010,7 +1021,7 @@ static int answer_problems(struct e4fsck *ctx, struct p1_worker *w)
 		int walk_stopped = 0;       /* cleared for too many illegal blocks: e2fsck's walk ends there */
 		uint32_t ea_off = 0;        /* FIX_EA_IBODY_CLEAR answered yes: where the magic is zeroed */
 		uint64_t dir_next = UINT64_MAX; /* a directory's extents being moved: the block expected next */
-		uint64_t touched[16];       /* extent nodes rewritten: their checksums are right now */
+		struct node_key touched[16]; /* extent nodes rewritten: their checksums are right now */
 		unsigned ntouched = 0;
 		size_t first = i;
 
