@@ -236,6 +236,7 @@ struct dir_state {
 	uint32_t i_flags;
 	uint32_t generation;
 	uint64_t nblocks;                   /* i_size in blocks */
+	uint64_t mapped;                    /* the last block pass 1 found mapped, plus one */
 	struct dx_dir *dx;                  /* an index being checked, or NULL */
 	uint8_t clear_index;                /* the index is to be dropped (answered yes) */
 	uint8_t unreadable;                 /* the inode could not be read */
@@ -462,12 +463,16 @@ static int check_root(struct pass2 *p, struct dir_info *di, struct dir_state *ds
 	}
 	if (bad)
 		return 0;       /* declined: the directory is read as a linear one */
-	if (ds->nblocks > UINT32_MAX / 2)
+	/*
+	 * As e2fsck: the index covers the blocks the directory maps, not what
+	 * i_size claims, which damage can make terabytes.
+	 */
+	if (ds->mapped > UINT32_MAX / 2)
 		return 0;
 	ds->dx = calloc(1, sizeof(*ds->dx));
 	if (!ds->dx)
 		return -1;
-	ds->dx->nblocks = (uint32_t)ds->nblocks;
+	ds->dx->nblocks = (uint32_t)ds->mapped;
 	ds->dx->blocks = calloc(ds->dx->nblocks ? ds->dx->nblocks : 1, sizeof(*ds->dx->blocks));
 	if (!ds->dx->blocks)
 		return -1;
@@ -1349,6 +1354,21 @@ static int fill_holes(struct pass2 *p)
 	return rc;
 }
 
+/* Each directory's mapped end, from pass 1's list of its blocks (sorted by inode, then logical block). */
+static void note_mapped(struct pass2 *p)
+{
+	struct e4fsck *ctx = p->ctx;
+	size_t d = 0;
+
+	for (size_t i = 0; i < ctx->ndir_blocks; i++) {
+		const struct dir_block *db = &ctx->dir_blocks[i];
+		while (d < ctx->ndirs && ctx->dirs[d].ino < db->ino)
+			d++;
+		if (d < ctx->ndirs && ctx->dirs[d].ino == db->ino && (uint64_t)db->lblk + 1 > p->st[d].mapped)
+			p->st[d].mapped = (uint64_t)db->lblk + 1;
+	}
+}
+
 static int load_states(struct pass2 *p)
 {
 	struct e4fsck *ctx = p->ctx;
@@ -1426,6 +1446,7 @@ int fsck_pass2(struct e4fsck *ctx)
 		goto nomem;
 
 	qsort(ctx->dir_blocks, ctx->ndir_blocks, sizeof(*ctx->dir_blocks), cmp_ino_lblk);
+	note_mapped(&p);
 	if (fill_holes(&p))
 		goto out;
 	qsort(ctx->dir_blocks, ctx->ndir_blocks, sizeof(*ctx->dir_blocks), cmp_read_order);
