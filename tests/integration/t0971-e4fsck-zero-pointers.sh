@@ -14,7 +14,9 @@
 #     result is what e2fsck calls clean;
 #   - -n on an htree directory whose i_size claims 2 TiB: pass 2 sizes the
 #     index by the blocks mapped, as e2fsck, not by i_size (it ran out of
-#     memory).
+#     memory);
+#   - -n on a directory with a name given twice whose i_size claims 256 TiB:
+#     pass 3A reads the blocks mapped (it walked i_size's holes for ever).
 # e2fsck's output differs in these cases where e4fsck lacks a check of its
 # own (MMP, the descriptors' locations, i_size_high of directories); the
 # exit status is compared where they agree.
@@ -133,6 +135,26 @@ if ! debugfs -R "stat /d" "$T/ht.img" 2>/dev/null | grep -q 'Flags: 0x[0-9a-f]*1
 elif run_fsck "$name" "$T/ht.img" "$T/ht.out" -fn; then
 	if [ "$rc" != "$want" ] || grep -q 'out of memory' "$T/ht.out"; then
 		bad "$name: exit $rc (e2fsck $want):"; show "$T/ht.out"
+	else
+		pass "$name"
+	fi
+fi
+
+# ---------------------------------------------------------------- a directory to rebuild of 256 TiB
+name="a directory to rebuild whose i_size claims 256 TiB"
+head -c 3000 /dev/urandom >"$T/data"
+rm -f "$T/dup.img"
+mke2fs -q -F -t ext4 -b 1024 -O ^metadata_csum "$T/dup.img" 8M >/dev/null 2>&1
+printf '%s\n' "mkdir d1" "write $T/data d1/f2" "write $T/data d1/f3" | debugfs -w -f - "$T/dup.img" >/dev/null 2>&1
+blk=$(debugfs -R "bmap d1 0" "$T/dup.img" 2>/dev/null)
+# The third entry's name, "f3" at byte 44 of the block, becomes a second "f2".
+printf 'f2' | dd of="$T/dup.img" bs=1 seek=$((blk * 1024 + 44)) conv=notrunc status=none
+debugfs -w -R "sif d1 size 0xFFFFFFFFFC00" "$T/dup.img" >/dev/null 2>&1
+cp "$T/dup.img" "$T/dup-ref.img"
+want=0; e2fsck -fn "$T/dup-ref.img" >"$T/dup.ref" 2>&1 || want=$?
+if run_fsck "$name" "$T/dup.img" "$T/dup.out" -fn; then
+	if [ "$rc" != "$want" ] || ! grep -q '^Rename to f2~0? no$' "$T/dup.out"; then
+		bad "$name: exit $rc (e2fsck $want), or no rename offered:"; show "$T/dup.out"
 	else
 		pass "$name"
 	fi
