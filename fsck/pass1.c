@@ -1341,7 +1341,7 @@ int fsck_pass1(struct e4fsck *ctx)
 			goto out;
 	/* Extended-attribute blocks: claimed once each, whoever names them. */
 	for (size_t i = 0; i < ctx->xattrs.cap; i++)
-		if (ctx->xattrs.slots[i].blk && ctx->xattrs.slots[i].refs &&
+		if (ctx->xattrs.slots[i].in_use && ctx->xattrs.slots[i].refs &&
 		    claim_in(&ctx->block_found, &ctx->block_dup, ctx->xattrs.slots[i].blk, 1)) {
 			fsck_fatal(ctx, "out of memory in pass 1");
 			goto out;

@@ -39,7 +39,8 @@
 
 /* A block claimed twice: the inodes mapping it, in the order pass 1B met them. */
 struct dup_block {
-	uint64_t blk;               /* 0: a free slot */
+	int in_use;                 /* the slot holds a block (any number: with 4 KiB blocks 0 is one) */
+	uint64_t blk;
 	uint32_t nbad;              /* references by inodes still unresolved */
 	uint32_t *owners;
 	uint32_t nowners, capowners;
@@ -79,10 +80,10 @@ static struct dup_block *lookup(const struct dups *d, uint64_t blk)
 	if (!d->cap)
 		return NULL;
 	for (size_t i = slot_of(d, blk);; i = (i + 1) & (d->cap - 1)) {
+		if (!d->table[i].in_use)
+			return NULL;
 		if (d->table[i].blk == blk)
 			return &d->table[i];
-		if (!d->table[i].blk)
-			return NULL;
 	}
 }
 
@@ -97,18 +98,19 @@ static struct dup_block *lookup_add(struct dups *d, uint64_t blk)
 		d->table = grown;
 		d->cap = cap;
 		for (size_t i = 0; i < oldcap; i++)
-			if (old[i].blk) {
+			if (old[i].in_use) {
 				size_t j = slot_of(d, old[i].blk);
-				while (d->table[j].blk)
+				while (d->table[j].in_use)
 					j = (j + 1) & (cap - 1);
 				d->table[j] = old[i];
 			}
 		free(old);
 	}
 	size_t i = slot_of(d, blk);
-	while (d->table[i].blk && d->table[i].blk != blk)
+	while (d->table[i].in_use && d->table[i].blk != blk)
 		i = (i + 1) & (d->cap - 1);
-	if (!d->table[i].blk) {
+	if (!d->table[i].in_use) {
+		d->table[i].in_use = 1;
 		d->table[i].blk = blk;
 		d->used++;
 	}
