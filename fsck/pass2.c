@@ -889,8 +889,7 @@ static int check_bad_inode(struct block_ctx *b, unsigned char *de, uint32_t ino)
 	pc.dir = b->di->ino;
 	if (valid_mode_type(in.i_mode)) {
 		uint64_t acl = ext4fs_inode_file_acl(p->fs, &in);
-		const struct ext4fs_geom *g = p->ctx->geo;
-		if (!acl || (acl >= g->first_data_block && acl < g->blocks_count))
+		if (!acl || ext4fs_block_ptr_valid(p->fs, acl))
 			return 0;
 		pc.num = acl;
 		pc.path = fsck_path(p->ctx, b->di->ino, ino);
