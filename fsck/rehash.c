@@ -568,6 +568,12 @@ static int ask_tree_after(struct e4fsck *ctx, uint32_t ino, const struct tree_no
 
 /* -- Rebuilding one directory ------------------------------------------------------ */
 
+static int count_blocks(const struct ext4fs_block_visit *v, void *arg)
+{
+	*(uint64_t *)arg += v->count;
+	return 0;
+}
+
 static int rebuild(struct dir_read *d)
 {
 	struct e4fsck *ctx = d->ctx;
@@ -583,8 +589,14 @@ static int rebuild(struct dir_read *d)
 	size_t n = 0;
 	int err;
 
-	if (d->ino == ctx->lost_found)
-		opts.min_blocks = ext4fs_inode_size(&d->in) / ctx->geo->block_size;
+	/*
+	 * As e2fsck: /lost+found keeps the blocks it maps, however many i_size
+	 * claims (the rebuild would make them all, in memory and on disk).
+	 */
+	if (d->ino == ctx->lost_found &&
+	    (err = ext4fs_block_iterate(ctx->fs, d->ino, &d->in, EXT4FS_ITER_DATA_ONLY, count_blocks,
+					&opts.min_blocks)))
+		return err;
 	out = malloc((d->n ? d->n : 1) * sizeof(*out));
 	if (!out)
 		return -ENOMEM;
