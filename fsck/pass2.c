@@ -351,8 +351,11 @@ static void set_block_csum(struct pass2 *p, const struct dir_state *ds, uint32_t
 	if (kind) {
 		uint32_t off = kind == EXT4FS_DIRENT_DX_ROOT ? EXT4FS_DX_ROOT_COUNT_OFFSET
 							     : EXT4FS_DX_NODE_COUNT_OFFSET;
-		if (ext4fs_dx_block_csum(p->fs, ino, ds->generation, buf, off, &calc, &have) == 0)
-			st32(buf + off + (uint32_t)ld16(buf + off) * 8 + 4, calc);
+		/* The tail follows the limit's worth of entries: the limit is the disk's, checked against buf. */
+		uint32_t tail = off + (uint32_t)ld16(buf + off) * 8;
+		if (ext4fs_dx_block_csum(p->fs, ino, ds->generation, buf, off, &calc, &have) == 0 &&
+		    tail + EXT4FS_DX_TAIL_SIZE <= p->bs)
+			st32(buf + tail + 4, calc);
 		return;
 	}
 	if (ext4fs_dirent_tail_offset(p->fs, buf) >= 0)
