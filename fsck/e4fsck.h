@@ -55,7 +55,7 @@ struct dir_info {
 struct dir_block {
 	uint32_t ino;
 	uint32_t lblk;
-	uint64_t pblk;              /* 0 for a hole (pass 2 reports it) */
+	uint64_t pblk;              /* checked in pass 1, never 0: holes are not listed */
 };
 
 /* One problem as found and answered, for --json. */

@@ -158,7 +158,7 @@ static int scan_node(struct scan *s, unsigned level, const unsigned char *node, 
 		s->pctx.blk = e.pblk;
 		s->pctx.blk2 = e.lblk;
 		s->pctx.num = len;
-		if (e.pblk == 0 || e.pblk < g->first_data_block || e.pblk >= g->blocks_count)
+		if (!ext4fs_block_ptr_valid(s->fs, e.pblk))
 			problem = PR_1_EXTENT_BAD_START_BLK;
 		else if (e.lblk < start_block)
 			problem = PR_1_OUT_OF_ORDER_EXTENTS;
@@ -279,22 +279,29 @@ out:
 struct node_ref {
 	unsigned char *buf;         /* the root in the inode, or a block buffer */
 	size_t size;
-	uint64_t blk;               /* 0 for the root */
+	int in_inode;               /* the root: i_block, written with the inode by the caller */
+	uint64_t blk;               /* the node's block, unless in_inode */
 };
 
-static int node_load(struct e4fsck *ctx, struct ext4fs_inode *in, uint64_t blk, unsigned char *buf,
-		     struct node_ref *n)
+/*
+ * The node at level of a path from the root: level 0 is i_block, deeper
+ * levels the blocks nodes[level].  The level says where the node is, never
+ * its block number: 0 is what a damaged index can hold.
+ */
+static int node_load(struct e4fsck *ctx, struct ext4fs_inode *in, const uint64_t *nodes, unsigned level,
+		     unsigned char *buf, struct node_ref *n)
 {
 	struct ext4fs_extent_header h;
 
-	n->blk = blk;
-	if (!blk) {
+	n->in_inode = level == 0;
+	n->blk = n->in_inode ? 0 : nodes[level];
+	if (n->in_inode) {
 		n->buf = (unsigned char *)in->i_block;
 		n->size = ROOT_SIZE;
 	} else {
 		n->buf = buf;
 		n->size = ctx->geo->block_size;
-		if (ext4fs_block_read(ctx->fs, blk, buf))
+		if (!ext4fs_block_ptr_valid(ctx->fs, n->blk) || ext4fs_block_read(ctx->fs, n->blk, buf))
 			return -1;
 	}
 	ext4fs_extent_node_header(n->buf, &h);
@@ -303,7 +310,7 @@ static int node_load(struct e4fsck *ctx, struct ext4fs_inode *in, uint64_t blk, 
 
 static int node_store(struct e4fsck *ctx, uint32_t ino, const struct ext4fs_inode *in, struct node_ref *n)
 {
-	if (!n->blk)
+	if (n->in_inode)
 		return 0;
 	ext4fs_extent_node_csum_set(ctx->fs, ino, in->i_generation, n->buf, n->size);
 	int err = ext4fs_block_write(ctx->fs, n->blk, n->buf);
@@ -342,7 +349,7 @@ static int fix_parents(struct e4fsck *ctx, uint32_t ino, struct ext4fs_inode *in
 	for (; level > 0; level--) {
 		struct node_ref up;
 		struct ext4fs_extent_header h;
-		if (node_load(ctx, in, nodes[level - 1], buf, &up))
+		if (node_load(ctx, in, nodes, level - 1, buf, &up))
 			return 0;
 		ext4fs_extent_node_header(up.buf, &h);
 		unsigned i;
@@ -358,7 +365,7 @@ static int fix_parents(struct e4fsck *ctx, uint32_t ino, struct ext4fs_inode *in
 		ext4fs_extent_node_set_entry(up.buf, i, 0, &e);
 		if (node_store(ctx, ino, in, &up))
 			return -1;
-		if (!up.blk)
+		if (up.in_inode)
 			return 1;
 		if (i != 0)
 			return 0;
@@ -379,7 +386,7 @@ int fsck_extent_repair(struct e4fsck *ctx, uint32_t ino, struct ext4fs_inode *in
 	}
 	for (;;) {
 		struct ext4fs_extent_header h;
-		if (node_load(ctx, in, f.nodes[f.level], buf, &n))
+		if (node_load(ctx, in, f.nodes, f.level, buf, &n))
 			break;          /* gone with an earlier repair, or unreadable: nothing to do */
 		ext4fs_extent_node_header(n.buf, &h);
 		int i = f.kind == EXTENT_FIX_CSUM ? 0 : find_entry(&n, f.leaf, &f.entry);
@@ -403,7 +410,7 @@ int fsck_extent_repair(struct e4fsck *ctx, uint32_t ino, struct ext4fs_inode *in
 				f.entry = (struct ext4fs_extent_entry){ .pblk = n.blk };
 				f.level--;
 				f.leaf = 0;
-				if (node_load(ctx, in, f.nodes[f.level], buf, &n))
+				if (node_load(ctx, in, f.nodes, f.level, buf, &n))
 					break;
 				struct ext4fs_extent_header ph;
 				ext4fs_extent_node_header(n.buf, &ph);
@@ -420,7 +427,7 @@ int fsck_extent_repair(struct e4fsck *ctx, uint32_t ino, struct ext4fs_inode *in
 				ext4fs_extent_node_set_header(n.buf, &h);
 			}
 		}
-		if (!n.blk)
+		if (n.in_inode)
 			inode_changed = 1;
 		if (node_store(ctx, ino, in, &n)) {
 			rc = -1;
@@ -624,7 +631,8 @@ static int walk_any(struct any_walk *w, const unsigned char *node, size_t size, 
 				return rc;
 			continue;
 		}
-		if (e.pblk < w->g->first_data_block || e.pblk >= w->g->blocks_count || level + 1 >= EXTENT_PATH_MAX)
+		/* e2fsck's walks skip a pointer of 0 too; it would lead to the superblock's block. */
+		if (!ext4fs_block_ptr_valid(w->fs, e.pblk) || level + 1 >= EXTENT_PATH_MAX)
 			continue;
 		struct ext4fs_block_visit v = { .kind = EXT4FS_BLOCK_EXTENT_NODE, .pblk = e.pblk, .lblk = e.lblk,
 						.count = 1 };

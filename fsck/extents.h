@@ -34,7 +34,7 @@ enum extent_fix_kind {
 struct extent_fix {
 	enum extent_fix_kind kind;
 	unsigned level;                        /* the node's level; 0 is the root in the inode */
-	uint64_t nodes[EXTENT_PATH_MAX];       /* nodes[k]: block of the level-k node on the path (nodes[0] = 0) */
+	uint64_t nodes[EXTENT_PATH_MAX];       /* nodes[k], k >= 1: block of the level-k node on the path */
 	int leaf;
 	struct ext4fs_extent_entry entry;      /* the entry as found, which identifies it in its node */
 	uint32_t new_lblk;                     /* EXTENT_FIX_INDEX_START, EXTENT_FIX_COLLAPSE */

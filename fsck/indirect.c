@@ -43,16 +43,21 @@ static int flush_run(struct ind_walk *w)
 	return rc;
 }
 
+/* A pointer (not 0, a hole) that may be followed. */
 static int legal(const struct ind_walk *w, uint32_t blk)
 {
-	return blk >= w->g->first_data_block && blk < w->g->blocks_count;
+	return ext4fs_block_ptr_valid(w->fs, blk);
 }
 
-/* An illegal pointer: described as e2fsck's %B describes its position. */
-static int illegal(struct ind_walk *w, uint64_t ref, uint32_t index, uint32_t value, int level, uint64_t lblk)
+/*
+ * An illegal pointer at slot index of indirect block ref, or of i_block
+ * when in_inode: described as e2fsck's %B describes its position.
+ */
+static int illegal(struct ind_walk *w, int in_inode, uint64_t ref, uint32_t index, uint32_t value, int level,
+		   uint64_t lblk)
 {
 	static const char *const names[] = { "", "indirect block", "double indirect block", "triple indirect block" };
-	struct indirect_fix fix = { ref, index, value };
+	struct indirect_fix fix = { in_inode, ref, index, value };
 	char where[48];
 
 	if (level)
@@ -102,7 +107,7 @@ static int walk_ind(struct ind_walk *w, uint32_t blk, int level, uint64_t first)
 		if (!p)
 			continue;
 		if (!legal(w, p)) {
-			if ((rc = flush_run(w)) || (rc = illegal(w, blk, i, p, level > 1 ? level - 1 : 0, lblk)))
+			if ((rc = flush_run(w)) || (rc = illegal(w, 0, blk, i, p, level > 1 ? level - 1 : 0, lblk)))
 				return rc;
 			continue;
 		}
@@ -135,7 +140,7 @@ int fsck_indirect_scan(struct ext4fs_fs *fs, uint32_t ino, const struct ext4fs_i
 		if (!legal(&w, p)) {
 			rc = flush_run(&w);
 			if (!rc)
-				rc = illegal(&w, 0, i, p, 0, i);
+				rc = illegal(&w, 1, 0, i, p, 0, i);
 			continue;
 		}
 		rc = data_block(&w, i, p);
@@ -148,7 +153,7 @@ int fsck_indirect_scan(struct ext4fs_fs *fs, uint32_t ino, const struct ext4fs_i
 		if (!legal(&w, p)) {
 			rc = flush_run(&w);
 			if (!rc)
-				rc = illegal(&w, 0, DIRECT_BLOCKS + (uint32_t)level - 1, p, level, first);
+				rc = illegal(&w, 1, 0, DIRECT_BLOCKS + (uint32_t)level - 1, p, level, first);
 			continue;
 		}
 		rc = walk_ind(&w, p, level, first);
@@ -165,7 +170,7 @@ int fsck_indirect_clear(struct e4fsck *ctx, struct ext4fs_inode *in, const struc
 {
 	unsigned char *slot;
 
-	if (!fix->ref) {
+	if (fix->in_inode) {
 		if (fix->index >= sizeof(in->i_block) / 4)
 			return 0;
 		slot = (unsigned char *)in->i_block + (size_t)fix->index * 4;
@@ -174,6 +179,8 @@ int fsck_indirect_clear(struct e4fsck *ctx, struct ext4fs_inode *in, const struc
 		st32(slot, 0);
 		return 1;
 	}
+	if (!ext4fs_block_ptr_valid(ctx->fs, fix->ref))
+		return 0;
 	unsigned char *buf = malloc(ctx->geo->block_size);
 	int err = buf ? ext4fs_block_read(ctx->fs, fix->ref, buf) : EXT4FS_E_NO_MEMORY;
 	if (!err && fix->index < ctx->geo->block_size / 4 && ptr_at(buf, fix->index) == fix->value) {

@@ -17,9 +17,14 @@
 
 struct e4fsck;
 
-/* Where an illegal pointer sits: slot index of i_block (ref 0) or of indirect block ref. */
+/*
+ * Where an illegal pointer sits: slot index of i_block, or of indirect
+ * block ref.  The place is a flag, not ref == 0: 0 is also what a damaged
+ * map holds.
+ */
 struct indirect_fix {
-	uint64_t ref;
+	int in_inode;
+	uint64_t ref;               /* unless in_inode */
 	uint32_t index;
 	uint32_t value;             /* the pointer as found */
 };

@@ -114,7 +114,7 @@ static void clear_recover(struct jcheck *j, int error)
  * holes reported stops.
  */
 struct jwalk {
-	const struct ext4fs_geom *g;
+	struct ext4fs_fs *fs;
 	int64_t last;               /* last logical block reached */
 	int stopped;
 };
@@ -124,8 +124,7 @@ static int walk_run(const struct ext4fs_block_visit *v, void *arg)
 	struct jwalk *w = arg;
 
 	for (uint32_t k = 0; k < v->count; k++) {
-		uint64_t b = v->pblk + k;
-		if (!b || b < w->g->first_data_block || b >= w->g->blocks_count) {
+		if (!ext4fs_block_ptr_valid(w->fs, v->pblk + k)) {
 			w->stopped = 1;
 			return 1;
 		}
@@ -144,7 +143,7 @@ static int walk_pointer(struct e4fsck *ctx, struct jwalk *w, uint32_t ptr, int d
 
 	if ((uint64_t)*lblk >= size_blocks)
 		return 1;
-	if (!ptr || ptr < g->first_data_block || ptr >= g->blocks_count)
+	if (!ext4fs_block_ptr_valid(ctx->fs, ptr))
 		return 1;
 	if (depth == 0) {
 		w->last = (*lblk)++;
@@ -161,7 +160,7 @@ static int walk_pointer(struct e4fsck *ctx, struct jwalk *w, uint32_t ptr, int d
 
 static int64_t last_block(struct e4fsck *ctx, uint32_t ino, const struct ext4fs_inode *in, uint64_t size_blocks)
 {
-	struct jwalk w = { ctx->geo, -1, 0 };
+	struct jwalk w = { ctx->fs, -1, 0 };
 
 	/* No more blocks than the file system has: a hostile size cannot make the walk endless. */
 	if (size_blocks > ctx->geo->blocks_count)

@@ -369,6 +369,11 @@ static int reinit_block(struct e4fsck *ctx, uint64_t lblk, uint64_t pblk, void *
 	uint32_t ino = ext4fs_sb(ctx->fs)->s_orphan_file_inum;
 	int err;
 
+	/* Once clearing, blocks are written unread: the number is checked here, not by read_orphan_block(). */
+	if (!ext4fs_block_ptr_valid(ctx->fs, pblk)) {
+		fsck_fatal(ctx, "block %" PRIu64 " of the orphan file is not in the file system", pblk);
+		return FATAL;
+	}
 	ext4fs_orphan_block_init(ctx->fs, ino, rs->generation, pblk, rs->want);
 	if (!rs->clearing) {
 		int rc = read_orphan_block(ctx, pblk, rs->have);

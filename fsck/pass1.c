@@ -175,11 +175,6 @@ static int claim_in(struct bitmap_paged *found, struct bitmap_paged *dup, uint64
 	return bitmap_paged_set_range(found, blk, n) < 0 ? -1 : 0;
 }
 
-static int in_fs(const struct ext4fs_geom *g, uint64_t blk, uint64_t n)
-{
-	return blk >= g->first_data_block && blk < g->blocks_count && n <= g->blocks_count - blk;
-}
-
 /* The file system's own blocks: superblock and descriptor copies, bitmaps, inode tables. */
 static int claim_fs_metadata(struct e4fsck *ctx)
 {
@@ -192,15 +187,18 @@ static int claim_fs_metadata(struct e4fsck *ctx)
 		struct problem_ctx pctx = { .group = grp };
 
 		ext4fs_group_meta_location(ctx->fs, grp, &super_blk, &old_desc, &old_n, &new_desc, &meta_n);
-		/* Group 0's superblock is its first block, which is block 0 with 4 KiB blocks. */
-		int has_super = super_blk || grp == 0;
-		if (grp == 0)
-			super_blk = g->first_data_block;
+		/*
+		 * Whether a group has a superblock follows from its number, not from
+		 * super_blk: group 0's is block 0 with 4 KiB blocks, a number that
+		 * elsewhere means "none".
+		 */
+		if (ext4fs_group_has_super(ctx->fs, grp) &&
+		    claim_in(&ctx->block_found, &ctx->block_dup, super_blk, 1))
+			return -1;
 		struct {
 			uint64_t blk, n;
 			uint32_t code;     /* 0: not a descriptor field */
 		} parts[] = {
-			{ super_blk, has_super ? 1 : 0, 0 },
 			{ old_desc, old_desc ? old_n : 0, 0 },
 			{ new_desc, new_desc ? 1 : 0, 0 },
 			{ gd->block_bitmap, 1, PR_0_BB_NOT_GROUP },
@@ -210,7 +208,8 @@ static int claim_fs_metadata(struct e4fsck *ctx)
 		for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
 			if (!parts[i].n)
 				continue;
-			if (!in_fs(g, parts[i].blk, parts[i].n)) {
+			/* A descriptor field of 0 is no location, though block 0 is in a file system of 4 KiB blocks. */
+			if (!ext4fs_block_range_valid(ctx->fs, parts[i].blk, parts[i].n)) {
 				if (parts[i].code) {
 					pctx.blk = parts[i].blk;
 					fix_problem(ctx, parts[i].code, &pctx);
@@ -221,9 +220,10 @@ static int claim_fs_metadata(struct e4fsck *ctx)
 				return -1;
 		}
 	}
-	/* The multiple-mount protection block, as e2fsck claims it. */
+	/* The multiple-mount protection block, claimed where e2fsck claims it: past the first data block. */
 	const struct ext4fs_super *sb = ext4fs_sb(ctx->fs);
-	if (ext4fs_has_incompat(ctx->fs, EXT4FS_FEATURE_INCOMPAT_MMP) && in_fs(g, sb->s_mmp_block, 1) &&
+	if (ext4fs_has_incompat(ctx->fs, EXT4FS_FEATURE_INCOMPAT_MMP) && sb->s_mmp_block > g->first_data_block &&
+	    ext4fs_block_ptr_valid(ctx->fs, sb->s_mmp_block) &&
 	    claim_in(&ctx->block_found, &ctx->block_dup, sb->s_mmp_block, 1))
 		return -1;
 	return 0;
@@ -234,7 +234,7 @@ static int visit_block(const struct ext4fs_block_visit *v, void *arg)
 	struct block_walk *b = arg;
 	struct p1_worker *w = b->w;
 
-	if (!in_fs(w->ctx->geo, v->pblk, v->count))
+	if (!ext4fs_block_range_valid(w->fs, v->pblk, v->count))
 		return 0;   /* the walks report these as problems of their own */
 	if (claim_in(&w->block_found, &w->block_dup, v->pblk, v->count))
 		return -ENOMEM;
@@ -382,10 +382,11 @@ static int check_blocks(struct p1_worker *w, uint32_t ino, const struct ext4fs_i
 										       : (1ULL << 31) / g->block_size;
 	struct problem_ctx pctx = { .ino = ino };
 	uint64_t acl = ext4fs_inode_file_acl(w->fs, in);
+	int acl_valid = ext4fs_block_ptr_valid(w->fs, acl);
 	int mapped = fsck_inode_has_blocks(w->fs, in), err = 0;
 
 	/* As e2fsck: the attribute block is looked at before the block map. */
-	if (acl && in_fs(g, acl, 1) && record(w, PR_1_BAD_EA_BLOCK, &pctx, FIX_EA_CHECK, acl, NULL))
+	if (acl_valid && record(w, PR_1_BAD_EA_BLOCK, &pctx, FIX_EA_CHECK, acl, NULL))
 		return -1;
 
 	if (mapped && (in->i_flags & EXT4FS_EXTENTS_FL) &&
@@ -411,7 +412,7 @@ static int check_blocks(struct p1_worker *w, uint32_t ino, const struct ext4fs_i
 		pctx.blk = 0;
 	}
 	if (acl) {
-		if (!in_fs(g, acl, 1)) {
+		if (!acl_valid) {
 			/* As e2fsck: pass 2 offers to clear it when an entry names the inode. */
 			bitmap_paged_set_range(&w->inode_bad, ino, 1);
 		} else {
@@ -455,17 +456,16 @@ static int check_blocks(struct p1_worker *w, uint32_t ino, const struct ext4fs_i
 	/* Values kept in EA inodes are charged to the owner's i_blocks, as the kernel charges them. */
 	uint64_t ibody = w->ibody_value_blocks;
 	uint64_t have = ext4fs_inode_blocks_raw(w->fs, in), want = (b.blocks + ibody) * unit;
-	int ea_counted = acl && in_fs(g, acl, 1);
 	/* With an attribute block or EA-inode values, the answer is known only once their checks are answered. */
-	if ((mapped || acl || ibody) && (have != want || ea_counted || ibody)) {
+	if ((mapped || acl || ibody) && (have != want || acl_valid || ibody)) {
 		pctx.num = want;
 		pctx.num2 = have;
 		if (record(w, PR_1_BAD_I_BLOCKS, &pctx, FIX_BLOCKS, b.blocks + ibody, NULL))
 			return -1;
 		struct p1_problem *p = &w->probs[w->nprobs - 1];
 		p->skip_if_cleared = after_no;
-		p->ea_counted = ea_counted;
-		p->ea_block = ea_counted ? acl : 0;
+		p->ea_counted = acl_valid;
+		p->ea_block = acl_valid ? acl : 0;
 		p->ibody_blocks = ibody;
 		p->unit = (uint32_t)unit;
 	}
@@ -586,7 +586,7 @@ static int check_reserved(struct p1_worker *w, uint32_t ino, const struct ext4fs
 		/* Its indirect blocks are the reserved descriptor blocks, claimed already. */
 		uint32_t dind;
 		memcpy(&dind, in->i_block + 13 * 4, 4);
-		if (dind && in_fs(w->ctx->geo, dind, 1) && claim_in(&w->block_found, &w->block_dup, dind, 1)) {
+		if (ext4fs_block_ptr_valid(w->fs, dind) && claim_in(&w->block_found, &w->block_dup, dind, 1)) {
 			worker_fail(w, "out of memory");
 			return -1;
 		}
@@ -811,16 +811,27 @@ static int merge_worker(struct e4fsck *ctx, struct p1_worker *w)
 	return 0;
 }
 
-/* Which extent node a repair rewrites: its block, or 1 for the root (block 1 is never a tree block). */
-static uint64_t node_key(const struct extent_fix *f)
+/*
+ * Which extent node a repair rewrites: the root in the inode, or a tree
+ * block.  The root is told apart by a flag, not by a block number a
+ * damaged index could also hold.
+ */
+struct node_key {
+	int in_inode;
+	uint64_t blk;               /* unless in_inode */
+};
+
+static struct node_key node_key(const struct extent_fix *f)
 {
-	return f->level ? f->nodes[f->level] : 1;
+	return (struct node_key){ f->level == 0, f->level ? f->nodes[f->level] : 0 };
 }
 
-static int node_touched(const uint64_t *touched, unsigned n, const struct extent_fix *f)
+static int node_touched(const struct node_key *touched, unsigned n, const struct extent_fix *f)
 {
-	for (unsigned k = 0; k < n; k++)
-		if (touched[k] == node_key(f))
+	struct node_key k = node_key(f);
+
+	for (unsigned i = 0; i < n; i++)
+		if (touched[i].in_inode == k.in_inode && touched[i].blk == k.blk)
 			return 1;
 	return 0;
 }
@@ -1010,7 +1021,7 @@ static int answer_problems(struct e4fsck *ctx, struct p1_worker *w)
 		int walk_stopped = 0;       /* cleared for too many illegal blocks: e2fsck's walk ends there */
 		uint32_t ea_off = 0;        /* FIX_EA_IBODY_CLEAR answered yes: where the magic is zeroed */
 		uint64_t dir_next = UINT64_MAX; /* a directory's extents being moved: the block expected next */
-		uint64_t touched[16];       /* extent nodes rewritten: their checksums are right now */
+		struct node_key touched[16]; /* extent nodes rewritten: their checksums are right now */
 		unsigned ntouched = 0;
 		size_t first = i;
 
@@ -1330,7 +1341,7 @@ int fsck_pass1(struct e4fsck *ctx)
 			goto out;
 	/* Extended-attribute blocks: claimed once each, whoever names them. */
 	for (size_t i = 0; i < ctx->xattrs.cap; i++)
-		if (ctx->xattrs.slots[i].blk && ctx->xattrs.slots[i].refs &&
+		if (ctx->xattrs.slots[i].in_use && ctx->xattrs.slots[i].refs &&
 		    claim_in(&ctx->block_found, &ctx->block_dup, ctx->xattrs.slots[i].blk, 1)) {
 			fsck_fatal(ctx, "out of memory in pass 1");
 			goto out;

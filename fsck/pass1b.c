@@ -39,7 +39,8 @@
 
 /* A block claimed twice: the inodes mapping it, in the order pass 1B met them. */
 struct dup_block {
-	uint64_t blk;               /* 0: a free slot */
+	int in_use;                 /* the slot holds a block (any number: with 4 KiB blocks 0 is one) */
+	uint64_t blk;
 	uint32_t nbad;              /* references by inodes still unresolved */
 	uint32_t *owners;
 	uint32_t nowners, capowners;
@@ -79,10 +80,10 @@ static struct dup_block *lookup(const struct dups *d, uint64_t blk)
 	if (!d->cap)
 		return NULL;
 	for (size_t i = slot_of(d, blk);; i = (i + 1) & (d->cap - 1)) {
+		if (!d->table[i].in_use)
+			return NULL;
 		if (d->table[i].blk == blk)
 			return &d->table[i];
-		if (!d->table[i].blk)
-			return NULL;
 	}
 }
 
@@ -97,18 +98,19 @@ static struct dup_block *lookup_add(struct dups *d, uint64_t blk)
 		d->table = grown;
 		d->cap = cap;
 		for (size_t i = 0; i < oldcap; i++)
-			if (old[i].blk) {
+			if (old[i].in_use) {
 				size_t j = slot_of(d, old[i].blk);
-				while (d->table[j].blk)
+				while (d->table[j].in_use)
 					j = (j + 1) & (cap - 1);
 				d->table[j] = old[i];
 			}
 		free(old);
 	}
 	size_t i = slot_of(d, blk);
-	while (d->table[i].blk && d->table[i].blk != blk)
+	while (d->table[i].in_use && d->table[i].blk != blk)
 		i = (i + 1) & (d->cap - 1);
-	if (!d->table[i].blk) {
+	if (!d->table[i].in_use) {
+		d->table[i].in_use = 1;
 		d->table[i].blk = blk;
 		d->used++;
 	}
@@ -261,11 +263,11 @@ static int note_block(struct scan_inode *s, uint64_t blk)
 static int visit_1b(const struct ext4fs_block_visit *v, void *arg)
 {
 	struct scan_inode *s = arg;
-	const struct ext4fs_geom *g = s->d->ctx->geo;
 
 	for (uint32_t k = 0; k < v->count; k++) {
-		if (v->pblk + k >= g->blocks_count)
-			break;
+		/* Entries are believed as they are: a pointer of 0 or past the end is skipped, as e2fsck skips it. */
+		if (!ext4fs_block_ptr_valid(s->d->ctx->fs, v->pblk + k))
+			continue;
 		int rc = note_block(s, v->pblk + k);
 		if (rc)
 			return rc;
@@ -300,7 +302,7 @@ static int pass1b(struct dups *d)
 		if (fsck_inode_has_blocks(ctx->fs, &in) || ino == EXT4FS_BAD_INO)
 			err = walk_blocks(ctx, ino, &in, visit_1b, &s);
 		uint64_t acl = ext4fs_inode_file_acl(ctx->fs, &in);
-		if (err != -ENOMEM && acl && acl < g->blocks_count &&
+		if (err != -ENOMEM && ext4fs_block_ptr_valid(ctx->fs, acl) &&
 		    ext4fs_has_compat(ctx->fs, EXT4FS_FEATURE_COMPAT_EXT_ATTR) && note_block(&s, acl))
 			err = -ENOMEM;
 		if (err == -ENOMEM) {
@@ -381,7 +383,7 @@ static int pass1c(struct dups *d)
 	for (size_t i = 0; i < ctx->ndir_blocks && d->named_needed; i++) {
 		const struct dir_block *db = &ctx->dir_blocks[i];
 		struct name_search ns = { d, 0, db->ino };
-		if (!db->pblk || ext4fs_block_read(ctx->fs, db->pblk, buf))
+		if (ext4fs_block_read(ctx->fs, db->pblk, buf))
 			continue;
 		ext4fs_dir_block_iterate(ctx->fs, db->ino, buf, ctx->geo->block_size, db->lblk, db->pblk, 0, 0,
 					 name_entry, &ns);
@@ -429,7 +431,7 @@ static int plan_block(const struct ext4fs_block_visit *v, void *arg)
 
 	for (uint32_t k = 0; k < v->count; k++) {
 		uint64_t b = v->pblk + k;
-		if (b >= ctx->geo->blocks_count || !bitmap_paged_test(&ctx->block_dup, b))
+		if (!ext4fs_block_ptr_valid(ctx->fs, b) || !bitmap_paged_test(&ctx->block_dup, b))
 			continue;
 		/* As e2fsck: counted off before the copy, so a later mapping of the same block in this file keeps it. */
 		struct dup_block *db = lookup(p->d, b);
@@ -609,7 +611,7 @@ static int clone_file(struct dups *d, uint32_t ino, const char **why)
 	/* The attribute block last, as e2fsck clones it. */
 	if (!err && has_xattr_blocks(ctx)) {
 		uint64_t acl = ext4fs_inode_file_acl(ctx->fs, &in);
-		if (acl && acl < ctx->geo->blocks_count && bitmap_paged_test(&ctx->block_dup, acl))
+		if (ext4fs_block_ptr_valid(ctx->fs, acl) && bitmap_paged_test(&ctx->block_dup, acl))
 			err = clone_xattr_block(d, ino, &in, acl, buf);
 	}
 	if (!err && fsck_claim_blocks(ctx, ino))
@@ -636,8 +638,9 @@ static int delete_block(const struct ext4fs_block_visit *v, void *arg)
 
 	for (uint32_t k = 0; k < v->count && !err; k++) {
 		uint64_t b = v->pblk + k;
-		if (b >= ctx->geo->blocks_count)
-			break;
+		/* Never free what a pointer of 0 names: block 0 holds the superblock with 4 KiB blocks. */
+		if (!ext4fs_block_ptr_valid(ctx->fs, b))
+			continue;
 		struct dup_block *db = bitmap_paged_test(&ctx->block_dup, b) ? lookup(w->d, b) : NULL;
 		if (db) {
 			release_ref(w->d, db);
@@ -666,7 +669,7 @@ static int drop_xattr_ref(struct dups *d, uint32_t ino, uint64_t blk)
 	uint32_t left = 1;
 	int err;
 
-	if (blk < g->first_data_block || blk >= g->blocks_count)
+	if (!ext4fs_block_ptr_valid(ctx->fs, blk))
 		return 0;
 	buf = malloc(g->block_size);
 	err = buf ? ext4fs_block_read(ctx->fs, blk, buf) : EXT4FS_E_NO_MEMORY;

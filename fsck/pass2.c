@@ -236,6 +236,7 @@ struct dir_state {
 	uint32_t i_flags;
 	uint32_t generation;
 	uint64_t nblocks;                   /* i_size in blocks */
+	uint64_t mapped;                    /* the last block pass 1 found mapped, plus one */
 	struct dx_dir *dx;                  /* an index being checked, or NULL */
 	uint8_t clear_index;                /* the index is to be dropped (answered yes) */
 	uint8_t unreadable;                 /* the inode could not be read */
@@ -350,8 +351,11 @@ static void set_block_csum(struct pass2 *p, const struct dir_state *ds, uint32_t
 	if (kind) {
 		uint32_t off = kind == EXT4FS_DIRENT_DX_ROOT ? EXT4FS_DX_ROOT_COUNT_OFFSET
 							     : EXT4FS_DX_NODE_COUNT_OFFSET;
-		if (ext4fs_dx_block_csum(p->fs, ino, ds->generation, buf, off, &calc, &have) == 0)
-			st32(buf + off + (uint32_t)ld16(buf + off) * 8 + 4, calc);
+		/* The tail follows the limit's worth of entries: the limit is the disk's, checked against buf. */
+		uint32_t tail = off + (uint32_t)ld16(buf + off) * 8;
+		if (ext4fs_dx_block_csum(p->fs, ino, ds->generation, buf, off, &calc, &have) == 0 &&
+		    tail + EXT4FS_DX_TAIL_SIZE <= p->bs)
+			st32(buf + tail + 4, calc);
 		return;
 	}
 	if (ext4fs_dirent_tail_offset(p->fs, buf) >= 0)
@@ -462,12 +466,16 @@ static int check_root(struct pass2 *p, struct dir_info *di, struct dir_state *ds
 	}
 	if (bad)
 		return 0;       /* declined: the directory is read as a linear one */
-	if (ds->nblocks > UINT32_MAX / 2)
+	/*
+	 * As e2fsck: the index covers the blocks the directory maps, not what
+	 * i_size claims, which damage can make terabytes.
+	 */
+	if (ds->mapped > UINT32_MAX / 2)
 		return 0;
 	ds->dx = calloc(1, sizeof(*ds->dx));
 	if (!ds->dx)
 		return -1;
-	ds->dx->nblocks = (uint32_t)ds->nblocks;
+	ds->dx->nblocks = (uint32_t)ds->mapped;
 	ds->dx->blocks = calloc(ds->dx->nblocks ? ds->dx->nblocks : 1, sizeof(*ds->dx->blocks));
 	if (!ds->dx->blocks)
 		return -1;
@@ -884,8 +892,7 @@ static int check_bad_inode(struct block_ctx *b, unsigned char *de, uint32_t ino)
 	pc.dir = b->di->ino;
 	if (valid_mode_type(in.i_mode)) {
 		uint64_t acl = ext4fs_inode_file_acl(p->fs, &in);
-		const struct ext4fs_geom *g = p->ctx->geo;
-		if (!acl || (acl >= g->first_data_block && acl < g->blocks_count))
+		if (!acl || ext4fs_block_ptr_valid(p->fs, acl))
 			return 0;
 		pc.num = acl;
 		pc.path = fsck_path(p->ctx, b->di->ino, ino);
@@ -1349,6 +1356,21 @@ static int fill_holes(struct pass2 *p)
 	return rc;
 }
 
+/* Each directory's mapped end, from pass 1's list of its blocks (sorted by inode, then logical block). */
+static void note_mapped(struct pass2 *p)
+{
+	struct e4fsck *ctx = p->ctx;
+	size_t d = 0;
+
+	for (size_t i = 0; i < ctx->ndir_blocks; i++) {
+		const struct dir_block *db = &ctx->dir_blocks[i];
+		while (d < ctx->ndirs && ctx->dirs[d].ino < db->ino)
+			d++;
+		if (d < ctx->ndirs && ctx->dirs[d].ino == db->ino && (uint64_t)db->lblk + 1 > p->st[d].mapped)
+			p->st[d].mapped = (uint64_t)db->lblk + 1;
+	}
+}
+
 static int load_states(struct pass2 *p)
 {
 	struct e4fsck *ctx = p->ctx;
@@ -1426,6 +1448,7 @@ int fsck_pass2(struct e4fsck *ctx)
 		goto nomem;
 
 	qsort(ctx->dir_blocks, ctx->ndir_blocks, sizeof(*ctx->dir_blocks), cmp_ino_lblk);
+	note_mapped(&p);
 	if (fill_holes(&p))
 		goto out;
 	qsort(ctx->dir_blocks, ctx->ndir_blocks, sizeof(*ctx->dir_blocks), cmp_read_order);

@@ -92,8 +92,7 @@ static int visit_run(const struct ext4fs_block_visit *v, void *arg)
 	struct block_walk *w = arg;
 	struct fsck_block_list *l = w->list;
 
-	if (!ext4fs_block_ptr_valid(w->ctx->fs, v->pblk) ||
-	    !ext4fs_block_ptr_valid(w->ctx->fs, v->pblk + v->count - 1))
+	if (!ext4fs_block_range_valid(w->ctx->fs, v->pblk, v->count))
 		return 0;
 	if (!l)
 		return bitmap_paged_set_range(&w->ctx->block_found, v->pblk, v->count) < 0 ? -ENOMEM : 0;
@@ -201,8 +200,8 @@ int fsck_release_inode(struct e4fsck *ctx, uint32_t ino)
 	if (ctx->inodes_in_use)
 		ctx->inodes_in_use--;
 	unclaim_freed(ctx, &l);
-	if (acl && !bitmap_paged_test(&ctx->block_dup, acl) && ext4fs_fs_block_bitmap(ctx->fs, &bmap) == 0 &&
-	    ext4fs_bitmap_test(bmap, acl) == 0)
+	if (ext4fs_block_ptr_valid(ctx->fs, acl) && !bitmap_paged_test(&ctx->block_dup, acl) &&
+	    ext4fs_fs_block_bitmap(ctx->fs, &bmap) == 0 && ext4fs_bitmap_test(bmap, acl) == 0)
 		bitmap_paged_clear_range(&ctx->block_found, acl, 1);
 	free(l.runs);
 	return 0;

@@ -243,40 +243,57 @@ static int read_block(struct dir_read *d, const unsigned char *buf)
 
 #define READ_RUN 64             /* directory blocks read per request, at most */
 
+struct run_read {
+	struct dir_read *d;
+	uint64_t nblocks;           /* the blocks i_size covers: those past it are not read */
+	unsigned char *buf;         /* READ_RUN blocks */
+};
+
+/* One run of the directory's blocks, read in pieces of at most READ_RUN; 1 once past i_size. */
+static int read_run(const struct ext4fs_block_visit *v, void *arg)
+{
+	struct run_read *r = arg;
+	struct ext4fs_fs *fs = r->d->ctx->fs;
+	uint32_t bs = r->d->ctx->geo->block_size;
+
+	if (v->lblk >= r->nblocks)
+		return 1;       /* runs come in logical order: the rest lie past it too */
+	for (uint64_t done = 0; done < v->count && v->lblk + done < r->nblocks;) {
+		uint64_t n = v->count - done, pblk = v->pblk + done;
+		if (n > r->nblocks - (v->lblk + done))
+			n = r->nblocks - (v->lblk + done);
+		if (n > READ_RUN)
+			n = READ_RUN;
+		int err = ext4fs_block_range_valid(fs, pblk, n) ? ext4fs_blocks_read(fs, pblk, n, r->buf)
+								  : EXT4FS_E_DIR_CORRUPT;
+		for (uint64_t k = 0; k < n && !err; k++)
+			err = read_block(r->d, r->buf + k * bs);
+		if (err)
+			return err;
+		done += n;
+	}
+	return 0;
+}
+
+/*
+ * The entries of every block the directory maps below i_size, in logical
+ * order.  The map is walked, not i_size, so a damaged size cannot make the
+ * walk go on for ever through holes.
+ */
 static int read_dir(struct dir_read *d)
 {
-	struct ext4fs_fs *fs = d->ctx->fs;
-	uint32_t bs = d->ctx->geo->block_size;
-	uint64_t nblocks = ext4fs_inode_size(&d->in) / bs;
-	unsigned char *buf = malloc((size_t)bs * READ_RUN);
-	int err = 0;
+	struct run_read r = { d, ext4fs_inode_size(&d->in) / d->ctx->geo->block_size,
+			      malloc((size_t)d->ctx->geo->block_size * READ_RUN) };
+	int err;
 
-	if (!buf)
+	if (!r.buf)
 		return -ENOMEM;
 	d->n = 0;
 	d->dir_size = 0;
 	d->parent = 0;
-	for (uint64_t lblk = 0; lblk < nblocks && !err;) {
-		uint64_t pblk = 0, run = 1;
-		err = ext4fs_bmap(fs, d->ino, &d->in, lblk, &pblk, &run, NULL);
-		if (err)
-			break;
-		if (run > nblocks - lblk)
-			run = nblocks - lblk;
-		if (run > READ_RUN)
-			run = READ_RUN;
-		if (pblk) {             /* a hole holds nothing */
-			if (!ext4fs_block_ptr_valid(fs, pblk) || !ext4fs_block_ptr_valid(fs, pblk + run - 1))
-				err = EXT4FS_E_DIR_CORRUPT;
-			else
-				err = ext4fs_blocks_read(fs, pblk, run, buf);
-			for (uint64_t k = 0; k < run && !err; k++)
-				err = read_block(d, buf + k * bs);
-		}
-		lblk += run;
-	}
-	free(buf);
-	return err;
+	err = ext4fs_block_iterate(d->ctx->fs, d->ino, &d->in, EXT4FS_ITER_DATA_ONLY, read_run, &r);
+	free(r.buf);
+	return err > 0 ? 0 : err;
 }
 
 /* -- Order and duplicates ---------------------------------------------------------- */
@@ -551,6 +568,12 @@ static int ask_tree_after(struct e4fsck *ctx, uint32_t ino, const struct tree_no
 
 /* -- Rebuilding one directory ------------------------------------------------------ */
 
+static int count_blocks(const struct ext4fs_block_visit *v, void *arg)
+{
+	*(uint64_t *)arg += v->count;
+	return 0;
+}
+
 static int rebuild(struct dir_read *d)
 {
 	struct e4fsck *ctx = d->ctx;
@@ -566,8 +589,14 @@ static int rebuild(struct dir_read *d)
 	size_t n = 0;
 	int err;
 
-	if (d->ino == ctx->lost_found)
-		opts.min_blocks = ext4fs_inode_size(&d->in) / ctx->geo->block_size;
+	/*
+	 * As e2fsck: /lost+found keeps the blocks it maps, however many i_size
+	 * claims (the rebuild would make them all, in memory and on disk).
+	 */
+	if (d->ino == ctx->lost_found &&
+	    (err = ext4fs_block_iterate(ctx->fs, d->ino, &d->in, EXT4FS_ITER_DATA_ONLY, count_blocks,
+					&opts.min_blocks)))
+		return err;
 	out = malloc((d->n ? d->n : 1) * sizeof(*out));
 	if (!out)
 		return -ENOMEM;

@@ -26,7 +26,7 @@ static struct xattr_ref *slot_for(const struct xattr_table *t, uint64_t blk)
 {
 	size_t i = slot_of(t, blk);
 
-	while (t->slots[i].blk && t->slots[i].blk != blk)
+	while (t->slots[i].in_use && t->slots[i].blk != blk)
 		i = (i + 1) & (t->cap - 1);
 	return &t->slots[i];
 }
@@ -39,7 +39,7 @@ static int grow(struct xattr_table *t)
 	if (!bigger.slots)
 		return -1;
 	for (size_t i = 0; i < t->cap; i++)
-		if (t->slots[i].blk)
+		if (t->slots[i].in_use)
 			*slot_for(&bigger, t->slots[i].blk) = t->slots[i];
 	free(t->slots);
 	*t = bigger;
@@ -51,13 +51,13 @@ int xattr_table_add(struct xattr_table *t, uint64_t blk, uint32_t refs, uint32_t
 	if ((t->used + 1) * 2 > t->cap && grow(t))
 		return -1;
 	struct xattr_ref *r = slot_for(t, blk);
-	if (r->blk) {
+	if (r->in_use) {
 		r->refs += refs;
 		if (ino < r->first_ino)
 			r->first_ino = ino;
 		return 0;
 	}
-	*r = (struct xattr_ref){ blk, refs, ino, 0, 0, 0 };
+	*r = (struct xattr_ref){ .in_use = 1, .blk = blk, .refs = refs, .first_ino = ino };
 	t->used++;
 	return 0;
 }
@@ -65,7 +65,7 @@ int xattr_table_add(struct xattr_table *t, uint64_t blk, uint32_t refs, uint32_t
 int xattr_table_merge(struct xattr_table *dst, const struct xattr_table *src)
 {
 	for (size_t i = 0; i < src->cap; i++)
-		if (src->slots[i].blk &&
+		if (src->slots[i].in_use &&
 		    xattr_table_add(dst, src->slots[i].blk, src->slots[i].refs, src->slots[i].first_ino))
 			return -1;
 	return 0;
@@ -82,7 +82,7 @@ struct xattr_ref *xattr_table_find(const struct xattr_table *t, uint64_t blk)
 	if (!t->cap)
 		return NULL;
 	struct xattr_ref *r = slot_for(t, blk);
-	return r->blk ? r : NULL;
+	return r->in_use ? r : NULL;
 }
 
 /* Parts of the block already accounted for, to catch entries and values that overlap. */
@@ -260,7 +260,7 @@ int xattr_refcounts_check(struct e4fsck *ctx)
 		goto out;
 	}
 	for (size_t i = 0; i < t->cap; i++)
-		if (t->slots[i].blk && t->slots[i].checked && t->slots[i].refs)
+		if (t->slots[i].in_use && t->slots[i].checked && t->slots[i].refs)
 			order[n++] = &t->slots[i];
 	qsort(order, n, sizeof(*order), cmp_blk);
 	for (int too_many = 0; too_many < 2; too_many++) {

@@ -12,7 +12,8 @@
 #include <stdint.h>
 
 struct xattr_ref {
-	uint64_t blk;               /* 0: empty slot */
+	int in_use;                 /* the slot holds a key: keys are not told from empty slots by value */
+	uint64_t blk;               /* the block (or, for EA inodes, the inode number) */
 	uint32_t refs;              /* inodes naming it (less those told to let go of it) */
 	uint32_t first_ino;         /* the lowest inode naming it, for messages */
 	int checked;                /* its contents were checked and kept */
