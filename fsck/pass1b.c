@@ -379,7 +379,8 @@ static int pass1c(struct dups *d)
 		if (di->dir == EXT4FS_ROOT_INO && d->named_needed)
 			d->named_needed--;
 	/* In block order, as e2fsck reads its directory block list. */
-	qsort(ctx->dir_blocks, ctx->ndir_blocks, sizeof(*ctx->dir_blocks), cmp_pblk);
+	if (ctx->ndir_blocks > 1)   /* with none the list is NULL, which qsort() may not take */
+		qsort(ctx->dir_blocks, ctx->ndir_blocks, sizeof(*ctx->dir_blocks), cmp_pblk);
 	for (size_t i = 0; i < ctx->ndir_blocks && d->named_needed; i++) {
 		const struct dir_block *db = &ctx->dir_blocks[i];
 		struct name_search ns = { d, 0, db->ino };

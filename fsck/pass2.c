@@ -1447,11 +1447,13 @@ int fsck_pass2(struct e4fsck *ctx)
 	if (!p.names || !run || load_states(&p))
 		goto nomem;
 
-	qsort(ctx->dir_blocks, ctx->ndir_blocks, sizeof(*ctx->dir_blocks), cmp_ino_lblk);
+	if (ctx->ndir_blocks > 1)   /* with none the list is NULL, which qsort() may not take */
+		qsort(ctx->dir_blocks, ctx->ndir_blocks, sizeof(*ctx->dir_blocks), cmp_ino_lblk);
 	note_mapped(&p);
 	if (fill_holes(&p))
 		goto out;
-	qsort(ctx->dir_blocks, ctx->ndir_blocks, sizeof(*ctx->dir_blocks), cmp_read_order);
+	if (ctx->ndir_blocks > 1)
+		qsort(ctx->dir_blocks, ctx->ndir_blocks, sizeof(*ctx->dir_blocks), cmp_read_order);
 
 	for (size_t i = 0; i < ctx->ndir_blocks && !ctx->aborted;) {
 		size_t n = 1;
