@@ -6,6 +6,11 @@
   damage.py damage IMG META SEED OUT [--max-blocks N] [--tag NAME]
                                      write a damaged copy of IMG to OUT and
                                      print what was done to it
+  damage.py patch IMG META DIR SEED... [--max-blocks N] [--tag NAME]
+                                     the same for many seeds at once, as
+                                     patches: DIR/SEED.txt (what was done),
+                                     DIR/SEED.blocks, DIR/SEED.data (the
+                                     damaged blocks, see write_patch)
 
 The list ("meta" format, one block a line: BLOCK KIND OWNERS) is made with
 e2fsprogs' dumpe2fs (superblocks, descriptors, bitmaps, inode tables) and
@@ -242,17 +247,21 @@ def read_meta(path):
 # ------------------------------------------------------------------ checksums
 
 class Image:
+    """The image read-only, with the blocks damaged so far kept in memory."""
+
     def __init__(self, path, geo):
-        self.f = open(path, 'r+b')
+        self.f = open(path, 'rb')
         self.geo = geo
+        self.changed = {}
 
     def read(self, block):
+        if block in self.changed:
+            return bytearray(self.changed[block])
         self.f.seek(block * self.geo.bs)
         return bytearray(self.f.read(self.geo.bs))
 
     def write(self, block, data):
-        self.f.seek(block * self.geo.bs)
-        self.f.write(data)
+        self.changed[block] = bytes(data)
 
     def inode(self, ino):
         b, off = self.geo.inode_place(ino)
@@ -439,20 +448,19 @@ def pick(r, weighted):
     return weighted[-1][0]
 
 
-def damage(img_path, meta_path, seed, out, max_blocks, tag):
-    geo = Geometry(img_path)
-    entries = read_meta(meta_path)
+def damage(geo, img_path, entries, seed, max_blocks, tag):
+    """Damage a few metadata blocks; returns (description lines, the
+    damaged blocks as {block: bytes})."""
     by_kind = {}
     for e in entries:
         by_kind.setdefault(e[1], []).append(e)
-    by_block = {e[0]: e for e in entries}
     r = random.Random('%s:%d' % (tag, seed))
-    shutil.copyfile(img_path, out)
-    img = Image(out, geo)
+    img = Image(img_path, geo)
+    lines = []
 
     nblocks = min(max_blocks, pick(r, [(1, 50), (2, 25), (3, 15), (r.randint(4, 6), 10)]))
     kinds = [(k, KIND_WEIGHT.get(k, 0.5)) for k in by_kind]
-    print('seed %d on %s: %d block%s' % (seed, tag, nblocks, 's' if nblocks > 1 else ''))
+    lines.append('seed %d on %s: %d block%s' % (seed, tag, nblocks, 's' if nblocks > 1 else ''))
     touched = []   # (entry, set of changed offsets)
     for _ in range(nblocks):
         ent = r.choice(by_kind[pick(r, kinds)])
@@ -469,7 +477,7 @@ def damage(img_path, meta_path, seed, out, max_blocks, tag):
         for _ in range(pick(r, [(1, 60), (2, 30), (3, 10)])):
             op = pick(r, OPS)
             desc = apply_op(r, op, buf, lo, hi, ent, geo, entries, by_kind, img, owners)
-            print('  block %s: %s' % (where, desc))
+            lines.append('  block %s: %s' % (where, desc))
         img.write(block, buf)
         changed = {i for i in range(geo.bs) if buf[i] != before[i]}
         touched.append((ent, changed))
@@ -477,8 +485,27 @@ def damage(img_path, meta_path, seed, out, max_blocks, tag):
     if geo.csum and r.random() < 0.5:
         fixed = recsum(img, touched, entries)
         if fixed:
-            print('  checksums made right again: %s' % ', '.join(fixed))
+            lines.append('  checksums made right again: %s' % ', '.join(fixed))
     img.f.close()
+    return lines, img.changed
+
+
+def write_damaged(img_path, geo, changed, out):
+    shutil.copyfile(img_path, out)
+    with open(out, 'r+b') as f:
+        for b, data in sorted(changed.items()):
+            f.seek(b * geo.bs)
+            f.write(data)
+
+
+def write_patch(geo, changed, prefix):
+    """PREFIX.blocks: the damaged blocks' numbers, one a line (the block
+    size on the first); PREFIX.data: their contents in that order."""
+    with open(prefix + '.blocks', 'w') as fb, open(prefix + '.data', 'wb') as fd:
+        fb.write('%d\n' % geo.bs)
+        for b, data in sorted(changed.items()):
+            fb.write('%d\n' % b)
+            fd.write(data)
 
 
 def word_offset(r, buf, lo, hi, width, ent, geo):
@@ -595,24 +622,39 @@ def recsum(img, touched, entries):
 
 
 def main(argv):
-    if len(argv) >= 2 and argv[1] == 'meta' and len(argv) == 3:
-        meta(argv[2])
-        return 0
-    if len(argv) == 4 and argv[1] == 'selftest':
-        return selftest(argv[2], argv[3])
-    if len(argv) >= 6 and argv[1] == 'damage':
-        max_blocks, tag = 6, argv[2].rsplit('/', 1)[-1]
-        rest = argv[6:]
-        while rest:
-            if rest[0] == '--max-blocks' and len(rest) > 1:
-                max_blocks = int(rest[1])
-            elif rest[0] == '--tag' and len(rest) > 1:
-                tag = rest[1]
-            else:
+    args, opts = [], {'--max-blocks': '6', '--tag': None}
+    it = iter(argv[1:])
+    for a in it:
+        if a in opts:
+            opts[a] = next(it, None)
+            if opts[a] is None:
+                args = []
                 break
-            rest = rest[2:]
         else:
-            damage(argv[2], argv[3], int(argv[4]), argv[5], max_blocks, tag)
+            args.append(a)
+    cmd = args[0] if args else ''
+    if cmd == 'meta' and len(args) == 2:
+        meta(args[1])
+        return 0
+    if cmd == 'selftest' and len(args) == 3:
+        return selftest(args[1], args[2])
+    if cmd in ('damage', 'patch') and len(args) >= 5:
+        img, meta_path = args[1], args[2]
+        tag = opts['--tag'] or img.rsplit('/', 1)[-1]
+        geo = Geometry(img)
+        entries = read_meta(meta_path)
+        if cmd == 'damage' and len(args) == 5:
+            lines, changed = damage(geo, img, entries, int(args[3]), int(opts['--max-blocks']), tag)
+            write_damaged(img, geo, changed, args[4])
+            print('\n'.join(lines))
+            return 0
+        if cmd == 'patch':
+            outdir = args[3]
+            for seed in args[4:]:
+                lines, changed = damage(geo, img, entries, int(seed), int(opts['--max-blocks']), tag)
+                write_patch(geo, changed, '%s/%s' % (outdir, seed))
+                with open('%s/%s.txt' % (outdir, seed), 'w') as f:
+                    f.write('\n'.join(lines) + '\n')
             return 0
     sys.stderr.write(__doc__.split('\n\n')[1] + '\n')
     return 2
