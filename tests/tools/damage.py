@@ -3,10 +3,10 @@
 
   damage.py meta IMG                 list IMG's metadata blocks (stdout)
   damage.py selftest IMG META        check that our checksums match IMG's
-  damage.py damage IMG META SEED OUT [--max-blocks N] [--tag NAME]
+  damage.py damage IMG META SEED OUT [--max-blocks N] [--heavy] [--tag NAME]
                                      write a damaged copy of IMG to OUT and
                                      print what was done to it
-  damage.py patch IMG META DIR SEED... [--max-blocks N] [--tag NAME]
+  damage.py patch IMG META DIR SEED... [--max-blocks N] [--heavy] [--tag NAME]
                                      the same for many seeds at once, as
                                      patches: DIR/SEED.txt (what was done),
                                      DIR/SEED.blocks, DIR/SEED.data (the
@@ -29,6 +29,10 @@ passes 1B-1D are for); flipped bits; a block zeroed; one metadata block
 copied over another.  On metadata_csum file systems the damaged objects'
 checksums are made right again half of the time, so that the damage is
 judged on its contents and not only for its checksum.
+
+1-6 blocks are damaged (1 half of the time), with 1-3 changes each;
+--heavy damages 4-24 blocks with 1-4 changes each; --max-blocks caps the
+number of blocks.
 """
 
 import random
@@ -448,9 +452,9 @@ def pick(r, weighted):
     return weighted[-1][0]
 
 
-def damage(geo, img_path, entries, seed, max_blocks, tag):
-    """Damage a few metadata blocks; returns (description lines, the
-    damaged blocks as {block: bytes})."""
+def damage(geo, img_path, entries, seed, max_blocks, tag, heavy=False):
+    """Damage a few metadata blocks (4-24 with heavy); returns
+    (description lines, the damaged blocks as {block: bytes})."""
     by_kind = {}
     for e in entries:
         by_kind.setdefault(e[1], []).append(e)
@@ -458,7 +462,12 @@ def damage(geo, img_path, entries, seed, max_blocks, tag):
     img = Image(img_path, geo)
     lines = []
 
-    nblocks = min(max_blocks, pick(r, [(1, 50), (2, 25), (3, 15), (r.randint(4, 6), 10)]))
+    if heavy:
+        nblocks = r.randint(4, 24)
+    else:
+        nblocks = pick(r, [(1, 50), (2, 25), (3, 15), (r.randint(4, 6), 10)])
+    if max_blocks:
+        nblocks = min(max_blocks, nblocks)
     kinds = [(k, KIND_WEIGHT.get(k, 0.5)) for k in by_kind]
     lines.append('seed %d on %s: %d block%s' % (seed, tag, nblocks, 's' if nblocks > 1 else ''))
     touched = []   # (entry, set of changed offsets)
@@ -474,7 +483,7 @@ def damage(geo, img_path, entries, seed, max_blocks, tag):
         elif kind == 'gdt':
             hi = min(geo.bs, geo.groups * geo.desc_size)
         where = '%d %s %s' % (block, kind, ','.join(map(str, owners)) or '-')
-        for _ in range(pick(r, [(1, 60), (2, 30), (3, 10)])):
+        for _ in range(r.randint(1, 4) if heavy else pick(r, [(1, 60), (2, 30), (3, 10)])):
             op = pick(r, OPS)
             desc = apply_op(r, op, buf, lo, hi, ent, geo, entries, by_kind, img, owners)
             lines.append('  block %s: %s' % (where, desc))
@@ -622,10 +631,13 @@ def recsum(img, touched, entries):
 
 
 def main(argv):
-    args, opts = [], {'--max-blocks': '6', '--tag': None}
+    args, opts = [], {'--max-blocks': '0', '--tag': None}
+    heavy = False
     it = iter(argv[1:])
     for a in it:
-        if a in opts:
+        if a == '--heavy':
+            heavy = True
+        elif a in opts:
             opts[a] = next(it, None)
             if opts[a] is None:
                 args = []
@@ -644,14 +656,14 @@ def main(argv):
         geo = Geometry(img)
         entries = read_meta(meta_path)
         if cmd == 'damage' and len(args) == 5:
-            lines, changed = damage(geo, img, entries, int(args[3]), int(opts['--max-blocks']), tag)
+            lines, changed = damage(geo, img, entries, int(args[3]), int(opts['--max-blocks']), tag, heavy)
             write_damaged(img, geo, changed, args[4])
             print('\n'.join(lines))
             return 0
         if cmd == 'patch':
             outdir = args[3]
             for seed in args[4:]:
-                lines, changed = damage(geo, img, entries, int(seed), int(opts['--max-blocks']), tag)
+                lines, changed = damage(geo, img, entries, int(seed), int(opts['--max-blocks']), tag, heavy)
                 write_patch(geo, changed, '%s/%s' % (outdir, seed))
                 with open('%s/%s.txt' % (outdir, seed), 'w') as f:
                     f.write('\n'.join(lines) + '\n')
