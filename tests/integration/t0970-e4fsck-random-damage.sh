@@ -18,13 +18,14 @@
 # the same damage is counted beside them for comparison.
 #
 # Environment: T0970_SEEDS (seeds per image after the kept ones, default
-# 80), T0970_FIRST_SEED (default 1), T0970_IMAGES (a subset, e.g.
+# 100), T0970_FIRST_SEED (default 1), T0970_IMAGES (a subset, e.g.
 # "ext4-1k ext2-4k"), T0970_TIMEOUT (seconds a run may take, default 60),
 # T0970_SAVE (a directory to keep failing and not-clean cases in, for long
-# sweeps by hand).  The damage of a seed depends on the image, and the
-# kernel's layout of an image differs a little from one build to the next:
-# a kept seed reproduces the same kind of damage, not always the same bytes
-# (the failing image itself is what reproduces a failure).
+# sweeps by hand), T0970_DAMAGE (more options for damage.py, e.g.
+# --heavy).  The damage of a seed depends on the image, and the kernel's
+# layout of an image differs a little from one build to the next: a kept
+# seed reproduces the same kind of damage, not always the same bytes (the
+# failing image itself is what reproduces a failure).
 
 set -eu
 
@@ -49,16 +50,18 @@ esac
 
 damage_py="$top_srcdir/tests/tools/damage.py"
 first=${T0970_FIRST_SEED:-1}
-nseeds=${T0970_SEEDS:-80}
+nseeds=${T0970_SEEDS:-100}
 tmo=${T0970_TIMEOUT:-60}
 save=${T0970_SAVE:-$T/failed}
+dmg_opts=${T0970_DAMAGE:-}
 
 # Seeds that found a bug once (IMAGE:SEED), run before the others:
 #   ext3-4k:74  a triple-indirect pointer set to 2: pass 1D followed a zero
 #               pointer and wrote past the inode on the stack (issue 20)
-#   ext2-4k:34  the first descriptor block partly zeroed: pass 1C called
-#               qsort() with a null array (UBSan)
-kept="ext3-4k:74 ext2-4k:34"
+#   ext2-4k:34  the first descriptor block damaged (in ext4-4k:382 with its
+#   ext4-4k:382 checksum made right, found in -fy): pass 1C called qsort()
+#               with a null array (UBSan)
+kept="ext3-4k:74 ext2-4k:34 ext4-4k:382"
 kept_seeds() {
 	local k
 	for k in $kept; do
@@ -72,6 +75,7 @@ n_dups=0              # -fy went through passes 1B-1D (blocks claimed twice)
 n_e4_notclean=0       # second e4fsck -fn not clean after e4fsck -fy
 n_e4_only=0           # ... while e2fsck -fn is clean
 n_e2_notclean=0       # e2fsck -fn not clean after e4fsck -fy
+n_e2_stopped=0        # ... and stops (exit 8 or more: cannot open it, or aborts)
 n_e2own_notclean=0    # e2fsck -fn not clean after e2fsck -fy (for comparison)
 n_worse=0             # e2fsck -fn not clean after e4fsck -fy, clean after e2fsck -fy
 worse_list=""
@@ -85,8 +89,8 @@ keep() {
 		cp --sparse=always "$T/d.img" "$base.img"
 		{
 			printf 'image: %s (%s)\n' "$CACHE/dmg-$img.img" "$(sed -n 's/^description: //p' "$CACHE/dmg-$img.info")"
-			printf 'damage: python3 %s damage %s %s %s OUT --tag %s\n' "$damage_py" \
-				"$CACHE/dmg-$img.img" "$CACHE/dmg-$img.meta" "$seed" "$img"
+			printf 'damage: python3 %s damage %s %s %s OUT --tag %s%s\n' "$damage_py" \
+				"$CACHE/dmg-$img.img" "$CACHE/dmg-$img.meta" "$seed" "$img" "${dmg_opts:+ $dmg_opts}"
 			cat "$T/damage.txt"
 		} >"$base.txt"
 	fi
@@ -144,7 +148,7 @@ for img in $images; do
 	rm -rf "$T/patch"
 	mkdir "$T/patch"
 	# shellcheck disable=SC2086
-	python3 "$damage_py" patch "$CACHE/dmg-$img.img" "$CACHE/dmg-$img.meta" "$T/patch" $seeds --tag "$img"
+	python3 "$damage_py" patch "$CACHE/dmg-$img.img" "$CACHE/dmg-$img.meta" "$T/patch" $seeds --tag "$img" $dmg_opts
 	for seed in $seeds; do
 		cp --sparse=always "$CACHE/dmg-$img.img" "$T/d.img"
 		apply_patch "$T/patch/$seed" "$T/d.img"
@@ -174,6 +178,7 @@ for img in $images; do
 		[ "$e2own" = 0 ] || n_e2own_notclean=$((n_e2own_notclean + 1))
 		if [ "$e2" != 0 ]; then
 			n_e2_notclean=$((n_e2_notclean + 1))
+			[ $((e2 & 8)) = 0 ] || n_e2_stopped=$((n_e2_stopped + 1))
 			if [ "$e2own" = 0 ]; then
 				n_worse=$((n_worse + 1))
 				worse_list="$worse_list $img:$seed"
@@ -195,7 +200,7 @@ echo "e4fsck -fy went through passes 1B-1D (blocks claimed twice) on $n_dups of 
 echo "findings (counted, not judged), of $cases:"
 echo "  e4fsck -fy stopped (exit 8 or more):                 $n_fy_stopped"
 echo "  e4fsck -fn not clean after e4fsck -fy:                $n_e4_notclean ($n_e4_only where e2fsck -fn is clean)"
-echo "  e2fsck -fn not clean after e4fsck -fy:                $n_e2_notclean"
+echo "  e2fsck -fn not clean after e4fsck -fy:                $n_e2_notclean ($n_e2_stopped where it stops: exit 8 or more)"
 echo "  e2fsck -fn not clean after e2fsck's own -fy:          $n_e2own_notclean"
 echo "  not clean after e4fsck -fy, clean after e2fsck -fy:   $n_worse${worse_list:+ (}$(echo $worse_list | cut -c1-400)${worse_list:+)}"
 if [ $failed != 0 ]; then
