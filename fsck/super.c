@@ -151,6 +151,34 @@ static int desc_size_bad(const struct ext4fs_super *sb)
 	return (sb->s_feature_incompat & EXT4FS_FEATURE_INCOMPAT_64BIT) && !is_pow2(sb->s_desc_size);
 }
 
+/*
+ * e2fsck's judgement of the primary descriptors before it settles on them
+ * (its check_desc): the descriptor size, then where each group's bitmaps
+ * and inode table lie (ext4fs_group_descs_check(), on a read-only handle;
+ * the library's open already refuses a location outside the file system,
+ * with the same words).  The words for what is wrong, or NULL when nothing
+ * is, or when the open fails for another reason (reported by the real open
+ * later).
+ */
+static const char *descs_look_bad(struct e4fsck *ctx, const struct ext4fs_super *sb)
+{
+	struct ext4fs_open_opts opts = { .flags = EXT4FS_OPEN_IGNORE_CSUM | EXT4FS_OPEN_FORCE };
+	struct ext4fs_fs *fs;
+	int err;
+
+	if (desc_size_bad(sb))
+		return refusal_text[BAD_DESC_SIZE];
+	err = ext4fs_open(ctx->path, &opts, &fs, NULL, 0);
+	if (!err) {
+		err = ext4fs_group_descs_check(fs, NULL);
+		ext4fs_close(fs);
+	}
+	if (err == EXT4FS_E_GD_BAD_BLOCK_MAP || err == EXT4FS_E_GD_BAD_INODE_MAP ||
+	    err == EXT4FS_E_GD_BAD_INODE_TABLE)
+		return ext4fs_strerror(err);
+	return NULL;
+}
+
 /* Read the 1024 superblock bytes at byte offset `at`; 0, or -1 when they cannot be read. */
 static int read_super(const char *path, uint64_t at, struct ext4fs_super *sb, unsigned char *raw)
 {
@@ -367,9 +395,11 @@ int fsck_choose_super(struct e4fsck *ctx)
 			if (why == ACCEPTED)
 				ctx->from_backup = 1;
 		}
-		if (why == ACCEPTED && !ctx->superblock && ctx->mode != MODE_PREEN && desc_size_bad(&sb) &&
-		    sb_groups(&sb) > 1) {
-			struct problem_ctx pctx = { .str = refusal_text[BAD_DESC_SIZE] };
+		const char *bad_descs = NULL;
+		if (why == ACCEPTED && !ctx->superblock && ctx->mode != MODE_PREEN && sb_groups(&sb) > 1)
+			bad_descs = descs_look_bad(ctx, &sb);
+		if (bad_descs) {
+			struct problem_ctx pctx = { .str = bad_descs };
 			fix_problem(ctx, PR_0_CHECK_DESC_FAILED, &pctx);
 			printf("%s: Group descriptors look bad... trying backup blocks...\n", ctx->prog);
 			/* The primary opened, so its geometry places group 1's copy. */

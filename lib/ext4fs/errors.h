@@ -18,6 +18,8 @@ extern "C" {
 
 #define EXT4FS_ERR_BASE 10000
 
+/* A code's value is its place in this table: new codes go at the end, none is ever removed or moved. */
+
 #define EXT4FS_ERROR_TABLE(X) \
 	X(BAD_MAGIC,        "Bad magic number in super-block") \
 	X(CORRUPT_SUPER,    "The ext2 superblock is corrupt") \
@@ -73,7 +75,10 @@ extern "C" {
 	X(JOURNAL_UNSUPP,   "Journal has unsupported feature(s)") \
 	X(JOURNAL_CSUM,     "Journal checksum error") \
 	X(JOURNAL_LOG,      "Corrupt block in the journal log") \
-	X(DIR_NO_SPACE,     "No free space in the directory")
+	X(DIR_NO_SPACE,     "No free space in the directory") \
+	X(GD_BAD_BLOCK_MAP, "Corrupt group descriptor: bad block for block bitmap") \
+	X(GD_BAD_INODE_MAP, "Corrupt group descriptor: bad block for inode bitmap") \
+	X(GD_BAD_INODE_TABLE, "Corrupt group descriptor: bad block for inode table")
 
 /* Library error codes: -(EXT4FS_ERR_BASE + index in the table + 1). */
 enum ext4fs_error_index {
@@ -139,6 +144,9 @@ enum ext4fs_error_index {
 #define EXT4FS_E_JOURNAL_CSUM       EXT4FS_ERRCODE_(JOURNAL_CSUM)
 #define EXT4FS_E_JOURNAL_LOG        EXT4FS_ERRCODE_(JOURNAL_LOG)
 #define EXT4FS_E_DIR_NO_SPACE       EXT4FS_ERRCODE_(DIR_NO_SPACE)
+#define EXT4FS_E_GD_BAD_BLOCK_MAP   EXT4FS_ERRCODE_(GD_BAD_BLOCK_MAP)
+#define EXT4FS_E_GD_BAD_INODE_MAP   EXT4FS_ERRCODE_(GD_BAD_INODE_MAP)
+#define EXT4FS_E_GD_BAD_INODE_TABLE EXT4FS_ERRCODE_(GD_BAD_INODE_TABLE)
 
 /*
  * Message for a code returned by the library (negative library code or

@@ -346,19 +346,19 @@ static int load_group_descs(struct ext4fs_fs *fs, uint64_t sb_block)
 		fs->gd_csum_ok[g] = (!geo->has_metadata_csum && !geo->has_gdt_csum) ||
 				    ext4fs_group_desc_csum(fs, g) == gd->checksum;
 		if (!ext4fs_block_ptr_valid(fs, gd->block_bitmap)) {
-			err = fs_fail(fs, EXT4FS_E_GD_CORRUPT,
+			err = fs_fail(fs, EXT4FS_E_GD_BAD_BLOCK_MAP,
 					  "group %u: block bitmap at %llu is not in the file system",
 					  g, (unsigned long long)gd->block_bitmap);
 			goto out;
 		}
 		if (!ext4fs_block_ptr_valid(fs, gd->inode_bitmap)) {
-			err = fs_fail(fs, EXT4FS_E_GD_CORRUPT,
+			err = fs_fail(fs, EXT4FS_E_GD_BAD_INODE_MAP,
 					  "group %u: inode bitmap at %llu is not in the file system",
 					  g, (unsigned long long)gd->inode_bitmap);
 			goto out;
 		}
 		if (!ext4fs_block_range_valid(fs, gd->inode_table, geo->inode_blocks_per_group)) {
-			err = fs_fail(fs, EXT4FS_E_GD_CORRUPT,
+			err = fs_fail(fs, EXT4FS_E_GD_BAD_INODE_TABLE,
 					  "group %u: inode table at %llu is not in the file system",
 					  g, (unsigned long long)gd->inode_table);
 			goto out;
@@ -366,6 +366,82 @@ static int load_group_descs(struct ext4fs_fs *fs, uint64_t sb_block)
 	}
 out:
 	free(block);
+	return err;
+}
+
+/*
+ * The layout rule e2fsprogs applies to descriptors (its check_desc), on
+ * locations already known to lie in the file system: the superblock and
+ * descriptor copies (with the reserved GDT blocks) are taken first; then,
+ * group by group, the block bitmap, the inode bitmap and the inode table
+ * must lie in the group (anywhere without flex_bg's packing, in the group
+ * itself otherwise) and on blocks nothing taken before uses.
+ */
+int ext4fs_group_descs_check(struct ext4fs_fs *fs, uint32_t *bad_group)
+{
+	const struct ext4fs_geom *geo = &fs->geom;
+	int flex = (fs->sb.s_feature_incompat & EXT4FS_FEATURE_INCOMPAT_FLEX_BG) != 0;
+	/* One bit a block, allocated zeroed: only the pages holding metadata are touched. */
+	unsigned char *taken = calloc(geo->blocks_count / 8 + 1, 1);
+	int err = 0;
+
+	if (!taken)
+		return fs_fail(fs, EXT4FS_E_NO_MEMORY, "no memory to check the group descriptors");
+#define TAKEN(b) (taken[(b) >> 3] & (1u << ((b) & 7)))
+#define TAKE(b) (taken[(b) >> 3] |= (unsigned char)(1u << ((b) & 7)))
+	for (uint32_t g = 0; g < geo->group_count; g++) {
+		uint64_t sblk, odesc, ndesc;
+		uint32_t on;
+
+		ext4fs_group_meta_location(fs, g, &sblk, &odesc, &on, &ndesc, NULL);
+		if (ext4fs_group_has_super(fs, g) && sblk < geo->blocks_count)
+			TAKE(sblk);
+		for (uint64_t b = odesc; odesc && b < odesc + on && b < geo->blocks_count; b++)
+			TAKE(b);
+		if (ndesc && ndesc < geo->blocks_count)
+			TAKE(ndesc);
+	}
+	for (uint32_t g = 0; g < geo->group_count && !err; g++) {
+		const struct ext4fs_group_desc *gd = &fs->groups[g];
+		uint64_t lo = flex ? geo->first_data_block : ext4fs_group_first_block(fs, g);
+		uint64_t hi = flex ? geo->blocks_count - 1 : ext4fs_group_last_block(fs, g);
+		const char *what = NULL;
+
+		if (gd->block_bitmap < lo || gd->block_bitmap > hi || TAKEN(gd->block_bitmap)) {
+			err = EXT4FS_E_GD_BAD_BLOCK_MAP;
+			what = "block bitmap";
+		} else {
+			TAKE(gd->block_bitmap);
+			if (gd->inode_bitmap < lo || gd->inode_bitmap > hi || TAKEN(gd->inode_bitmap)) {
+				err = EXT4FS_E_GD_BAD_INODE_MAP;
+				what = "inode bitmap";
+			}
+		}
+		if (!err) {
+			TAKE(gd->inode_bitmap);
+			uint64_t t = gd->inode_table, n = geo->inode_blocks_per_group;
+			if (t < lo || t > hi || n > hi - t + 1) {
+				err = EXT4FS_E_GD_BAD_INODE_TABLE;
+				what = "inode table";
+			}
+			for (uint64_t b = t; !err && b < t + n; b++) {
+				if (TAKEN(b)) {
+					err = EXT4FS_E_GD_BAD_INODE_TABLE;
+					what = "inode table";
+				}
+				TAKE(b);
+			}
+		}
+		if (err) {
+			if (bad_group)
+				*bad_group = g;
+			fs_fail(fs, err, "group %u: the %s is outside the group or on blocks other metadata uses", g,
+				what);
+		}
+	}
+#undef TAKEN
+#undef TAKE
+	free(taken);
 	return err;
 }
 
@@ -644,7 +720,10 @@ int ext4fs_open_io(struct ext4fs_io *io, const struct ext4fs_open_opts *opts,
 	if (err)
 		goto fail;
 	if (fs->flags & EXT4FS_OPEN_RW) {
-		err = fs_write_open_check(fs);
+		/* A handle that may write bitmaps and inodes must not put them over other metadata. */
+		err = ext4fs_group_descs_check(fs, NULL);
+		if (!err)
+			err = fs_write_open_check(fs);
 		if (err)
 			goto fail;
 	}

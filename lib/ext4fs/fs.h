@@ -115,7 +115,9 @@ struct ext4fs_group_desc {
  * (primary superblock, strict checksums, read-only).  On success *out is a
  * handle the caller frees with ext4fs_close().  Errors: -errno from open,
  * EXT4FS_E_BAD_MAGIC, EXT4FS_E_CORRUPT_SUPER (the message names the field),
- * EXT4FS_E_SB_CSUM, EXT4FS_E_GD_CORRUPT,
+ * EXT4FS_E_SB_CSUM, EXT4FS_E_GD_BAD_BLOCK_MAP, EXT4FS_E_GD_BAD_INODE_MAP,
+ * EXT4FS_E_GD_BAD_INODE_TABLE (a location outside the file system or, for a
+ * writable handle, failing ext4fs_group_descs_check()),
  * EXT4FS_E_UNSUPP_FEATURE, EXT4FS_E_OUT_OF_IMAGE.  On failure *out is NULL
  * and, if errmsg is not NULL, a description of the failure is copied into
  * errmsg (errmsg_len bytes at most, NUL-terminated).
@@ -212,6 +214,21 @@ uint32_t ext4fs_group_of_block(const struct ext4fs_fs *fs, uint64_t blk);
 
 /* Nonzero when group g holds a copy of the superblock. */
 int ext4fs_group_has_super(const struct ext4fs_fs *fs, uint32_t g);
+
+/*
+ * Judge the descriptors' locations as e2fsprogs' check_desc does: the
+ * superblock and descriptor copies (reserved GDT blocks included) first,
+ * then group by group the block bitmap, the inode bitmap and the inode
+ * table, each inside its group (inside the file system with flex_bg) and
+ * on blocks nothing before it uses.  A writable open runs this and fails
+ * on what it finds, so no bitmap or inode write lands on other metadata;
+ * a checker runs it on a read-only handle to choose between the primary
+ * descriptors and a backup.  Returns 0, or EXT4FS_E_GD_BAD_BLOCK_MAP,
+ * EXT4FS_E_GD_BAD_INODE_MAP or EXT4FS_E_GD_BAD_INODE_TABLE for the first
+ * location at fault (in that order within a group) with *bad_group (may be
+ * NULL) its group, or EXT4FS_E_NO_MEMORY.
+ */
+int ext4fs_group_descs_check(struct ext4fs_fs *fs, uint32_t *bad_group);
 
 /*
  * Where group g keeps its superblock and descriptor copies.  Any output

@@ -48,6 +48,28 @@ for spec in "$L4K" "$L1K" "$L3"; do
 done
 damage_case "metadata_csum with uninit_bg [$L4K]" "$L4K" "feature uninit_bg"
 
+# Primary descriptors that put a bitmap or an inode table where it cannot
+# be (block 0, another group's inode table, the descriptor blocks): e2fsck's
+# check of the descriptors fails ("ext2fs_check_desc: Corrupt group
+# descriptor: ...") and it takes group 1's backup copies.  e4fsck once
+# opened such descriptors and wrote a bitmap over what lay there.  With -p
+# e2fsck keeps the primary and relocates the bitmap or stops at the
+# conflict; e4fsck does not relocate metadata yet and refuses (exit 8,
+# nothing written: its writable open refuses such descriptors).
+export DAMAGE_PREEN_REFUSED="e2fsck -p relocates"
+bb_on_itable='it=$(dumpe2fs "$1" 2>/dev/null | sed -n "s/^ *Inode table at \([0-9]*\)-.*/\1/p" | head -n 1)
+printf "%s\n" "set_bg 1 inode_bitmap $((it + 1))" "set_bg 1 checksum calc" | debugfs -w -f - "$1" >/dev/null 2>&1'
+for spec in "$L4K" "$L1K" "$L3"; do
+	tag="[${spec%@*}]"
+	damage_case "block bitmap at block 0: backup descriptors $tag" "$spec" "set_bg 1 block_bitmap 0
+set_bg 1 checksum calc"
+	DAMAGE_CMD=1 damage_case "inode bitmap on another group's inode table: backup descriptors $tag" "$spec" \
+		"$bb_on_itable"
+	damage_case "inode table over the descriptor blocks: backup descriptors $tag" "$spec" "set_bg 0 inode_table 2
+set_bg 0 checksum calc"
+done
+unset DAMAGE_PREEN_REFUSED
+
 # ------------------------------------------------ e2fsck's exit 8 and exit 0 kinds
 for spec in "$L4K" "$L1K" "$L3"; do
 	tag="[${spec%@*}]"

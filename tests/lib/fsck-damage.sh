@@ -21,6 +21,9 @@
 #     without calling it a change) and prints the same lines as `e2fsck -fy`;
 #   - a second `e4fsck -fy` exits 0, `e2fsck -fn` is clean on the result,
 #     and /big's bytes are intact.
+# With DAMAGE_PREEN_REFUSED set, `e4fsck -fp` must instead stop with exit 8
+# and change nothing, where e2fsck -p goes on to repairs e4fsck does not
+# make yet (the value says which).
 # With DAMAGE_CMD set, CMDS is run as a shell command on the image ($1)
 # instead of going to debugfs.  DAMAGE_OPTS: more options for both
 # checkers (-E ...).  With DAMAGE_FY_SED set, both -fy outputs go
@@ -121,7 +124,12 @@ damage_case() {
 	rc=0; "$E4FSCK" -fp ${DAMAGE_OPTS:-} "$T/preen.img" >"$T/ours.p" 2>&1 || rc=$?
 	# shellcheck disable=SC2086
 	want=0; e2fsck -fp ${DAMAGE_OPTS:-} "$T/preen-ref.img" >"$T/theirs.p" 2>&1 || want=$?
-	if [ "$rc" != "$want" ] ||
+	if [ -n "${DAMAGE_PREEN_REFUSED:-}" ]; then
+		if [ "$rc" != 8 ] || ! cmp -s "$T/preen.img" "$ref"; then
+			bad "$name: -fp exit $rc (want 8, the refusal) or the image changed:"
+			sed 's/^/    /' "$T/ours.p" | head -n 20; return
+		fi
+	elif [ "$rc" != "$want" ] ||
 	   ! diff <(neutral "$T/ours.p" "$T/preen.img") <(neutral "$T/theirs.p" "$T/preen-ref.img") >"$T/diff" 2>&1; then
 		bad "$name: -fp exit $rc (e2fsck $want) or output differs:"; sed 's/^/    /' "$T/diff" | head -n 20; return
 	fi

@@ -585,6 +585,7 @@ static void bitmap_findings_and_rewrite(void **state)
 static void descriptor_pointing_at_block_zero_is_refused(void **state)
 {
 	static const char *const what[] = { "block bitmap", "inode bitmap", "inode table" };
+	static const int code[] = { EXT4FS_E_GD_BAD_BLOCK_MAP, EXT4FS_E_GD_BAD_INODE_MAP, EXT4FS_E_GD_BAD_INODE_TABLE };
 	struct ext4fs_open_opts opts = { .flags = EXT4FS_OPEN_IGNORE_CSUM };
 	struct ext4fs_io *io;
 	struct ext4fs_fs *fs = NULL;
@@ -608,9 +609,64 @@ static void descriptor_pointing_at_block_zero_is_refused(void **state)
 		assert_int_equal(ext4fs_close_flush(img.fs), 0);
 		img.fs = NULL;
 		assert_int_equal(ext4fs_io_open_memory(img.buf, img.size, 0, &io), 0);
-		assert_int_equal(ext4fs_open_io(io, &opts, &fs, msg, sizeof(msg)), EXT4FS_E_GD_CORRUPT);
+		assert_int_equal(ext4fs_open_io(io, &opts, &fs, msg, sizeof(msg)), code[k]);
 		assert_null(fs);
 		assert_non_null(strstr(msg, what[k]));
+		rw_image_close(&img);
+	}
+}
+
+/*
+ * A block bitmap placed on the other group's inode table, or on the
+ * descriptor block, lies in the file system: a read-only open takes it, and
+ * ext4fs_group_descs_check() names it; a writable open refuses it, since a
+ * flush would write the bitmap over that metadata.  Checked in the order
+ * e2fsprogs checks: an inode table over the superblock is found too.
+ */
+static void ext2ish_4k_two_groups(struct ext4fs_mkfs_params *p)
+{
+	ext2ish_4k(p);
+	p->blocks_per_group = 8192;
+}
+
+static void descriptor_on_other_metadata_is_refused_for_writing(void **state)
+{
+	struct ext4fs_open_opts ro = { .flags = EXT4FS_OPEN_IGNORE_CSUM };
+	struct ext4fs_open_opts rw = { .flags = EXT4FS_OPEN_IGNORE_CSUM | EXT4FS_OPEN_RW };
+	struct ext4fs_io *io;
+	struct ext4fs_fs *fs = NULL;
+	char msg[256];
+
+	(void)state;
+	for (int k = 0; k < 3; k++) {
+		struct rw_image img;
+		struct ext4fs_group_desc gd;
+		uint32_t bad = 99;
+		int want = k == 2 ? EXT4FS_E_GD_BAD_INODE_TABLE : EXT4FS_E_GD_BAD_BLOCK_MAP;
+
+		rw_image_open(&img, 16384, 4096, ext2ish_4k_two_groups);
+		assert_true(ext4fs_geom(img.fs)->group_count >= 2);
+		assert_int_equal(ext4fs_group_descs_check(img.fs, &bad), 0);
+		gd = *ext4fs_group(img.fs, 1);
+		if (k == 0)
+			gd.block_bitmap = ext4fs_group(img.fs, 0)->inode_table + 1;
+		else if (k == 1)
+			gd.block_bitmap = 1;   /* the descriptor block */
+		else
+			gd.inode_table = ext4fs_group(img.fs, 0)->block_bitmap;
+		assert_int_equal(ext4fs_group_desc_set(img.fs, 1, &gd), 0);
+		assert_int_equal(ext4fs_close_flush(img.fs), 0);
+		img.fs = NULL;
+		assert_int_equal(ext4fs_io_open_memory(img.buf, img.size, 0, &io), 0);
+		assert_int_equal(ext4fs_open_io(io, &ro, &fs, msg, sizeof(msg)), 0);
+		assert_int_equal(ext4fs_group_descs_check(fs, &bad), want);
+		assert_int_equal(bad, 1);
+		ext4fs_close(fs);
+		fs = NULL;
+		assert_int_equal(ext4fs_io_open_memory(img.buf, img.size, 1, &io), 0);
+		assert_int_equal(ext4fs_open_io(io, &rw, &fs, msg, sizeof(msg)), want);
+		assert_null(fs);
+		assert_non_null(strstr(msg, "group 1"));
 		rw_image_close(&img);
 	}
 }
@@ -671,6 +727,7 @@ int main(void)
 		cmocka_unit_test(uncounted_inode_keeps_counts),
 		cmocka_unit_test(uncounted_marks_flushed_and_judged),
 		cmocka_unit_test(descriptor_pointing_at_block_zero_is_refused),
+		cmocka_unit_test(descriptor_on_other_metadata_is_refused_for_writing),
 		cmocka_unit_test(itable_unused_never_zeroes_inodes_in_use),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
