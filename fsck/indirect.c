@@ -31,7 +31,11 @@ struct ind_walk {
 	unsigned char *bufs[3];         /* one per level of indirection */
 	struct problem_ctx pctx;
 	struct ext4fs_block_visit run;  /* data blocks waiting to be claimed as one run */
+	int bad_map;                    /* an illegal indirect pointer met since the last indirect block read */
 };
+
+/* walk_ind(), with ops->stop_at_bad_map: back to the inode's pointers, the subtree is given up. */
+#define STOP_SUBTREE 1
 
 static int flush_run(struct ind_walk *w)
 {
@@ -54,10 +58,10 @@ static int legal(const struct ind_walk *w, uint32_t blk)
  * when in_inode: described as e2fsck's %B describes its position.
  */
 static int illegal(struct ind_walk *w, int in_inode, uint64_t ref, uint32_t index, uint32_t value, int level,
-		   uint64_t lblk)
+		   uint64_t lblk, int in_metadata)
 {
 	static const char *const names[] = { "", "indirect block", "double indirect block", "triple indirect block" };
-	struct indirect_fix fix = { in_inode, ref, index, value };
+	struct indirect_fix fix = { in_inode, ref, index, value, in_metadata };
 	char where[48];
 
 	if (level)
@@ -96,19 +100,37 @@ static int walk_ind(struct ind_walk *w, uint32_t blk, int level, uint64_t first)
 		span *= w->per_block;
 	if ((rc = flush_run(w)))
 		return rc;
+	/*
+	 * A map block on the file system's own metadata: as e2fsck, it is still
+	 * walked (what it points at must not be handed out as free), but any
+	 * repair of it would overwrite the metadata, so its illegal pointers are
+	 * only counted; pass 1B gives the inode a copy, and a restart repairs that.
+	 */
+	int meta = w->pctx.ino != EXT4FS_RESIZE_INO && w->ops->is_metadata && w->ops->is_metadata(w->arg, blk);
+	if (meta) {
+		w->pctx.blk = blk;
+		if ((rc = w->ops->collision(w->arg, &w->pctx)))
+			return rc;
+	}
 	struct ext4fs_block_visit v = { .kind = kinds[level], .pblk = blk, .lblk = first, .count = 1 };
 	if ((rc = w->ops->claim(&v, w->arg)))
 		return rc;
 	if (ext4fs_block_read(w->fs, blk, buf))
 		return 0;
+	w->bad_map = 0;
 	for (uint32_t i = 0; i < w->per_block; i++) {
 		uint32_t p = ptr_at(buf, i);
 		uint64_t lblk = first + i * span;
 		if (!p)
 			continue;
 		if (!legal(w, p)) {
-			if ((rc = flush_run(w)) || (rc = illegal(w, 0, blk, i, p, level > 1 ? level - 1 : 0, lblk)))
+			if ((rc = flush_run(w)) || (rc = illegal(w, 0, blk, i, p, level > 1 ? level - 1 : 0, lblk, meta)))
 				return rc;
+			if (level > 1) {
+				w->bad_map = 1;
+				if (w->ops->stop_at_bad_map)
+					return STOP_SUBTREE;
+			}
 			continue;
 		}
 		/* Each level reads into a buffer of its own, so descending leaves this one intact. */
@@ -140,7 +162,7 @@ int fsck_indirect_scan(struct ext4fs_fs *fs, uint32_t ino, const struct ext4fs_i
 		if (!legal(&w, p)) {
 			rc = flush_run(&w);
 			if (!rc)
-				rc = illegal(&w, 1, 0, i, p, 0, i);
+				rc = illegal(&w, 1, 0, i, p, 0, i, 0);
 			continue;
 		}
 		rc = data_block(&w, i, p);
@@ -153,13 +175,18 @@ int fsck_indirect_scan(struct ext4fs_fs *fs, uint32_t ino, const struct ext4fs_i
 		if (!legal(&w, p)) {
 			rc = flush_run(&w);
 			if (!rc)
-				rc = illegal(&w, 1, 0, DIRECT_BLOCKS + (uint32_t)level - 1, p, level, first);
+				rc = illegal(&w, 1, 0, DIRECT_BLOCKS + (uint32_t)level - 1, p, level, first, 0);
+			w.bad_map = 1;
 			continue;
 		}
 		rc = walk_ind(&w, p, level, first);
+		if (rc == STOP_SUBTREE)
+			rc = 0;
 	}
 	if (!rc)
 		rc = flush_run(&w);
+	if (!rc && ops->stop_at_bad_map && w.bad_map)
+		rc = INDIRECT_SCAN_BAD_MAP;
 out:
 	for (int k = 0; k < 3; k++)
 		free(w.bufs[k]);
@@ -179,7 +206,8 @@ int fsck_indirect_clear(struct e4fsck *ctx, struct ext4fs_inode *in, const struc
 		st32(slot, 0);
 		return 1;
 	}
-	if (!ext4fs_block_ptr_valid(ctx->fs, fix->ref))
+	/* Whatever was answered, a map block on the metadata is left for pass 1B to move: writing it would destroy it. */
+	if (!ext4fs_block_ptr_valid(ctx->fs, fix->ref) || fix->in_metadata || range_set_test(&ctx->fs_meta, fix->ref))
 		return 0;
 	unsigned char *buf = malloc(ctx->geo->block_size);
 	int err = buf ? ext4fs_block_read(ctx->fs, fix->ref, buf) : EXT4FS_E_NO_MEMORY;

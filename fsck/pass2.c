@@ -1478,6 +1478,17 @@ int fsck_pass2(struct e4fsck *ctx)
 		i += n;
 		progress_advance(ctx, n);
 	}
+	/*
+	 * As e2fsck: a map block on the file system's metadata was walked but
+	 * not repaired in pass 1, and passes 1B-1D have given the inode a copy
+	 * of it since; the check starts again here, after the directory blocks,
+	 * to repair what the copy holds.
+	 */
+	if (ctx->restart_later && !ctx->aborted) {
+		ctx->restart = RESTART_MOVED;
+		rc = 0;
+		goto out;
+	}
 	/* As e2fsck: an index pass 3A rebuilds anyway is not judged as a whole. */
 	for (size_t d = 0; d < ctx->ndirs && !ctx->aborted; d++)
 		if (p.st[d].dx && !p.st[d].clear_index && !fsck_rehash_pending(ctx, ctx->dirs[d].ino))
