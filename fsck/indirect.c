@@ -11,7 +11,9 @@
 #include <stdlib.h>
 #include "ext4fs/errors.h"
 #include "bytes.h"
+#include "ext4fs/super.h"
 #include "e4fsck.h"
+#include "extents.h"
 #include "indirect.h"
 
 #define DIRECT_BLOCKS 12
@@ -191,6 +193,107 @@ out:
 	for (int k = 0; k < 3; k++)
 		free(w.bufs[k]);
 	return rc;
+}
+
+/* fsck_map_walk(): what fsck_indirect_scan() hands it, to the caller's function. */
+struct map_walk {
+	ext4fs_block_visit_fn fn;
+	void *arg;
+};
+
+static int map_walk_claim(const struct ext4fs_block_visit *v, void *arg)
+{
+	const struct map_walk *m = arg;
+
+	return m->fn(v, m->arg);
+}
+
+/* Skipped, as e2fsck's later passes skip it: pass 1 asked about it. */
+static int map_walk_illegal(void *arg, const struct problem_ctx *pctx, const struct indirect_fix *fix)
+{
+	(void)arg;
+	(void)pctx;
+	(void)fix;
+	return 0;
+}
+
+int fsck_map_walk(struct ext4fs_fs *fs, uint32_t ino, const struct ext4fs_inode *in, int stop_at_bad_map,
+		  ext4fs_block_visit_fn fn, void *arg)
+{
+	struct indirect_scan_ops ops = { .claim = map_walk_claim, .illegal = map_walk_illegal,
+					 .stop_at_bad_map = stop_at_bad_map };
+	struct map_walk m = { fn, arg };
+
+	if ((in->i_flags & EXT4FS_EXTENTS_FL) && ext4fs_has_incompat(fs, EXT4FS_FEATURE_INCOMPAT_EXTENTS))
+		return fsck_extent_blocks(fs, in, fn, arg);
+	return fsck_indirect_scan(fs, ino, in, &ops, &m);
+}
+
+int fsck_indirect_repoint(struct e4fsck *ctx, struct ext4fs_inode *in, uint64_t lblk, uint64_t old,
+			  uint64_t new_blk, int *in_changed)
+{
+	uint64_t per = ctx->geo->block_size / 4;
+	uint32_t idx[3];
+	unsigned depth;             /* indirect blocks between i_block and the entry */
+	uint32_t top;               /* the entry's slot in i_block, or the slot of its first indirect block */
+
+	*in_changed = 0;
+	if (old > UINT32_MAX || new_blk > UINT32_MAX || !ext4fs_block_ptr_valid(ctx->fs, new_blk))
+		return EXT4FS_E_INVALID_ARG;
+	if (lblk < DIRECT_BLOCKS) {
+		top = (uint32_t)lblk;
+		depth = 0;
+	} else if ((lblk -= DIRECT_BLOCKS) < per) {
+		top = DIRECT_BLOCKS;
+		depth = 1;
+		idx[0] = (uint32_t)lblk;
+	} else if ((lblk -= per) < per * per) {
+		top = DIRECT_BLOCKS + 1;
+		depth = 2;
+		idx[0] = (uint32_t)(lblk / per);
+		idx[1] = (uint32_t)(lblk % per);
+	} else if ((lblk -= per * per) < per * per * per) {
+		top = DIRECT_BLOCKS + 2;
+		depth = 3;
+		idx[0] = (uint32_t)(lblk / (per * per));
+		idx[1] = (uint32_t)(lblk / per % per);
+		idx[2] = (uint32_t)(lblk % per);
+	} else {
+		return EXT4FS_E_INVALID_ARG;
+	}
+	unsigned char *slot = (unsigned char *)in->i_block + (size_t)top * 4;
+	if (!depth) {
+		if (ptr_at(slot, 0) != old)
+			return EXT4FS_E_IND_CORRUPT;
+		st32(slot, (uint32_t)new_blk);
+		*in_changed = 1;
+		return 0;
+	}
+	unsigned char *buf = malloc(ctx->geo->block_size);
+	if (!buf)
+		return EXT4FS_E_NO_MEMORY;
+	uint64_t blk = ptr_at(slot, 0);
+	int err = 0;
+	for (unsigned l = 0; l < depth && !err; l++) {
+		/* Every number read here is followed only once it is a block of the file system. */
+		if (!ext4fs_block_ptr_valid(ctx->fs, blk))
+			err = EXT4FS_E_IND_CORRUPT;
+		else
+			err = ext4fs_block_read(ctx->fs, blk, buf);
+		if (!err && l + 1 < depth)
+			blk = ptr_at(buf, idx[l]);
+	}
+	if (!err && ptr_at(buf, idx[depth - 1]) != old)
+		err = EXT4FS_E_IND_CORRUPT;
+	/* The block holding the entry is the file's own by now (pass 1D copied it first), never metadata. */
+	if (!err && range_set_test(&ctx->fs_meta, blk))
+		err = EXT4FS_E_IND_CORRUPT;
+	if (!err) {
+		st32(buf + (size_t)idx[depth - 1] * 4, (uint32_t)new_blk);
+		err = ext4fs_block_write(ctx->fs, blk, buf);
+	}
+	free(buf);
+	return err;
 }
 
 int fsck_indirect_clear(struct e4fsck *ctx, struct ext4fs_inode *in, const struct indirect_fix *fix)

@@ -65,6 +65,30 @@ int fsck_indirect_scan(struct ext4fs_fs *fs, uint32_t ino, const struct ext4fs_i
 		       const struct indirect_scan_ops *ops, void *arg);
 
 /*
+ * Inode ino's blocks (in, read from disk) as e2fsck's block iterator hands
+ * them to its later passes, each mapping block before what it maps:
+ * extent entries believed as they are (fsck_extent_blocks()), indirect
+ * pointers outside the file system skipped, and with stop_at_bad_map the
+ * indirect walk given up as e2fsck gives it up (see struct
+ * indirect_scan_ops).  Returns 0, INDIRECT_SCAN_BAD_MAP, or what fn
+ * returned (-ENOMEM without memory).
+ */
+int fsck_map_walk(struct ext4fs_fs *fs, uint32_t ino, const struct ext4fs_inode *in, int stop_at_bad_map,
+		  ext4fs_block_visit_fn fn, void *arg);
+
+/*
+ * Point the entry of indirect-mapped *in for logical block lblk, which
+ * holds old, at new_blk instead, in place (as e2fsck's clone does: the
+ * indirect blocks stay where they are, i_blocks does not change).  An
+ * entry in i_block changes *in (*in_changed = 1; the caller writes it); one
+ * in an indirect block is written here, unless that block is the file
+ * system's metadata.  0, or a library error (EXT4FS_E_IND_CORRUPT when the
+ * entry is not found holding old).
+ */
+int fsck_indirect_repoint(struct e4fsck *ctx, struct ext4fs_inode *in, uint64_t lblk, uint64_t old,
+			  uint64_t new_blk, int *in_changed);
+
+/*
  * Zero the pointer fix names, if it still holds what was found: in i_block
  * of *in (the caller writes the inode), or in its indirect block (written
  * here, unless that block is the file system's metadata: ctx->fs_meta).
