@@ -472,6 +472,7 @@ static void free_run_state(struct e4fsck *ctx)
 	ctx->lost_found_bad = 0;
 	ctx->restart = 0;
 	ctx->restart_later = 0;
+	ctx->ncollisions = 0;
 	range_set_free(&ctx->fs_meta);
 }
 
@@ -639,24 +640,14 @@ static int restart_check(struct e4fsck *ctx)
 	/*
 	 * Each restart must settle something for good, or the check could go
 	 * round for ever: an inode newly cleared (which may not come back,
-	 * pass1.c), or a collision newly reported, which is not reported again
-	 * for a restart once the blocks were moved (pass1.c, note_collision()).
+	 * pass1.c), or a map block moved off the metadata (pass 2 restarts only
+	 * then, and a copy is never taken from the metadata, so there are fewer
+	 * such blocks each time).
 	 */
-	if (ctx->restart == RESTART_MOVED) {
-		if (ctx->ncollisions <= ctx->collisions_mark) {
-			fsck_fatal(ctx, "pass 2 asked to restart without a new collision with metadata; stopping "
-				   "rather than restarting for ever");
-			return -1;
-		}
-		ctx->collisions_mark = ctx->ncollisions;
-	} else {
-		if (ctx->nrestart_cleared <= ctx->restart_mark) {
-			fsck_fatal(ctx, "pass 1 asked to restart without clearing an inode; stopping rather than "
-				   "restarting for ever");
-			return -1;
-		}
-		/* Passes 1B-1D did not run: the collisions of this run are still to be moved. */
-		ctx->ncollisions = ctx->collisions_mark;
+	if (ctx->restart != RESTART_MOVED && ctx->nrestart_cleared <= ctx->restart_mark) {
+		fsck_fatal(ctx, "pass 1 asked to restart without clearing an inode; stopping rather than "
+			   "restarting for ever");
+		return -1;
 	}
 	ctx->restart_mark = ctx->nrestart_cleared;
 	printf("Restarting e4fsck from the beginning...\n");
@@ -792,12 +783,11 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	/*
-	 * Restarts end: each one needs an inode newly cleared for good or a
-	 * collision with metadata newly reported (checked in restart_check());
-	 * pass 1 stops the check should a cleared inode come back, and asks for
-	 * no restart for a collision seen before one (pass1.c), so there are at
-	 * most as many restarts as inodes and map blocks, and in practice one or
-	 * two: e2fsck has no limit either.
+	 * Restarts end: each one needs an inode newly cleared for good (checked in
+	 * restart_check(); pass 1 stops the check should a cleared inode come
+	 * back) or a map block moved off the metadata (checked in pass 2), so
+	 * there are at most as many restarts as inodes and map blocks, and in
+	 * practice one or two: e2fsck has no limit either.
 	 */
 	for (;;) {
 		if (init_maps(&ctx))

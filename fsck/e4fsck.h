@@ -123,13 +123,12 @@ struct e4fsck {
 	uint32_t *restart_cleared;  /* the inodes cleared so, over all runs: none may come back */
 	size_t nrestart_cleared, caprestart_cleared;
 	size_t restart_mark;        /* nrestart_cleared when the run began: each restart must add to it */
-	int restart_later;          /* a collision was reported (not with -n): restart after pass 2 */
+	int restart_later;          /* a collision was reported (not with -n): restart after pass 2 if one moved */
 	struct meta_collision {
 		uint32_t ino;
 		uint64_t blk;
-	} *collisions;              /* reported; those before collisions_mark by runs that restarted after 1B-1D */
+	} *collisions;              /* this run's, each once */
 	size_t ncollisions, capcollisions;
-	size_t collisions_mark;     /* a collision listed before it came back: restarting again would not help */
 
 	/* results */
 	int exit_status;            /* FSCK_* bits gathered so far */
@@ -215,6 +214,14 @@ void fsck_clear_inode(struct e4fsck *ctx, uint32_t ino, struct ext4fs_inode *in)
 
 /* Passes 1B-1D: blocks claimed more than once (pass1b.c).  0, or -1 when the run must stop. */
 int fsck_pass1_dups(struct e4fsck *ctx);
+
+/*
+ * Whether passes 1B-1D moved at least one of the map blocks pass 1 found
+ * on the file system's metadata (ctx->collisions): its inode no longer
+ * maps it, or is no longer in use.  1, 0 (every clone declined or failed:
+ * a restart would find them all again), or -1 after fsck_fatal().
+ */
+int fsck_collisions_moved(struct e4fsck *ctx);
 
 /* Bytes held by the maps and lists (for -tt). */
 size_t fsck_memory(const struct e4fsck *ctx);

@@ -109,7 +109,8 @@ static int walk_ind(struct ind_walk *w, uint32_t blk, int level, uint64_t first)
 	 * only counted; pass 1B gives the inode a copy, and a restart repairs that.
 	 */
 	int meta = w->pctx.ino != EXT4FS_RESIZE_INO && w->ops->is_metadata && w->ops->is_metadata(w->arg, blk);
-	if (meta) {
+	/* e2fsck checks the bad blocks inode's map by rules of its own, without this message. */
+	if (meta && w->pctx.ino != EXT4FS_BAD_INO) {
 		w->pctx.blk = blk;
 		if ((rc = w->ops->collision(w->arg, &w->pctx)))
 			return rc;
@@ -227,6 +228,30 @@ int fsck_map_walk(struct ext4fs_fs *fs, uint32_t ino, const struct ext4fs_inode 
 	if ((in->i_flags & EXT4FS_EXTENTS_FL) && ext4fs_has_incompat(fs, EXT4FS_FEATURE_INCOMPAT_EXTENTS))
 		return fsck_extent_blocks(fs, in, fn, arg);
 	return fsck_indirect_scan(fs, ino, in, &ops, &m);
+}
+
+struct meta_probe {
+	const struct range_set *meta;
+	int found;
+};
+
+static int probe_meta(const struct ext4fs_block_visit *v, void *arg)
+{
+	struct meta_probe *m = arg;
+
+	if (v->kind == EXT4FS_BLOCK_DATA || !range_set_test(m->meta, v->pblk))
+		return 0;
+	m->found = 1;
+	return -ECANCELED;          /* one is enough */
+}
+
+int fsck_map_on_metadata(struct e4fsck *ctx, uint32_t ino, const struct ext4fs_inode *in)
+{
+	struct meta_probe m = { &ctx->fs_meta, 0 };
+
+	if (fsck_inode_has_blocks(ctx->fs, in))
+		fsck_map_walk(ctx->fs, ino, in, 0, probe_meta, &m);
+	return m.found;
 }
 
 int fsck_indirect_repoint(struct e4fsck *ctx, struct ext4fs_inode *in, uint64_t lblk, uint64_t old,

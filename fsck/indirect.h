@@ -77,6 +77,14 @@ int fsck_map_walk(struct ext4fs_fs *fs, uint32_t ino, const struct ext4fs_inode 
 		  ext4fs_block_visit_fn fn, void *arg);
 
 /*
+ * 1 when a mapping block of inode ino (an indirect block or extent tree
+ * block, as fsck_map_walk() finds them) lies on the file system's metadata
+ * (ctx->fs_meta), else 0: a map passes 1B-1D did not copy (a clone
+ * declined), which repairs that rewrite the map must leave alone.
+ */
+int fsck_map_on_metadata(struct e4fsck *ctx, uint32_t ino, const struct ext4fs_inode *in);
+
+/*
  * Point the entry of indirect-mapped *in for logical block lblk, which
  * holds old, at new_blk instead, in place (as e2fsck's clone does: the
  * indirect blocks stay where they are, i_blocks does not change).  An

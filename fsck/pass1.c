@@ -1048,24 +1048,22 @@ static int note_restart_clear(struct e4fsck *ctx, uint32_t ino)
 /*
  * A map or tree block of inode ino at blk lies on the file system's
  * metadata, and the file system is writable: e2fsck then restarts after
- * pass 2, once passes 1B-1D have moved the block.  Remembered over the
- * runs that did restart so: a collision that comes back after one was not
- * moved (its clone was declined, or failed), and restarting again would
- * go on for ever; the check then goes on without its repairs, which are
- * never written into the metadata anyway.  Returns 1 when a restart is
- * due for it, 0 when not, -1 after fsck_fatal().
+ * pass 2, once passes 1B-1D have moved the block.  Listed, so that pass 2
+ * can tell whether they did (a clone may be declined, or fail: a restart
+ * would then meet the same blocks again).  0, or -1 after fsck_fatal().
  */
 static int note_collision(struct e4fsck *ctx, uint32_t ino, uint64_t blk)
 {
+	ctx->restart_later = 1;
 	for (size_t k = 0; k < ctx->ncollisions; k++)
 		if (ctx->collisions[k].ino == ino && ctx->collisions[k].blk == blk)
-			return k >= ctx->collisions_mark;
+			return 0;
 	struct meta_collision c = { ino, blk };
 	if (append((void **)&ctx->collisions, &ctx->ncollisions, &ctx->capcollisions, &c, 1, sizeof(c))) {
 		fsck_fatal(ctx, "out of memory in pass 1");
 		return -1;
 	}
-	return 1;
+	return 0;
 }
 
 /* Directory ino's blocks [lblk, lblk + len) are now at new_lblk: pass 2's list follows. */
@@ -1178,13 +1176,8 @@ static int answer_problems(struct e4fsck *ctx, struct p1_worker *w)
 			if (p->fix == FIX_RESTART_LATER) {
 				/* A message only: whatever follows is asked as if it had not been said. */
 				fix_problem(ctx, p->code, &p->pctx);
-				if (!ctx->read_only) {
-					int r = note_collision(ctx, ino, p->pctx.blk);
-					if (r < 0)
-						return -1;
-					if (r)
-						ctx->restart_later = 1;
-				}
+				if (!ctx->read_only && note_collision(ctx, ino, p->pctx.blk))
+					return -1;
 				continue;
 			}
 			if (p->fix == FIX_EXTENT && p->ext.kind == EXTENT_FIX_COLLAPSE) {

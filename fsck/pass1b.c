@@ -863,6 +863,48 @@ out:
 	return rc;
 }
 
+/* Whether a mapping block of an inode's map is the block sought. */
+struct map_probe {
+	uint64_t blk;
+	int found;
+};
+
+static int probe_map_block(const struct ext4fs_block_visit *v, void *arg)
+{
+	struct map_probe *m = arg;
+
+	if (v->kind == EXT4FS_BLOCK_DATA || v->pblk != m->blk)
+		return 0;
+	m->found = 1;
+	return -ECANCELED;          /* found: no need to go on */
+}
+
+int fsck_collisions_moved(struct e4fsck *ctx)
+{
+	for (size_t i = 0; i < ctx->ncollisions; i++) {
+		const struct meta_collision *c = &ctx->collisions[i];
+		struct map_probe m = { c->blk, 0 };
+		struct ext4fs_inode in;
+		int err = ext4fs_inode_read(ctx->fs, c->ino, &in);
+		if (err) {
+			fsck_fatal(ctx, "%s while reading inode %u again after pass 1D: %s", ext4fs_strerror(err),
+				   c->ino, ext4fs_errmsg(ctx->fs));
+			return -1;
+		}
+		/* Deleted in pass 1D, or no map any more: the block is no longer the inode's. */
+		if (!bitmap_paged_test(&ctx->inode_used, c->ino) || !fsck_inode_has_blocks(ctx->fs, &in))
+			return 1;
+		err = fsck_map_walk(ctx->fs, c->ino, &in, 0, probe_map_block, &m);
+		if (err == -ENOMEM) {
+			fsck_fatal(ctx, "out of memory after pass 1D");
+			return -1;
+		}
+		if (!m.found)
+			return 1;
+	}
+	return 0;
+}
+
 int fsck_pass1_dups(struct e4fsck *ctx)
 {
 	struct dups d = { .ctx = ctx };
