@@ -21,10 +21,12 @@
 # index, at one of those blocks.  tests/lib/fsck-damage.sh then requires
 # e2fsck's lines and exit codes with -n, -p and -y (-n also with 1 and 4
 # threads), a second -fy exiting 0, e2fsck -fn clean afterwards and /big
-# intact; here dumpe2fs must read the result, and its superblock,
-# descriptors and inode tables must be what e2fsck's repair leaves.  Last,
-# the image the random-damage sweep found (a triple indirect block on the
-# superblock) when it is there to copy.
+# intact; here dumpe2fs must read the result, and its superblock and group
+# layout must be what e2fsck's repair leaves.  Then, on a terminal, a clone
+# declined: e4fsck must not restart for ever (it does not restart at all:
+# nothing moved) nor write into the metadata.  Last, the image the
+# random-damage sweep found (a triple indirect block on the superblock)
+# when it is there to copy.
 #
 # Where e2fsck 1.47 prints something wrong, the comparison corrects it:
 # its library's warnings on stderr about block numbers outside the file
@@ -39,7 +41,7 @@ set -eu
 # shellcheck source-path=SCRIPTDIR source=../lib/common.sh
 . "$(dirname -- "$0")/../lib/common.sh"
 
-need_cmd python3 dumpe2fs
+need_cmd python3 dumpe2fs timeout
 # shellcheck source-path=SCRIPTDIR source=../lib/fsck-damage.sh
 . "$(dirname -- "$0")/../lib/fsck-damage.sh"
 damage_setup
@@ -223,6 +225,27 @@ DAMAGE_CMD=1 metadata_case "extent tree block on the inode table, a bad extent i
 o="-t ext4 -b 4096"
 DAMAGE_CMD=1 DAMAGE_E2FSCK_FY_EXIT=0 DAMAGE_FY_SED='/^$/{N;/FILE SYSTEM WAS MODIFIED/d}' \
 	metadata_case "extent tree block on the inode table [$o]" "$o" "bash '$T/copy-leaf.sh' \"\$1\""
+
+# Interactively, with the clone declined ("no" to "Clone multiply-claimed
+# blocks" and to "Delete file"): nothing moved the block, so the check does
+# not restart (e2fsck would, and ask again, as often as it is told no); it
+# ends with the errors left (exit 5), and the reserved descriptor block the
+# file's indirect block lies on is as it was.
+name="a clone declined: no restart, the metadata left alone [$o1k]"
+LAYOUT=victim
+base_image "$T/tty.img" "$o1k"
+rgdt=$(meta "$T/tty.img" 0 's/^ *Reserved GDT blocks at \([0-9]*\).*/\1/p')
+debugfs -w -R "sif /victim block[IND] $rgdt" "$T/tty.img" >/dev/null 2>&1
+before=$(dd if="$T/tty.img" bs=1024 skip="$rgdt" count=1 status=none | md5sum)
+rc=0; timeout 60 python3 "$top_srcdir/tests/lib/pty-answers.py" ynn NL "$E4FSCK" -f "$T/tty.img" >"$T/ours.tty" 2>&1 || rc=$?
+after=$(dd if="$T/tty.img" bs=1024 skip="$rgdt" count=1 status=none | md5sum)
+if [ "$rc" != 5 ] || grep -q '^Restarting' "$T/ours.tty" || ! grep -q 'Clone multiply-claimed blocks<y>? no' "$T/ours.tty"; then
+	bad "$name: exit $rc"; sed 's/^/    /' "$T/ours.tty" | head -n 30
+elif [ "$before" != "$after" ] || ! dumpe2fs "$T/tty.img" >/dev/null 2>&1; then
+	bad "$name: the reserved descriptor block $rgdt changed"
+else
+	pass "$name"
+fi
 
 # The image the random-damage sweep kept (t0970, seed 176 on ext3-1k): e4fsck
 # -fy used to clear "illegal" pointers in the superblock.  Now it must
