@@ -440,7 +440,9 @@ static int init_maps(struct e4fsck *ctx)
 
 /*
  * What one run of the passes found: the maps, the lists and the counts.
- * Freed at the end, and before a restart, which starts from nothing.
+ * Freed at the end, and before a restart, which starts from nothing but
+ * the extent trees pass 1 was told to rebuild: as in e2fsck, a run that
+ * restarts before pass 1E leaves them to the next run's pass 1E.
  */
 static void free_run_state(struct e4fsck *ctx)
 {
@@ -458,9 +460,6 @@ static void free_run_state(struct e4fsck *ctx)
 	free(ctx->dir_blocks);
 	ctx->dir_blocks = NULL;
 	ctx->ndir_blocks = ctx->capdir_blocks = 0;
-	free(ctx->rebuild);
-	ctx->rebuild = NULL;
-	ctx->nrebuild = ctx->caprebuild = 0;
 	free(ctx->rehash);
 	ctx->rehash = NULL;
 	ctx->nrehash = ctx->caprehash = 0;
@@ -472,12 +471,17 @@ static void free_run_state(struct e4fsck *ctx)
 	ctx->lost_found = 0;
 	ctx->lost_found_bad = 0;
 	ctx->restart = 0;
+	ctx->restart_later = 0;
+	ctx->ncollisions = 0;
+	range_set_free(&ctx->fs_meta);
 }
 
 static void free_ctx(struct e4fsck *ctx)
 {
 	free_run_state(ctx);
 	free(ctx->restart_cleared);
+	free(ctx->collisions);
+	free(ctx->rebuild);
 	for (size_t i = 0; i < ctx->nlog; i++)
 		free(ctx->log[i].message);
 	free(ctx->log);
@@ -537,7 +541,7 @@ static const struct {
 	{ TIME_PASS5, "Pass 5: Checking group summary information", fsck_pass5 },
 };
 
-/* run_passes(): pass 1 cleared an inode it had partly counted, the check starts again. */
+/* run_passes(): pass 1 or 2 asked to start the check again (ctx->restart says why). */
 #define RUN_RESTART 1
 
 /* The passes in order: 0, -1 when the check stops, or RUN_RESTART. */
@@ -563,7 +567,7 @@ static int run_passes(struct e4fsck *ctx)
 			free(guard.runs);
 			return -1;
 		}
-		/* As e2fsck: the other passes wait for the next run (pass 1 sets it only). */
+		/* As e2fsck: the other passes wait for the next run (set by pass 1 or 2). */
 		if (ctx->restart)
 			return RUN_RESTART;
 	}
@@ -619,19 +623,28 @@ static int mark_checked(struct e4fsck *ctx)
 
 /*
  * e2fsck's restart, after pass 1 cleared an inode whose blocks it had
- * partly counted: say so, write what was repaired, forget everything the
- * passes found and open the file system again, by its primary superblock
- * as e2fsck does, then check the superblock, the clock and the resize
- * inode once more.  The journal was replayed and the orphans finished by
- * the first run, and "check forced" is not said twice (e2fsck skips it
- * after a repair).  As e2fsck starts again with a file system it calls
- * valid, the "no" answers of the first run no longer count: the problems
- * still there are found and asked about again.  0, or -1 to stop.
+ * partly counted, or after pass 2 when passes 1B-1D have moved the map
+ * blocks that lay on the file system's metadata: say so, write what was
+ * repaired, forget everything the passes found and open the file system
+ * again, by its primary superblock as e2fsck does, then go through the
+ * journal step and check the superblock, the clock, the backup of the
+ * journal inode's map and the resize inode once more.  The journal was
+ * replayed and the orphans finished by the first run, and "check forced"
+ * is not said twice (e2fsck skips it after a repair).  As e2fsck starts
+ * again with a file system it calls valid, the "no" answers of the first
+ * run no longer count: the problems still there are found and asked about
+ * again.  0, or -1 to stop.
  */
 static int restart_check(struct e4fsck *ctx)
 {
-	/* Only an inode cleared for good asks for it: a run that cleared none must not restart. */
-	if (ctx->nrestart_cleared <= ctx->restart_mark) {
+	/*
+	 * Each restart must settle something for good, or the check could go
+	 * round for ever: an inode newly cleared (which may not come back,
+	 * pass1.c), or a map block moved off the metadata (pass 2 restarts only
+	 * then, and a copy is never taken from the metadata, so there are fewer
+	 * such blocks each time).
+	 */
+	if (ctx->restart != RESTART_MOVED && ctx->nrestart_cleared <= ctx->restart_mark) {
 		fsck_fatal(ctx, "pass 1 asked to restart without clearing an inode; stopping rather than "
 			   "restarting for ever");
 		return -1;
@@ -651,7 +664,12 @@ static int restart_check(struct e4fsck *ctx)
 	ctx->superblock = 0;
 	if (open_fs(ctx, EXT4FS_OPEN_RW))
 		return -1;
-	return fsck_check_super(ctx) || fsck_check_super_times(ctx) || fsck_check_resize_inode(ctx) ? -1 : 0;
+	/* e2fsck's restart goes back to its journal step: the first run's repairs may have broken the journal. */
+	if (fsck_check_journal(ctx))
+		return -1;
+	/* Passes 1B-1D may have moved the journal's blocks: the backup of its map follows, as in e2fsck. */
+	return fsck_check_super(ctx) || fsck_check_super_times(ctx) || fsck_backup_journal_map(ctx) ||
+	       fsck_check_resize_inode(ctx) ? -1 : 0;
 }
 
 /*
@@ -766,9 +784,10 @@ int main(int argc, char **argv)
 	}
 	/*
 	 * Restarts end: each one needs an inode newly cleared for good (checked in
-	 * restart_check()), and pass 1 stops the check should a cleared inode come
-	 * back (pass1.c, note_restart_clear()), so there are at most as many
-	 * restarts as inodes, and in practice one: e2fsck has no limit either.
+	 * restart_check(); pass 1 stops the check should a cleared inode come
+	 * back) or a map block moved off the metadata (checked in pass 2), so
+	 * there are at most as many restarts as inodes and map blocks, and in
+	 * practice one or two: e2fsck has no limit either.
 	 */
 	for (;;) {
 		if (init_maps(&ctx))

@@ -15,6 +15,10 @@
 #include "stats.h"
 #include "xattr_refs.h"
 
+/* struct e4fsck's restart: why the check starts again. */
+#define RESTART_CLEARED 1   /* pass 1 cleared an inode whose blocks it had partly claimed */
+#define RESTART_MOVED   2   /* passes 1B-1D moved map blocks off the file system's metadata */
+
 /* Exit status bits, as e2fsck (summed). */
 #define FSCK_OK           0
 #define FSCK_NONDESTRUCT  1   /* errors corrected */
@@ -108,11 +112,23 @@ struct e4fsck {
 	struct { uint32_t code; int answer; int quiet; } latches[8];
 	int nlatches;
 
-	/* e2fsck's restart: pass 1 cleared an inode it had partly accounted for (pass1.c) */
-	int restart;                /* set in pass 1: start again from the superblock checks */
+	/*
+	 * e2fsck's restart: pass 1 cleared an inode it had partly accounted for
+	 * (RESTART_CLEARED), or a map or extent tree block of an inode lay on the
+	 * file system's metadata (fs_meta, below) and passes 1B-1D have moved it
+	 * since (RESTART_MOVED, set by pass 2 after its directory blocks): the
+	 * check starts again from the superblock checks.
+	 */
+	int restart;                /* 0, RESTART_CLEARED or RESTART_MOVED */
 	uint32_t *restart_cleared;  /* the inodes cleared so, over all runs: none may come back */
 	size_t nrestart_cleared, caprestart_cleared;
 	size_t restart_mark;        /* nrestart_cleared when the run began: each restart must add to it */
+	int restart_later;          /* a collision was reported (not with -n): restart after pass 2 if one moved */
+	struct meta_collision {
+		uint32_t ino;
+		uint64_t blk;
+	} *collisions;              /* this run's, each once */
+	size_t ncollisions, capcollisions;
 
 	/* results */
 	int exit_status;            /* FSCK_* bits gathered so far */
@@ -124,6 +140,15 @@ struct e4fsck {
 	unsigned long problems, problems_fixed;
 	struct problem_record *log;
 	size_t nlog, caplog;
+
+	/*
+	 * e2fsck's metadata map: every group's superblock and descriptor copies
+	 * (reserved descriptor blocks included), bitmaps and inode table, as the
+	 * descriptors place them.  Filled by pass 1 before its workers start.
+	 * An inode's map or tree block found there is walked but not repaired,
+	 * and no repair of an inode's map writes into it.
+	 */
+	struct range_set fs_meta;
 
 	/* what pass 1 finds */
 	struct bitmap_paged inode_used;   /* in use (links or mode) */
@@ -189,6 +214,14 @@ void fsck_clear_inode(struct e4fsck *ctx, uint32_t ino, struct ext4fs_inode *in)
 
 /* Passes 1B-1D: blocks claimed more than once (pass1b.c).  0, or -1 when the run must stop. */
 int fsck_pass1_dups(struct e4fsck *ctx);
+
+/*
+ * Whether passes 1B-1D moved at least one of the map blocks pass 1 found
+ * on the file system's metadata (ctx->collisions): its inode no longer
+ * maps it, or is no longer in use.  1, 0 (every clone declined or failed:
+ * a restart would find them all again), or -1 after fsck_fatal().
+ */
+int fsck_collisions_moved(struct e4fsck *ctx);
 
 /* Bytes held by the maps and lists (for -tt). */
 size_t fsck_memory(const struct e4fsck *ctx);

@@ -90,8 +90,19 @@ static int scan_child(struct scan *s, unsigned level, const struct ext4fs_extent
 	if (readable)
 		ext4fs_extent_node_header(s->bufs[child], &h);
 	if (!readable || !header_sane(&h, s->g->block_size)) {
-		if (!next_try_repairs)
-			return 0;
+		/*
+		 * Deleting the entry would be a repair of the colliding block's
+		 * parent, which e2fsck does not make here: it gives up the whole
+		 * walk instead (see fsck_extents_scan()).
+		 */
+		if (!next_try_repairs) {
+			s->pctx.blk = e->pblk;
+			s->pctx.blk2 = e->lblk;
+			s->pctx.str = "EXT2_EXTENT_DOWN";
+			s->pctx.errmsg = readable ? "Corrupt extent header"
+						  : "Attempt to read block from filesystem resulted in short read";
+			return EXTENT_SCAN_STOPPED;
+		}
 		return report(s, PR_1_EXTENT_HEADER_INVALID, EXTENT_FIX_DELETE, level, 0, e, 0);
 	}
 	int csum_bad = !ext4fs_extent_node_csum_ok(s->fs, s->ino, s->in->i_generation, s->bufs[child],
@@ -183,12 +194,20 @@ static int scan_node(struct scan *s, unsigned level, const unsigned char *node, 
 				return rc;
 			e.unwritten = 0;
 		}
-		if (problem) {
+		if (problem && try_repairs) {
 			/* Not believed whatever the answer: its blocks are not claimed. */
-			if (try_repairs && (rc = report(s, problem, EXTENT_FIX_DELETE, level, leaf, &e, 0)))
+			if ((rc = report(s, problem, EXTENT_FIX_DELETE, level, leaf, &e, 0)))
 				return rc;
 			continue;
 		}
+		/*
+		 * In a tree block on the metadata e2fsck asks nothing and believes a
+		 * bad leaf extent as it is: its blocks count for the file (and any
+		 * inside the file system are claimed).  A bad index entry there is
+		 * left alone here, where e2fsck would try to go down it.
+		 */
+		if (problem && !leaf)
+			continue;
 		if (!leaf) {
 			if ((rc = scan_child(s, level, &e, last_lblk, (uint64_t)e.lblk + len)))
 				return rc;
@@ -266,8 +285,18 @@ int fsck_extents_scan(struct ext4fs_fs *fs, uint32_t ino, const struct ext4fs_in
 	uint64_t size_blocks = (ext4fs_inode_size(in) + g->block_size - 1) / g->block_size;
 	s.eof_block = size_blocks - 1;
 	rc = scan_node(&s, 0, (const unsigned char *)in->i_block, 0, 0, size_blocks, 1, 0);
-	if (!rc)
+	if (rc == EXTENT_SCAN_STOPPED) {
+		/* e2fsck's order: the failure, the suggestion for what it walked, then its fatal error. */
+		rc = ops->problem(arg, PR_1_EXTENT_ITERATE_FAILURE, &s.pctx, NULL);
+		if (!rc)
+			rc = suggest_rebuild(&s);
+		if (!rc)
+			rc = ops->problem(arg, PR_1_BLOCK_ITERATE, &s.pctx, NULL);
+		if (!rc)
+			rc = EXTENT_SCAN_STOPPED;
+	} else if (!rc) {
 		rc = suggest_rebuild(&s);
+	}
 out:
 	for (unsigned k = 1; k < EXTENT_PATH_MAX; k++)
 		free(s.bufs[k]);
@@ -310,7 +339,13 @@ static int node_load(struct e4fsck *ctx, struct ext4fs_inode *in, const uint64_t
 
 static int node_store(struct e4fsck *ctx, uint32_t ino, const struct ext4fs_inode *in, struct node_ref *n)
 {
-	if (n->in_inode)
+	/*
+	 * A tree block on the file system's metadata is only ever walked: e2fsck
+	 * answers some questions about it all the same (a checksum, an index
+	 * start below it), but the write would land on the metadata.  Pass 1B
+	 * gives the inode a copy, which the next run repairs.
+	 */
+	if (n->in_inode || range_set_test(&ctx->fs_meta, n->blk))
 		return 0;
 	ext4fs_extent_node_csum_set(ctx->fs, ino, in->i_generation, n->buf, n->size);
 	int err = ext4fs_block_write(ctx->fs, n->blk, n->buf);
@@ -547,6 +582,12 @@ int fsck_extent_rebuild(struct e4fsck *ctx, uint32_t ino)
 		rc = 0;         /* cannot be smaller than it is */
 		goto out;
 	}
+	/* Its blocks are rewritten in place: not one on the file system's metadata (a clone was declined). */
+	for (size_t i = 0; i < t.nblocks; i++)
+		if (range_set_test(&ctx->fs_meta, t.blocks[i])) {
+			rc = 0;
+			goto out;
+		}
 	buf = malloc(ctx->geo->block_size);
 	level = malloc((n ? n : 1) * sizeof(*level));
 	up = malloc((n ? n : 1) * sizeof(*up));

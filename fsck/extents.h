@@ -49,11 +49,23 @@ struct extent_scan_ops {
 	int (*is_metadata)(void *arg, uint64_t blk);
 };
 
+/* fsck_extents_scan(): the walk stopped early, as e2fsck's does (see there). */
+#define EXTENT_SCAN_STOPPED 1
+
 /*
  * Check inode ino's extent tree (in, read from disk), reporting through ops
  * with arg.  dir_limit: the number of logical blocks a directory may have.
  * Returns 0, or the first negative value a callback returned.  Tree blocks
  * that cannot be read are reported as invalid nodes.
+ *
+ * A tree block below an index entry that lies on the file system's own
+ * metadata (any inode but the resize inode) is reported as
+ * PR_1_CRITICAL_METADATA_COLLISION and checked without repairs.  When
+ * that block is not a tree node at all, the walk ends there, as e2fsck's
+ * does: PR_1_EXTENT_ITERATE_FAILURE (a yes clears the inode), the rebuild
+ * suggestion for what was seen, then PR_1_BLOCK_ITERATE (e2fsck's fatal
+ * error, asked only if the inode was kept), and EXTENT_SCAN_STOPPED is
+ * returned: the inode's size and block count are not judged.
  */
 int fsck_extents_scan(struct ext4fs_fs *fs, uint32_t ino, const struct ext4fs_inode *in, uint64_t dir_limit,
 		      const struct extent_scan_ops *ops, void *arg);

@@ -298,3 +298,85 @@ int counter_paged_merge(struct counter_paged *dst, const struct counter_paged *s
 	}
 	return 0;
 }
+
+void range_set_init(struct range_set *s)
+{
+	memset(s, 0, sizeof(*s));
+}
+
+void range_set_free(struct range_set *s)
+{
+	free(s->r);
+	memset(s, 0, sizeof(*s));
+}
+
+int range_set_add(struct range_set *s, uint64_t start, uint64_t count)
+{
+	if (!count)
+		return 0;
+	if (start + count < start)
+		return -ERANGE;
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 64;
+		struct block_range *grown = realloc(s->r, cap * sizeof(*grown));
+		if (!grown)
+			return -ENOMEM;
+		s->r = grown;
+		s->cap = cap;
+	}
+	s->r[s->n++] = (struct block_range){ start, start + count };
+	s->sealed = 0;
+	return 0;
+}
+
+static int cmp_range(const void *a, const void *b)
+{
+	const struct block_range *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+void range_set_seal(struct range_set *s)
+{
+	size_t kept = 0;
+
+	if (s->n > 1)
+		qsort(s->r, s->n, sizeof(*s->r), cmp_range);
+	for (size_t i = 0; i < s->n; i++) {
+		if (kept && s->r[i].start <= s->r[kept - 1].end) {
+			if (s->r[i].end > s->r[kept - 1].end)
+				s->r[kept - 1].end = s->r[i].end;
+			continue;
+		}
+		s->r[kept++] = s->r[i];
+	}
+	s->n = kept;
+	s->sealed = 1;
+}
+
+int range_set_test(const struct range_set *s, uint64_t n)
+{
+	size_t lo = 0, hi = s->n;
+
+	if (!s->sealed) {
+		/* Slow but right: a set not sealed yet must not answer "no" to what it holds. */
+		for (size_t i = 0; i < s->n; i++)
+			if (n >= s->r[i].start && n < s->r[i].end)
+				return 1;
+		return 0;
+	}
+	/* The last range starting at or before n is the only one that can hold it. */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (s->r[mid].start <= n)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo > 0 && n < s->r[lo - 1].end;
+}
+
+size_t range_set_bytes(const struct range_set *s)
+{
+	return s->cap * sizeof(*s->r);
+}

@@ -109,4 +109,32 @@ size_t counter_paged_bytes(const struct counter_paged *c);
  */
 int counter_paged_merge(struct counter_paged *dst, const struct counter_paged *src);
 
+/*
+ * A set of block ranges, for what few but long runs describe (the file
+ * system's own metadata: a superblock and descriptor table, two bitmaps
+ * and an inode table per group, mostly side by side).  Ranges are added in
+ * any order, then range_set_seal() sorts and joins them for fast tests.
+ * Memory follows the number of runs, not the size of the device.
+ */
+struct range_set {
+	struct block_range { uint64_t start, end; } *r;  /* [start, end) */
+	size_t n, cap;
+	int sealed;
+};
+
+/* An empty set (all zero bytes is one too).  Free with range_set_free(). */
+void range_set_init(struct range_set *s);
+void range_set_free(struct range_set *s);
+
+/* Add [start, start + count); count 0 adds nothing.  0, or -ENOMEM / -ERANGE (wraps past 2^64). */
+int range_set_add(struct range_set *s, uint64_t start, uint64_t count);
+
+/* Sort and join overlapping or touching ranges, for fast tests; later adds unseal it.  Cannot fail. */
+void range_set_seal(struct range_set *s);
+
+/* 1 when n is in a range of s, else 0: a binary search once sealed, a linear one before. */
+int range_set_test(const struct range_set *s, uint64_t n);
+
+size_t range_set_bytes(const struct range_set *s);
+
 #endif

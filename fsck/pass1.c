@@ -62,6 +62,8 @@ enum p1_fix {
 	FIX_EA_INODE_FL,    /* inode value gets EXT4FS_EA_INODE_FL */
 	FIX_EPOCH,          /* pre-1970 timestamps lose their wrong epoch bits */
 	FIX_CLEAR_RESTART,  /* too many illegal blocks: cleared, and the check starts again (a no: see answer_problems) */
+	FIX_RESTART_LATER,  /* a message: a map block lies on metadata; unless -n, the check starts again after pass 2 */
+	FIX_ITERATE_CLEAR,  /* the extent walk gave up: cleared, i_blocks zeroed, and the check starts again */
 };
 
 struct p1_problem {
@@ -175,7 +177,22 @@ static int claim_in(struct bitmap_paged *found, struct bitmap_paged *dup, uint64
 	return bitmap_paged_set_range(found, blk, n) < 0 ? -1 : 0;
 }
 
-/* The file system's own blocks: superblock and descriptor copies, bitmaps, inode tables. */
+/*
+ * Claim range blk, n as the file system's own, and remember it in
+ * ctx->fs_meta (e2fsck's metadata map).  0 or -1 (ENOMEM).
+ */
+static int claim_meta(struct e4fsck *ctx, uint64_t blk, uint64_t n)
+{
+	if (range_set_add(&ctx->fs_meta, blk, n))
+		return -1;
+	return claim_in(&ctx->block_found, &ctx->block_dup, blk, n);
+}
+
+/*
+ * The file system's own blocks: superblock and descriptor copies, bitmaps,
+ * inode tables; claimed, and (but for the MMP block, as in e2fsck) kept in
+ * ctx->fs_meta for the walks to test.
+ */
 static int claim_fs_metadata(struct e4fsck *ctx)
 {
 	const struct ext4fs_geom *g = ctx->geo;
@@ -192,8 +209,7 @@ static int claim_fs_metadata(struct e4fsck *ctx)
 		 * super_blk: group 0's is block 0 with 4 KiB blocks, a number that
 		 * elsewhere means "none".
 		 */
-		if (ext4fs_group_has_super(ctx->fs, grp) &&
-		    claim_in(&ctx->block_found, &ctx->block_dup, super_blk, 1))
+		if (ext4fs_group_has_super(ctx->fs, grp) && claim_meta(ctx, super_blk, 1))
 			return -1;
 		struct {
 			uint64_t blk, n;
@@ -216,10 +232,11 @@ static int claim_fs_metadata(struct e4fsck *ctx)
 				}
 				continue;
 			}
-			if (claim_in(&ctx->block_found, &ctx->block_dup, parts[i].blk, parts[i].n))
+			if (claim_meta(ctx, parts[i].blk, parts[i].n))
 				return -1;
 		}
 	}
+	range_set_seal(&ctx->fs_meta);
 	/* The multiple-mount protection block, claimed where e2fsck claims it: past the first data block. */
 	const struct ext4fs_super *sb = ext4fs_sb(ctx->fs);
 	if (ext4fs_has_incompat(ctx->fs, EXT4FS_FEATURE_INCOMPAT_MMP) && sb->s_mmp_block > g->first_data_block &&
@@ -234,9 +251,15 @@ static int visit_block(const struct ext4fs_block_visit *v, void *arg)
 	struct block_walk *b = arg;
 	struct p1_worker *w = b->w;
 
-	if (!ext4fs_block_range_valid(w->fs, v->pblk, v->count))
-		return 0;   /* the walks report these as problems of their own */
-	if (claim_in(&w->block_found, &w->block_dup, v->pblk, v->count))
+	/*
+	 * The walks report blocks outside the file system as problems of their
+	 * own and do not hand them here, but for one case: an extent below a
+	 * tree block on the metadata, which e2fsck believes without a question
+	 * (extents.c).  As e2fsck, such blocks count in the file's size and
+	 * block count, and are not claimed (nor read as directory blocks).
+	 */
+	int valid = ext4fs_block_range_valid(w->fs, v->pblk, v->count);
+	if (valid && claim_in(&w->block_found, &w->block_dup, v->pblk, v->count))
 		return -ENOMEM;
 	b->blocks += v->count;
 	/*
@@ -263,7 +286,7 @@ static int visit_block(const struct ext4fs_block_visit *v, void *arg)
 		b->last_lblk_plus1 = v->lblk + v->count;
 	if (!v->unwritten && v->lblk + v->count > b->last_init_plus1)
 		b->last_init_plus1 = v->lblk + v->count;
-	if (b->is_dir) {
+	if (b->is_dir && valid) {
 		for (uint32_t k = 0; k < v->count; k++) {
 			if (w->ndblocks == w->capdblocks) {
 				size_t cap = w->capdblocks ? w->capdblocks * 2 : 1024;
@@ -297,7 +320,14 @@ static int add_dir(struct p1_worker *w, uint32_t ino)
 static int extent_problem(void *arg, uint32_t code, const struct problem_ctx *pctx, const struct extent_fix *fix)
 {
 	struct block_walk *b = arg;
-	enum p1_fix kind = fix ? FIX_EXTENT : code == PR_1_MISSING_EXTENT_HEADER ? FIX_CLEAR_INODE : FIX_NONE;
+	enum p1_fix kind = fix ? FIX_EXTENT : FIX_NONE;
+
+	if (code == PR_1_MISSING_EXTENT_HEADER)
+		kind = FIX_CLEAR_INODE;
+	else if (code == PR_1_CRITICAL_METADATA_COLLISION)
+		kind = FIX_RESTART_LATER;
+	else if (code == PR_1_EXTENT_ITERATE_FAILURE)
+		kind = FIX_ITERATE_CLEAR;
 
 	/*
 	 * As e2fsck: with -D a directory is rebuilt in pass 3A, so its tree is not
@@ -312,15 +342,18 @@ static int extent_problem(void *arg, uint32_t code, const struct problem_ctx *pc
 		return -ENOMEM;
 	if (fix)
 		b->w->probs[b->w->nprobs - 1].ext = *fix;
+	/* e2fsck's fatal error follows a kept inode only. */
+	if (code == PR_1_BLOCK_ITERATE)
+		b->w->probs[b->w->nprobs - 1].skip_if_cleared = 1;
 	return 0;
 }
 
-/* The file system's own metadata was claimed before the workers started; they only read it. */
+/* ctx->fs_meta was filled before the workers started; they only read it. */
 static int is_fs_metadata(void *arg, uint64_t blk)
 {
 	const struct block_walk *b = arg;
 
-	return blk < b->w->ctx->geo->blocks_count && bitmap_paged_test(&b->w->ctx->block_found, blk);
+	return blk < b->w->ctx->geo->blocks_count && range_set_test(&b->w->ctx->fs_meta, blk);
 }
 
 static const struct extent_scan_ops extent_ops = { visit_block, extent_problem, is_fs_metadata };
@@ -341,6 +374,15 @@ static int indirect_illegal(void *arg, const struct problem_ctx *pctx, const str
 	/* e2fsck compares an illegal pointer with the block before it, but does not follow it. */
 	if (b->prev_end && pctx->blk != b->prev_end)
 		b->fragmented = 1;
+	/*
+	 * In a map block on the metadata: counted, as e2fsck counts it, but
+	 * neither reported nor cleared (the write would land on the metadata),
+	 * and e2fsck leaves before its "Too many" question for it.
+	 */
+	if (fix->in_metadata) {
+		b->illegal++;
+		return 0;
+	}
 	if (++b->illegal % 12 == 0 && record(w, PR_1_TOO_MANY_BAD_BLOCKS, pctx, FIX_CLEAR_RESTART, 0, NULL))
 		return -ENOMEM;
 	if (record(w, PR_1_ILLEGAL_BLOCK_NUM, pctx, FIX_IND_CLEAR, 0, pctx->str))
@@ -349,7 +391,17 @@ static int indirect_illegal(void *arg, const struct problem_ctx *pctx, const str
 	return 0;
 }
 
-static const struct indirect_scan_ops indirect_ops = { visit_block, indirect_illegal };
+/* An indirect block on the file system's metadata: e2fsck's message, and (unless -n) a restart after pass 2. */
+static int indirect_collision(void *arg, const struct problem_ctx *pctx)
+{
+	struct block_walk *b = arg;
+
+	return record(b->w, PR_1_CRITICAL_METADATA_COLLISION, pctx, FIX_RESTART_LATER, 0, NULL) ? -ENOMEM : 0;
+}
+
+/* Illegal pointers are asked about one by one, as e2fsck asks: the walk goes on past them. */
+static const struct indirect_scan_ops indirect_ops = { visit_block, indirect_illegal, is_fs_metadata,
+							indirect_collision, 0 };
 
 int fsck_inode_has_blocks(struct ext4fs_fs *fs, const struct ext4fs_inode *in)
 {
@@ -389,11 +441,17 @@ static int check_blocks(struct p1_worker *w, uint32_t ino, const struct ext4fs_i
 	if (acl_valid && record(w, PR_1_BAD_EA_BLOCK, &pctx, FIX_EA_CHECK, acl, NULL))
 		return -1;
 
+	int stopped = 0;            /* the extent walk gave up as e2fsck's does: nothing more about the blocks */
+	size_t first_rec = w->nprobs;
 	if (mapped && (in->i_flags & EXT4FS_EXTENTS_FL) &&
 	    ext4fs_has_incompat(w->fs, EXT4FS_FEATURE_INCOMPAT_EXTENTS))
 		err = fsck_extents_scan(w->fs, ino, in, b.max_dir_blocks, &extent_ops, &b);
 	else if (mapped)
 		err = fsck_indirect_scan(w->fs, ino, in, &indirect_ops, &b);
+	if (err == EXTENT_SCAN_STOPPED) {
+		stopped = 1;
+		err = 0;
+	}
 	if (err == -ENOMEM) {
 		worker_fail(w, "out of memory walking blocks");
 		return -1;
@@ -427,6 +485,24 @@ static int check_blocks(struct p1_worker *w, uint32_t ino, const struct ext4fs_i
 	/* As e2fsck: files bigger than a group cannot be contiguous, and the bad blocks list is no file. */
 	if (b.fragmented && b.blocks < g->blocks_per_group && ino != EXT4FS_BAD_INO)
 		w->files_fragmented++;
+	if (stopped) {
+		/*
+		 * e2fsck counts no blocks for an inode whose walk failed: cleared
+		 * (a yes), a directory is then also empty, and asked about as such.
+		 * Kept (a no), its fatal error has ended the check.
+		 */
+		if (b.is_dir && !(in->i_flags & EXT4FS_INLINE_DATA_FL)) {
+			size_t at = w->nprobs;
+			while (at > first_rec && w->probs[at - 1].code != PR_1_EXTENT_ITERATE_FAILURE)
+				at--;
+			if (at > first_rec) {
+				if (record(w, PR_1_ZERO_LENGTH_DIR, &pctx, FIX_CLEAR_INODE, 0, NULL))
+					return -1;
+				w->probs[w->nprobs - 1].gate_back = (unsigned)(w->nprobs - at);
+			}
+		}
+		return 0;
+	}
 	int after_no = 0;
 	if (!b.blocks && b.is_dir && !(in->i_flags & EXT4FS_INLINE_DATA_FL)) {
 		/* Cleared when answered yes; the size questions follow only a no. */
@@ -838,6 +914,10 @@ static int node_touched(const struct node_key *touched, unsigned n, const struct
 
 static int queue_rebuild(struct e4fsck *ctx, uint32_t ino)
 {
+	/* The list outlives a restart (see pass1e()): an inode asked about again is on it once. */
+	for (size_t i = 0; i < ctx->nrebuild; i++)
+		if (ctx->rebuild[i] == ino)
+			return 0;
 	if (append((void **)&ctx->rebuild, &ctx->nrebuild, &ctx->caprebuild, &ino, 1, sizeof(ino))) {
 		fsck_fatal(ctx, "out of memory in pass 1");
 		return -1;
@@ -845,7 +925,12 @@ static int queue_rebuild(struct e4fsck *ctx, uint32_t ino)
 	return 0;
 }
 
-/* Pass 1E: the extent trees a yes asked to be made smaller. */
+/*
+ * Pass 1E: the extent trees a yes asked to be made smaller.  As in e2fsck,
+ * the list is kept when the check restarts before pass 1E (a run's pass 1E
+ * then also sees the inodes an earlier run queued, cleared ones included,
+ * which still bring the pass's header) and emptied once done.
+ */
 static int pass1e(struct e4fsck *ctx)
 {
 	if (!ctx->nrebuild || ctx->aborted)
@@ -854,6 +939,7 @@ static int pass1e(struct e4fsck *ctx)
 	for (size_t i = 0; i < ctx->nrebuild; i++)
 		if (bitmap_paged_test(&ctx->inode_used, ctx->rebuild[i]) && fsck_extent_rebuild(ctx, ctx->rebuild[i]))
 			return -1;
+	ctx->nrebuild = 0;
 	return 0;
 }
 
@@ -953,6 +1039,27 @@ static int note_restart_clear(struct e4fsck *ctx, uint32_t ino)
 		}
 	if (append((void **)&ctx->restart_cleared, &ctx->nrestart_cleared, &ctx->caprestart_cleared, &ino, 1,
 		   sizeof(ino))) {
+		fsck_fatal(ctx, "out of memory in pass 1");
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * A map or tree block of inode ino at blk lies on the file system's
+ * metadata, and the file system is writable: e2fsck then restarts after
+ * pass 2, once passes 1B-1D have moved the block.  Listed, so that pass 2
+ * can tell whether they did (a clone may be declined, or fail: a restart
+ * would then meet the same blocks again).  0, or -1 after fsck_fatal().
+ */
+static int note_collision(struct e4fsck *ctx, uint32_t ino, uint64_t blk)
+{
+	ctx->restart_later = 1;
+	for (size_t k = 0; k < ctx->ncollisions; k++)
+		if (ctx->collisions[k].ino == ino && ctx->collisions[k].blk == blk)
+			return 0;
+	struct meta_collision c = { ino, blk };
+	if (append((void **)&ctx->collisions, &ctx->ncollisions, &ctx->capcollisions, &c, 1, sizeof(c))) {
 		fsck_fatal(ctx, "out of memory in pass 1");
 		return -1;
 	}
@@ -1066,6 +1173,13 @@ static int answer_problems(struct e4fsck *ctx, struct p1_worker *w)
 				changed = 1;
 				continue;
 			}
+			if (p->fix == FIX_RESTART_LATER) {
+				/* A message only: whatever follows is asked as if it had not been said. */
+				fix_problem(ctx, p->code, &p->pctx);
+				if (!ctx->read_only && note_collision(ctx, ino, p->pctx.blk))
+					return -1;
+				continue;
+			}
 			if (p->fix == FIX_EXTENT && p->ext.kind == EXTENT_FIX_COLLAPSE) {
 				int r = answer_collapse(ctx, ino, p, &in, &have_inode, &dir_next);
 				if (r < 0)
@@ -1101,6 +1215,9 @@ static int answer_problems(struct e4fsck *ctx, struct p1_worker *w)
 				p->pctx.str = p->detail;
 			last_answer = fix_problem(ctx, p->code, &p->pctx);
 			p->answered_yes = last_answer;
+			/* e2fsck's fatal errors (an extent walk that failed on a kept inode) end the check here. */
+			if (ctx->fatal)
+				return -1;
 			if (p->fix == FIX_ZERO_INODE) {
 				/* Kept (no): it holds its blocks; zeroed (yes): they are left for pass 5 to free. */
 				if (last_answer ? zero_inode(ctx, ino) : fsck_claim_blocks(ctx, ino))
@@ -1207,7 +1324,20 @@ static int answer_problems(struct e4fsck *ctx, struct p1_worker *w)
 					memset(in.i_block, 0, sizeof(in.i_block));
 				cleared = 1;
 				walk_stopped = 1;
-				ctx->restart = 1;
+				ctx->restart = RESTART_CLEARED;
+				break;
+			case FIX_ITERATE_CLEAR:
+				/*
+				 * As e2fsck: the inode's blocks were partly claimed, so the check
+				 * starts again, but the questions recorded after this one (the
+				 * tree suggestion, an empty directory) are still asked.
+				 */
+				if (note_restart_clear(ctx, ino))
+					return -1;
+				fsck_clear_inode(ctx, ino, &in);
+				in.i_blocks_lo = 0;
+				cleared = 1;
+				ctx->restart = RESTART_CLEARED;
 				break;
 			case FIX_IND_CLEAR: {
 				int r = fsck_indirect_clear(ctx, &in, &p->ind);
@@ -1218,7 +1348,7 @@ static int answer_problems(struct e4fsck *ctx, struct p1_worker *w)
 				break;
 			}
 			case FIX_CSUM: case FIX_NONE: case FIX_EA_CHECK: case FIX_EA_IBODY_CLEAR: case FIX_EA_INODE_FL:
-			case FIX_EPOCH: case FIX_ZERO_INODE:
+			case FIX_EPOCH: case FIX_ZERO_INODE: case FIX_RESTART_LATER:
 				break;
 			}
 			changed = 1;

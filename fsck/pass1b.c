@@ -34,6 +34,7 @@
 #include "e4fsck.h"
 #include "extents.h"
 #include "guard.h"
+#include "indirect.h"
 #include "problem.h"
 #include "problems.h"
 
@@ -62,7 +63,6 @@ struct dups {
 	struct dup_inode *inodes;   /* in inode order */
 	size_t n, capinodes;
 	uint64_t named_needed;      /* inodes pass 1C still has to name */
-	struct bitmap_paged meta;   /* superblocks, descriptors, bitmaps, inode tables (as e2fsck counts them) */
 	/* pass 1B: the range of claimed-twice blocks being printed for the current inode */
 	uint64_t range_first, range_last;
 	int printing;
@@ -177,51 +177,32 @@ static int add_dup(struct dups *d, uint32_t ino, const struct ext4fs_inode *in, 
 	return 0;
 }
 
-/* e2fsck's test for "file system metadata": superblock and descriptor copies, bitmaps, inode tables. */
-static int build_meta(struct dups *d)
+/*
+ * e2fsck's test for "file system metadata" (its pass 1's metadata map, as
+ * 1.47 tests it): superblock and descriptor copies with the reserved
+ * descriptor blocks, bitmaps, inode tables.
+ */
+static int is_meta(const struct dups *d, uint64_t blk)
 {
-	struct e4fsck *ctx = d->ctx;
-	const struct ext4fs_geom *g = ctx->geo;
-	uint64_t desc_blocks = ((uint64_t)g->group_count * g->desc_size + g->block_size - 1) / g->block_size;
-
-	if (bitmap_paged_init(&d->meta, g->blocks_count, ctx->block_found.p.page_shift))
-		return -1;
-	for (uint32_t grp = 0; grp < g->group_count; grp++) {
-		const struct ext4fs_group_desc *gd = ext4fs_group(ctx->fs, grp);
-		uint64_t first = ext4fs_group_first_block(ctx->fs, grp);
-		struct { uint64_t blk, n; } parts[] = {
-			{ first, ext4fs_group_has_super(ctx->fs, grp) ? desc_blocks + 1 : 0 },
-			{ gd->block_bitmap, 1 },
-			{ gd->inode_bitmap, 1 },
-			{ gd->inode_table, g->inode_blocks_per_group },
-		};
-		for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
-			uint64_t b = parts[i].blk, n = parts[i].n;
-			if (!n || b >= g->blocks_count)
-				continue;
-			if (n > g->blocks_count - b)
-				n = g->blocks_count - b;
-			if (bitmap_paged_set_range(&d->meta, b, n) < 0)
-				return -1;
-		}
-	}
-	return 0;
+	return range_set_test(&d->ctx->fs_meta, blk);
 }
 
 /* ------------------------------------------------------------------ pass 1B */
 
 /*
- * An inode's blocks as e2fsck's iterator sees them: an extent tree's
- * entries believed as they are (pass 1 may have left damage it was told
- * not to repair), an indirect map through the library.
+ * An inode's blocks as e2fsck's iterator sees them: pass 1 may have left
+ * damage it was told not to repair, or could not repair (pointers in a
+ * map block on the file system's metadata).  INDIRECT_SCAN_BAD_MAP where
+ * e2fsck's iterator fails with "Illegal indirect block found".
  */
 static int walk_blocks(struct e4fsck *ctx, uint32_t ino, const struct ext4fs_inode *in, ext4fs_block_visit_fn fn,
 		       void *arg)
 {
-	if ((in->i_flags & EXT4FS_EXTENTS_FL) && ext4fs_has_incompat(ctx->fs, EXT4FS_FEATURE_INCOMPAT_EXTENTS))
-		return fsck_extent_blocks(ctx->fs, in, fn, arg);
-	return ext4fs_block_iterate(ctx->fs, ino, in, 0, fn, arg);
+	return fsck_map_walk(ctx->fs, ino, in, 1, fn, arg);
 }
+
+/* The words of e2fsck's library for INDIRECT_SCAN_BAD_MAP. */
+static const char bad_map_msg[] = "Illegal indirect block found";
 
 static void flush_range(struct dups *d, uint32_t ino)
 {
@@ -317,7 +298,8 @@ static int pass1b(struct dups *d)
 		if (s.dups && (ino >= g->first_ino || ino == EXT4FS_ROOT_INO))
 			d->named_needed++;
 		if (err) {
-			struct problem_ctx pctx = { .ino = ino, .str = "pass1b" };
+			struct problem_ctx pctx = { .ino = ino, .str = "pass1b",
+						    .errmsg = err == INDIRECT_SCAN_BAD_MAP ? bad_map_msg : NULL };
 			fix_problem(ctx, PR_1B_BLOCK_ITERATE, &pctx);
 		}
 	}
@@ -400,7 +382,7 @@ static void release_ref(struct dups *d, struct dup_block *b)
 {
 	if (b->nbad)
 		b->nbad--;
-	if (b->nbad <= 1 && !bitmap_paged_test(&d->meta, b->blk))
+	if (b->nbad <= 1 && !is_meta(d, b->blk))
 		bitmap_paged_clear_range(&d->ctx->block_dup, b->blk, 1);
 }
 
@@ -436,7 +418,7 @@ static int plan_block(const struct ext4fs_block_visit *v, void *arg)
 			continue;
 		/* As e2fsck: counted off before the copy, so a later mapping of the same block in this file keeps it. */
 		struct dup_block *db = lookup(p->d, b);
-		if (db && !bitmap_paged_test(&p->d->meta, b))
+		if (db && !is_meta(p->d, b))
 			release_ref(p->d, db);
 		struct clone_run *last = p->n ? &p->runs[p->n - 1] : NULL;
 		int map = v->kind != EXT4FS_BLOCK_DATA;
@@ -479,6 +461,30 @@ static int clone_run(struct dups *d, uint32_t ino, struct ext4fs_inode *in, cons
 	struct e4fsck *ctx = d->ctx;
 	uint64_t done = 0;
 
+	if (!(in->i_flags & EXT4FS_EXTENTS_FL)) {
+		/*
+		 * An indirect map: each entry is pointed at its copy where it is, as
+		 * e2fsck does.  Unmapping could empty (and free) the indirect block
+		 * holding it, and the map may hold pointers outside the file system
+		 * that pass 1 could not clear (it lay on the metadata until copied).
+		 */
+		int in_changed = 0;
+		for (uint64_t k = 0; k < run->count; k++) {
+			uint64_t copy;
+			int changed, err = take_block(ctx, &copy);
+			if (!err)
+				err = ext4fs_block_read(ctx->fs, run->pblk + k, buf);
+			if (!err)
+				err = ext4fs_block_write(ctx->fs, copy, buf);
+			if (!err)
+				err = fsck_indirect_repoint(ctx, in, run->lblk + k, run->pblk + k, copy, &changed);
+			if (err)
+				return err;
+			in_changed |= changed;
+			move_dir_blocks(ctx, ino, run->lblk + k, copy, 1);
+		}
+		return in_changed ? ext4fs_inode_write(ctx->fs, ino, in) : 0;
+	}
 	while (done < run->count) {
 		uint64_t start, next;
 		uint32_t got = 1;
@@ -560,7 +566,7 @@ static int clone_xattr_block(struct dups *d, uint32_t ino, struct ext4fs_inode *
 {
 	struct e4fsck *ctx = d->ctx;
 	struct dup_block *b = lookup(d, old);
-	int meta = bitmap_paged_test(&d->meta, old);
+	int meta = is_meta(d, old);
 	uint64_t copy;
 	/* Read again: cloning the data rewrote the record. */
 	int err = ext4fs_inode_read(ctx->fs, ino, in);
@@ -603,12 +609,27 @@ static int clone_file(struct dups *d, uint32_t ino, const char **why)
 	int err = buf ? ext4fs_inode_read(ctx->fs, ino, &in) : EXT4FS_E_NO_MEMORY;
 
 	*why = NULL;
+	int bad_map = 0;
 	if (!err && fsck_inode_has_blocks(ctx->fs, &in))
 		err = walk_blocks(ctx, ino, &in, plan_block, &plan);
+	if (err == INDIRECT_SCAN_BAD_MAP) {
+		bad_map = 1;
+		err = 0;
+	}
 	for (size_t i = 0; i < plan.n && !err; i++)
 		err = plan.runs[i].map ? clone_map_block(ctx, ino, &in, plan.runs[i].pblk)
 				       : clone_run(d, ino, &in, &plan.runs[i], buf);
 	ext4fs_alloc_release_inode(ctx->fs, ino);
+	if (!err && bad_map) {
+		/* As e2fsck: what its iterator reached is cloned, then its error ends the clone, attribute block and all. */
+		struct problem_ctx pctx = { .ino = ino, .str = "clone_file", .errmsg = bad_map_msg };
+		fix_problem(ctx, PR_1B_BLOCK_ITERATE, &pctx);
+		*why = bad_map_msg;
+		err = EXT4FS_E_IND_CORRUPT;
+		ctx->fs_changed = 1;
+		if (fsck_claim_blocks(ctx, ino))
+			*why = ext4fs_strerror(EXT4FS_E_NO_MEMORY);
+	}
 	/* The attribute block last, as e2fsck clones it. */
 	if (!err && has_xattr_blocks(ctx)) {
 		uint64_t acl = ext4fs_inode_file_acl(ctx->fs, &in);
@@ -716,7 +737,8 @@ static int delete_file(struct dups *d, uint32_t ino)
 	if (!err && fsck_inode_has_blocks(ctx->fs, &in))
 		err = walk_blocks(ctx, ino, &in, delete_block, &w);
 	if (err) {
-		struct problem_ctx pctx = { .ino = ino, .str = "delete_file" };
+		struct problem_ctx pctx = { .ino = ino, .str = "delete_file",
+					    .errmsg = err == INDIRECT_SCAN_BAD_MAP ? bad_map_msg : NULL };
 		fix_problem(ctx, PR_1B_BLOCK_ITERATE, &pctx);
 	}
 	int is_dir = EXT4FS_ISDIR(in.i_mode);
@@ -780,7 +802,7 @@ static int pass1d(struct dups *d)
 				continue;
 			if (b->nbad > 1)
 				file_ok = 0;
-			if (bitmap_paged_test(&d->meta, b->blk)) {
+			if (is_meta(d, b->blk)) {
 				file_ok = 0;
 				meta_seen = 1;
 			}
@@ -841,15 +863,53 @@ out:
 	return rc;
 }
 
+/* Whether a mapping block of an inode's map is the block sought. */
+struct map_probe {
+	uint64_t blk;
+	int found;
+};
+
+static int probe_map_block(const struct ext4fs_block_visit *v, void *arg)
+{
+	struct map_probe *m = arg;
+
+	if (v->kind == EXT4FS_BLOCK_DATA || v->pblk != m->blk)
+		return 0;
+	m->found = 1;
+	return -ECANCELED;          /* found: no need to go on */
+}
+
+int fsck_collisions_moved(struct e4fsck *ctx)
+{
+	for (size_t i = 0; i < ctx->ncollisions; i++) {
+		const struct meta_collision *c = &ctx->collisions[i];
+		struct map_probe m = { c->blk, 0 };
+		struct ext4fs_inode in;
+		int err = ext4fs_inode_read(ctx->fs, c->ino, &in);
+		if (err) {
+			fsck_fatal(ctx, "%s while reading inode %u again after pass 1D: %s", ext4fs_strerror(err),
+				   c->ino, ext4fs_errmsg(ctx->fs));
+			return -1;
+		}
+		/* Deleted in pass 1D, or no map any more: the block is no longer the inode's. */
+		if (!bitmap_paged_test(&ctx->inode_used, c->ino) || !fsck_inode_has_blocks(ctx->fs, &in))
+			return 1;
+		err = fsck_map_walk(ctx->fs, c->ino, &in, 0, probe_map_block, &m);
+		if (err == -ENOMEM) {
+			fsck_fatal(ctx, "out of memory after pass 1D");
+			return -1;
+		}
+		if (!m.found)
+			return 1;
+	}
+	return 0;
+}
+
 int fsck_pass1_dups(struct e4fsck *ctx)
 {
 	struct dups d = { .ctx = ctx };
 	int rc = -1;
 
-	if (build_meta(&d)) {
-		fsck_fatal(ctx, "out of memory in pass 1B");
-		goto out;
-	}
 	if (pass1b(&d) || ctx->aborted)
 		goto out;
 	if (pass1c(&d) || ctx->aborted)
@@ -862,6 +922,5 @@ out:
 	for (size_t i = 0; i < d.n; i++)
 		free(d.inodes[i].blocks);
 	free(d.inodes);
-	bitmap_paged_free(&d.meta);
 	return rc;
 }

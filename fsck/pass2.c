@@ -60,6 +60,7 @@
 #include "dirs.h"
 #include "e4fsck.h"
 #include "guard.h"
+#include "indirect.h"
 #include "problem.h"
 #include "progress.h"
 #include "problems_dirs.h"
@@ -1307,6 +1308,12 @@ static int fill_hole(struct pass2 *p, struct alloc_guard *guard, uint32_t ino, c
 	uint64_t blk;
 	int err = ext4fs_inode_read(p->fs, ino, &in);
 
+	/*
+	 * Mapping the new block rewrites the map: not one passes 1B-1D left on
+	 * the file system's metadata (a clone declined).  The hole stays.
+	 */
+	if (!err && fsck_map_on_metadata(ctx, ino, &in))
+		return 0;
 	/* The library may need a tree or indirect block: keep it off blocks pass 1 found in use. */
 	if (!err && !guard->runs && fsck_guard_on(ctx, guard))
 		return -1;
@@ -1477,6 +1484,24 @@ int fsck_pass2(struct e4fsck *ctx)
 		}
 		i += n;
 		progress_advance(ctx, n);
+	}
+	/*
+	 * As e2fsck: a map block on the file system's metadata was walked but
+	 * not repaired in pass 1, and passes 1B-1D have given the inode a copy
+	 * of it since; the check starts again here, after the directory blocks,
+	 * to repair what the copy holds.  Unlike e2fsck, not when no such block
+	 * was moved (clones declined): the next run would meet them all again,
+	 * and again; the check goes on without repairing under them.
+	 */
+	if (ctx->restart_later && !ctx->aborted) {
+		int moved = fsck_collisions_moved(ctx);
+		if (moved < 0)
+			goto out;
+		if (moved) {
+			ctx->restart = RESTART_MOVED;
+			rc = 0;
+			goto out;
+		}
 	}
 	/* As e2fsck: an index pass 3A rebuilds anyway is not judged as a whole. */
 	for (size_t d = 0; d < ctx->ndirs && !ctx->aborted; d++)

@@ -40,6 +40,7 @@
 #include "ext4fs/super.h"
 #include "dirs.h"
 #include "e4fsck.h"
+#include "indirect.h"
 #include "problem.h"
 #include "progress.h"
 #include "problems_dirs.h"
@@ -116,8 +117,9 @@ static int walk_blocks(struct e4fsck *ctx, uint32_t ino, struct fsck_block_list 
 	struct ext4fs_inode in;
 	int err = ext4fs_inode_read(ctx->fs, ino, &in);
 
-	if (!err)
-		err = ext4fs_block_iterate(ctx->fs, ino, &in, 0, visit_run, &w);
+	/* Every block the map names, past pointers outside the file system (pass 1 asked about those). */
+	if (!err && fsck_inode_has_blocks(ctx->fs, &in))
+		err = fsck_map_walk(ctx->fs, ino, &in, 0, visit_run, &w);
 	if (err) {
 		fsck_fatal(ctx, "%s while %s the blocks of inode %u: %s", ext4fs_strerror(err), why, ino,
 			   ext4fs_errmsg(ctx->fs));

@@ -107,7 +107,9 @@ void problem_format(const struct e4fsck *ctx, const struct problem *p, const str
 		case 'p': put(buf, size, &len, pctx->path ? pctx->path : ""); break;
 		case 'P': put(buf, size, &len, pctx->path2 ? pctx->path2 : ""); break;
 		case 'q': put(buf, size, &len, pctx->path3 ? pctx->path3 : ""); break;
-		case 'm': put(buf, size, &len, ctx && ctx->fs ? ext4fs_errmsg(ctx->fs) : ""); break;
+		case 'm':
+			put(buf, size, &len, pctx->errmsg ? pctx->errmsg : ctx && ctx->fs ? ext4fs_errmsg(ctx->fs) : "");
+			break;
 		case '%': put(buf, size, &len, "%"); break;
 		default: {
 			char c[3] = { '%', *m, '\0' };

@@ -68,7 +68,7 @@ struct problem {
 /*
  * What a message's placeholders are filled from:
  *   %i ino   %j ino2   %d dir   %b blk   %c blk2   %N num   %M num2
- *   %g group %s str    %m the library's last error message   %% a percent
+ *   %g group %s str    %m errmsg, or else the library's last error message   %% a percent
  *   %x num and %y num2 as 0x%04x (checksums)
  *   %n name  %p path  %P path2  %q path3 (NULL prints as "")
  * Inode numbers print as "%u", blocks and numbers as "%llu".
@@ -78,6 +78,7 @@ struct problem_ctx {
 	uint64_t blk, blk2, num, num2;
 	uint32_t group;
 	const char *str;
+	const char *errmsg;         /* %m: a failure the checker names itself, as e2fsck's library would */
 	int errcode;
 	/* Passes 2-4 name entries and directories the way e2fsck does: */
 	const char *name;           /* %n: a directory entry's name */

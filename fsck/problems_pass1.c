@@ -77,6 +77,15 @@ static const struct problem rows[] = {
 	  "Extended attribute block %b has reference count %M, should be %N.  ", PROMPT_FIX, 0 },
 	{ PR_1_READ_EXTENT, "PR_1_READ_EXTENT", "Error while reading over extent tree in inode %i: %s\n",
 	  PROMPT_CLEAR_INODE, PF_CHECK_ONLY },
+	/*
+	 * An extent walk that met a block on the metadata which is no tree node
+	 * (extents.c); %s is e2fsck's name of the step, %m its library's words.
+	 * A no leads to e2fsck's fatal error.
+	 */
+	{ PR_1_EXTENT_ITERATE_FAILURE, "PR_1_EXTENT_ITERATE_FAILURE",
+	  "Failed to iterate extents in inode %i\n\t(op %s, blk %b, lblk %c): %m\n", PROMPT_CLEAR_INODE, 0 },
+	{ PR_1_BLOCK_ITERATE, "PR_1_BLOCK_ITERATE", "Error while iterating over blocks in inode %i: %m\n",
+	  PROMPT_NONE, PF_FATAL },
 	{ PR_1_ZERO_LENGTH_DIR, "PR_1_ZERO_LENGTH_DIR", "Inode %i is a zero-length directory.  ", PROMPT_CLEAR, 0 },
 	{ PR_1_MISSING_EXTENT_HEADER, "PR_1_MISSING_EXTENT_HEADER", "Inode %i has corrupt extent header.  ",
 	  PROMPT_CLEAR_INODE, 0 },

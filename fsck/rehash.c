@@ -44,6 +44,7 @@
 #include "dirs.h"
 #include "e4fsck.h"
 #include "extents.h"
+#include "indirect.h"
 #include "problem.h"
 #include "problems.h"
 #include "problems_dirs.h"
@@ -662,8 +663,12 @@ static int rehash_dir(struct e4fsck *ctx, uint32_t ino)
 			break;
 		fixed_any = 1;
 	}
-	/* A casefolded non-ASCII name would be filed under a guessed hash: leave the directory be. */
-	if (!err && !ctx->read_only && !ctx->aborted && !d.approx) {
+	/*
+	 * A casefolded non-ASCII name would be filed under a guessed hash, and a
+	 * map passes 1B-1D left on the metadata (a clone declined) must not be
+	 * rewritten: leave the directory be.
+	 */
+	if (!err && !ctx->read_only && !ctx->aborted && !d.approx && !fsck_map_on_metadata(ctx, ino, &d.in)) {
 		if (d.compress)
 			sort_entries(&d, inode_order);
 		err = rebuild(&d);

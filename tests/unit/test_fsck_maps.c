@@ -1,7 +1,8 @@
 /*
  * test_fsck_maps.c - e4fsck's paged maps against a flat reference: random
  * ranges across page boundaries, counts of bits already set, next-set
- * walks over missing pages, merges with duplicates, and counters.
+ * walks over missing pages, merges with duplicates, counters, and range
+ * sets.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -133,6 +134,38 @@ static void test_counters(void **state)
 	counter_paged_free(&c);
 }
 
+/* Ranges added out of order, overlapping and touching, against a flat map; before and after sealing. */
+static void test_range_set(void **state)
+{
+	static unsigned char flat[LIMIT];
+	struct range_set s;
+
+	(void)state;
+	memset(flat, 0, sizeof(flat));
+	range_set_init(&s);
+	for (int i = 0; i < 300; i++) {
+		uint64_t start = next_rand() % LIMIT, count = next_rand() % 40;
+		if (start + count > LIMIT)
+			count = LIMIT - start;
+		assert_int_equal(range_set_add(&s, start, count), 0);
+		memset(flat + start, 1, count);
+	}
+	for (int pass = 0; pass < 2; pass++) {
+		for (uint64_t n = 0; n < LIMIT; n++)
+			assert_int_equal(range_set_test(&s, n), flat[n]);
+		assert_int_equal(range_set_test(&s, LIMIT), 0);
+		assert_int_equal(range_set_test(&s, UINT64_MAX), 0);
+		range_set_seal(&s);
+	}
+	/* Sealed: no two ranges overlap or touch. */
+	for (size_t i = 1; i < s.n; i++)
+		assert_true(s.r[i - 1].end < s.r[i].start);
+	assert_int_equal(range_set_add(&s, UINT64_MAX, 2), -ERANGE);
+	assert_int_equal(range_set_add(&s, 5, 0), 0);
+	range_set_free(&s);
+	assert_int_equal(range_set_test(&s, 0), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -140,6 +173,7 @@ int main(void)
 		cmocka_unit_test(test_sparse_pages_only),
 		cmocka_unit_test(test_merge_finds_duplicates),
 		cmocka_unit_test(test_counters),
+		cmocka_unit_test(test_range_set),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
