@@ -10,7 +10,9 @@
 # or block numbers already in use, bits, whole blocks zeroed or copied).
 # Whatever the damage, every run must end in time with one of e4fsck's
 # exit statuses (below 64), without a signal, without a sanitizer report,
-# and -fn must not change the image.  A failing damaged image is kept
+# -fn must not change the image, and e2fsck must be able to open what -fy
+# left whenever it can open what its own -fy leaves (a repair that writes
+# over the superblock or the descriptors loses the file system).  A failing damaged image is kept
 # (the temp dir stays) with what was done to it.
 #
 # What is not judged, only counted: whether the second -fn finds the
@@ -61,7 +63,11 @@ dmg_opts=${T0970_DAMAGE:-}
 #   ext2-4k:34  the first descriptor block damaged (in ext4-4k:382 with its
 #   ext4-4k:382 checksum made right, found in -fy): pass 1C called qsort()
 #               with a null array (UBSan)
-kept="ext3-4k:74 ext2-4k:34 ext4-4k:382"
+#   ext3-1k:176 a triple-indirect pointer set to 1 (the superblock), and
+#   ext2-1k:264 one into the inode table leading there: -fy cleared
+#               "illegal" entries inside the superblock (e2fsck could not
+#               open the result)
+kept="ext3-4k:74 ext2-4k:34 ext4-4k:382 ext3-1k:176 ext2-1k:264"
 kept_seeds() {
 	local k
 	for k in $kept; do
@@ -171,7 +177,17 @@ for img in $images; do
 		# e2fsck's own repair of the same damage, for comparison.
 		cp --sparse=always "$T/d.img" "$T/r.img"
 		timeout "$tmo" e2fsck -fy "$T/r.img" </dev/null >/dev/null 2>&1 || true
-		e2own=0; timeout "$tmo" e2fsck -fn "$T/r.img" </dev/null >/dev/null 2>&1 || e2own=$?
+		e2own=0; timeout "$tmo" e2fsck -fn "$T/r.img" </dev/null >"$T/e2own.out" 2>&1 || e2own=$?
+		# A repair must never lose the file system: e2fsck cannot open what
+		# e4fsck -fy left (a superblock or descriptors written over), where
+		# it can open what its own -fy left.
+		if grep -q 'while trying to open' "$T/e2.out" && ! grep -q 'while trying to open' "$T/e2own.out"; then
+			echo "FAIL $img seed $seed: e2fsck cannot open what e4fsck -fy left (it can open its own repair)"
+			sed 's/^/    /' "$T/damage.txt"
+			grep -m 3 -e 'while trying to open' -e 'ext2fs_open' "$T/e2.out" | sed 's/^/  | /'
+			keep "$save" "e2fsck cannot open what e4fsck -fy left"
+			failed=1
+		fi
 		[ "$fy" -lt 8 ] || n_fy_stopped=$((n_fy_stopped + 1))
 		[ "$n2" = 0 ] || n_e4_notclean=$((n_e4_notclean + 1))
 		[ "$n2" = 0 ] || [ "$e2" != 0 ] || n_e4_only=$((n_e4_only + 1))
@@ -206,6 +222,6 @@ echo "  not clean after e4fsck -fy, clean after e2fsck -fy:   $n_worse${worse_li
 if [ $failed != 0 ]; then
 	# Keep the temp dir: the failing images are in it.
 	[ "$save" != "$T/failed" ] || EXT4FS_KEEP_TMP=1
-	fail "e4fsck crashed, hung, tripped a sanitizer or wrote under -n (cases kept in $save)"
+	fail "e4fsck crashed, hung, tripped a sanitizer, wrote under -n or lost the file system (cases kept in $save)"
 fi
-echo "PASS: no crash, hang, sanitizer report or write under -n"
+echo "PASS: no crash, hang, sanitizer report, write under -n or file system lost"
