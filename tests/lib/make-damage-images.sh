@@ -34,6 +34,8 @@ set -eu
 
 # shellcheck source-path=SCRIPTDIR source=common.sh
 . "$(dirname -- "$0")/common.sh"
+# shellcheck source-path=SCRIPTDIR source=image-build.sh
+. "$(dirname -- "$0")/image-build.sh"
 
 # Bump when a recipe or the metadata list changes: cached images are rebuilt.
 DAMAGE_CORPUS_VERSION=1
@@ -237,41 +239,8 @@ populate() {
 	fi
 }
 
-write_mke2fs_conf() {
-	cat >"$1" <<-'EOF'
-		[defaults]
-			base_features = sparse_super,large_file,filetype,resize_inode,dir_index,ext_attr
-			default_mntopts = acl,user_xattr
-			enable_periodic_fsck = 0
-			reserved_ratio = 5.0
-			lazy_itable_init = false
-			lazy_journal_init = false
-		[fs_types]
-			ext3 = {
-				features = has_journal
-			}
-			ext4 = {
-				features = has_journal,extent,huge_file,flex_bg,metadata_csum,64bit,dir_nlink,extra_isize
-			}
-	EOF
-}
-
-run_mkfs() {
-	local img=$1
-	shift
-	rm -f -- "$img"
-	truncate -s "$SIZE" "$img"
-	if ! E2FSPROGS_FAKE_TIME=$FAKE_TIME MKE2FS_CONFIG=$T/mke2fs.conf \
-		mke2fs -F -q "${MKFS[@]}" -U "$uuid" -L "damage-$idx" \
-		-E "hash_seed=$seed,lazy_itable_init=0,lazy_journal_init=0,nodiscard" \
-		"$@" "$img" >"$log" 2>&1; then
-		cat "$log" >&2
-		return 1
-	fi
-}
-
 build_one() {
-	local name=$1 idx uuid seed work m info log start
+	local name=$1 idx uuid seed work info log start
 	recipe "$name"
 	idx=$(image_index "$name")
 	uuid=$(printf '6ea4f5e0-da4a-4e57-8000-%012d' "$idx")
@@ -287,24 +256,8 @@ build_one() {
 		return 0
 	fi
 	at_exit "rm -f -- '$work'"
-	run_mkfs "$work" || fail "mke2fs failed for $name"
-	if [ "$METHOD" = kernel ]; then
-		m="$T/mnt-$name"
-		mkdir "$m"
-		loop_mount "$work" "$m" || fail "cannot mount $name"
-		populate "$m" kernel
-		loop_umount "$m" || fail "cannot unmount $name"
-		rmdir "$m"
-		tune2fs -M /mnt/damage "$work" >/dev/null 2>&1 || true
-	else
-		m="$T/src-$name"
-		mkdir "$m"
-		populate "$m" staging
-		run_mkfs "$work" -d "$m" || fail "mke2fs -d failed for $name"
-		# mke2fs -d makes linear directories: let e2fsck index them (exit 1 expected).
-		e2fsck -fyD "$work" >"$log" 2>&1 || [ $? -le 1 ] || { cat "$log" >&2; fail "e2fsck -fyD failed for $name"; }
-		rm -rf -- "$m"
-	fi
+	run_mkfs "$work" "damage-$idx" || fail "mke2fs failed for $name"
+	populate_image "$name" "$work" "damage-$idx" /mnt/damage
 	if ! e2fsck -fn "$work" >"$log" 2>&1; then
 		cat "$log" >&2
 		fail "e2fsck -fn finds problems in the freshly built $name"
@@ -349,30 +302,9 @@ OUTDIR=$(cd -- "$OUTDIR" && pwd -P)
 make_tmpdir
 write_mke2fs_conf "$T/mke2fs.conf"
 
-# The fsyncs of the interleaved appends are cheap in RAM.
-WORKDIR=$T
-if [ -d /dev/shm ] && [ -w /dev/shm ] &&
-	[ "$(df -Pk /dev/shm 2>/dev/null | awk 'NR == 2 { print $4 }')" -gt 262144 ] 2>/dev/null; then
-	WORKDIR=$(mktemp -d /dev/shm/ext4fs-damage-images.XXXXXX)
-	at_exit "rm -rf -- '$WORKDIR'"
-fi
-
-if [ -z "$NO_KERNEL" ] && have_root_loop; then
-	METHOD=kernel
-else
-	METHOD=mke2fs-d
-	if [ -n "$NO_KERNEL" ]; then
-		echo "note: --no-kernel: populating with mke2fs -d instead of a loop mount (no interleaved files)"
-	else
-		echo "note: cannot loop-mount ($(root_loop_reason)): populating with mke2fs -d instead (no interleaved files)"
-	fi
-fi
-
-# One builder at a time per OUTDIR (make check runs tests in parallel).
-if command -v flock >/dev/null 2>&1; then
-	exec 9>"$OUTDIR/.damage-lock"
-	flock 9
-fi
+pick_workdir ext4fs-damage-images 262144
+pick_method "(no interleaved files)"
+lock_outdir .damage-lock
 
 start_all=$SECONDS
 for n in "${SELECTED[@]}"; do

@@ -32,6 +32,8 @@ set -eu
 
 # shellcheck source-path=SCRIPTDIR source=common.sh
 . "$(dirname -- "$0")/common.sh"
+# shellcheck source-path=SCRIPTDIR source=image-build.sh
+. "$(dirname -- "$0")/image-build.sh"
 
 CORPUS_VERSION=1
 FAKE_TIME=1700000000   # 2023-11-14 22:13:20 UTC
@@ -436,65 +438,9 @@ populate() {
 
 # ---------------------------------------------------------------- build
 
-write_mke2fs_conf() {
-	cat >"$1" <<-'EOF'
-		[defaults]
-			base_features = sparse_super,large_file,filetype,resize_inode,dir_index,ext_attr
-			default_mntopts = acl,user_xattr
-			enable_periodic_fsck = 0
-			blocksize = 4096
-			inode_size = 256
-			inode_ratio = 16384
-			reserved_ratio = 5.0
-			lazy_itable_init = false
-			lazy_journal_init = false
-
-		[fs_types]
-			ext2 = {
-				reserved_ratio = 5.0
-			}
-			ext3 = {
-				features = has_journal
-			}
-			ext4 = {
-				features = has_journal,extent,huge_file,flex_bg,metadata_csum,64bit,dir_nlink,extra_isize
-			}
-			default = {
-				reserved_ratio = 5.0
-			}
-			floppy = {
-				reserved_ratio = 5.0
-			}
-			small = {
-				reserved_ratio = 5.0
-			}
-			big = {
-				reserved_ratio = 5.0
-			}
-			huge = {
-				reserved_ratio = 5.0
-			}
-	EOF
-}
-
-# run_mkfs IMAGE [EXTRA ARGS]: mke2fs with the recipe's arguments, the
-# fixed UUID, hash seed and time; its chatter goes to $log unless it fails.
-run_mkfs() {
-	local img=$1
-	shift
-	truncate -s "$SIZE" "$img"
-	if ! E2FSPROGS_FAKE_TIME=$FAKE_TIME MKE2FS_CONFIG=$T/mke2fs.conf \
-		mke2fs -F -q "${MKFS[@]}" -U "$uuid" -L corpus-"$idx" \
-		-E "hash_seed=$seed,lazy_itable_init=0,lazy_journal_init=0,nodiscard" \
-		"$@" "$img" >"$log" 2>&1; then
-		cat "$log" >&2
-		return 1
-	fi
-}
-
 # build_one NAME: build OUTDIR/NAME.img; prints one line.
 build_one() {
-	local name=$1 idx uuid seed tmp work info start secs log m rc
+	local name=$1 idx uuid seed tmp work info start secs log
 	recipe "$name" || fail "no recipe for image '$name'"
 	idx=$(image_index "$name")
 	uuid=$(printf '6ea4f5e0-c0de-4e57-8000-%012d' "$idx")
@@ -517,33 +463,8 @@ build_one() {
 
 	rm -f -- "$tmp" "$work"
 	at_exit "rm -f -- '$tmp' '$work'"
-	run_mkfs "$work" || fail "mke2fs failed for $name"
-
-	if [ "$METHOD" = kernel ]; then
-		m="$T/mnt-$name"
-		mkdir "$m"
-		loop_mount "$work" "$m" || fail "cannot mount $name"
-		populate "$m" kernel
-		loop_umount "$m" || fail "cannot unmount $name"
-		rmdir "$m"
-		# The kernel recorded our random mount point; make it stable.
-		tune2fs -M /mnt/corpus "$work" >/dev/null 2>&1 || true
-	else
-		m="$T/src-$name"
-		mkdir "$m"
-		populate "$m" staging
-		rm -f -- "$work"
-		run_mkfs "$work" -d "$m" || fail "mke2fs -d failed for $name"
-		# mke2fs -d makes linear directories; let e2fsck index them
-		# (exit 1 = "fixed", expected here).
-		rc=0
-		e2fsck -fyD "$work" >"$log" 2>&1 || rc=$?
-		if [ "$rc" -gt 1 ]; then
-			cat "$log" >&2
-			fail "e2fsck -fyD failed for $name (exit $rc)"
-		fi
-		rm -rf -- "$m"
-	fi
+	run_mkfs "$work" "corpus-$idx" || fail "mke2fs failed for $name"
+	populate_image "$name" "$work" "corpus-$idx" /mnt/corpus
 	cp --sparse=always -- "$work" "$tmp"
 	rm -f -- "$work"
 
@@ -593,17 +514,8 @@ OUTDIR=$(cd -- "$OUTDIR" && pwd -P)
 make_tmpdir
 write_mke2fs_conf "$T/mke2fs.conf"
 
-# Populate images in RAM when we can: the many fsyncs that fragment files
-# are much cheaper there.  Finished images are copied (sparse) to OUTDIR.
-WORKDIR=$T
-if [ -n "${EXT4FS_IMAGE_WORKDIR:-}" ]; then
-	WORKDIR=$(mktemp -d "$EXT4FS_IMAGE_WORKDIR/ext4fs-images.XXXXXX")
-	at_exit "rm -rf -- '$WORKDIR'"
-elif [ -d /dev/shm ] && [ -w /dev/shm ] &&
-	[ "$(df -Pk /dev/shm 2>/dev/null | awk 'NR == 2 { print $4 }')" -gt 1048576 ] 2>/dev/null; then
-	WORKDIR=$(mktemp -d /dev/shm/ext4fs-images.XXXXXX)
-	at_exit "rm -rf -- '$WORKDIR'"
-fi
+# Finished images are copied (sparse) to OUTDIR.
+pick_workdir ext4fs-images 1048576
 
 # orphan_file needs e2fsprogs 1.47; drop it (and say so) if unknown.
 truncate -s 8M "$T/probe.img"
@@ -613,22 +525,8 @@ if ! MKE2FS_CONFIG=$T/mke2fs.conf mke2fs -F -q -t ext4 -O orphan_file "$T/probe.
 fi
 rm -f "$T/probe.img"
 
-if [ -z "$NO_KERNEL" ] && have_root_loop; then
-	METHOD=kernel
-else
-	METHOD=mke2fs-d
-	if [ -n "$NO_KERNEL" ]; then
-		echo "note: --no-kernel: populating images with mke2fs -d instead of a loop mount"
-	else
-		echo "note: cannot loop-mount ($(root_loop_reason)): populating images with mke2fs -d instead"
-	fi
-fi
-
-# One builder at a time per OUTDIR.
-if command -v flock >/dev/null 2>&1; then
-	exec 9>"$OUTDIR/.lock"
-	flock 9
-fi
+pick_method
+lock_outdir .lock
 
 built_start=$SECONDS
 for n in "${SELECTED[@]}"; do
