@@ -232,7 +232,7 @@ static int parse_options(struct e4fsck *ctx, int argc, char **argv)
 static const char *check_reason(const struct e4fsck *ctx)
 {
 	const struct ext4fs_super *sb = ext4fs_sb(ctx->fs);
-	int64_t now = (int64_t)time(NULL);
+	int64_t now = ctx->now;
 
 	if (!(sb->s_state & EXT4FS_STATE_VALID))
 		return " was not cleanly unmounted";
@@ -287,6 +287,7 @@ static int open_fs(struct e4fsck *ctx, unsigned flags)
 		return -1;
 	}
 	ctx->geo = ext4fs_geom(ctx->fs);
+	ext4fs_set_time(ctx->fs, ctx->now, 0);
 	/* On a backup the library rewrites the primary at flush; e2fsck counts that as a change. */
 	if (ctx->superblock && (flags & EXT4FS_OPEN_RW))
 		ctx->fs_changed = 1;
@@ -605,7 +606,7 @@ static int mark_checked(struct e4fsck *ctx)
 {
 	struct ext4fs_super sb = *ext4fs_sb(ctx->fs);
 
-	sb.s_lastcheck = (uint32_t)time(NULL);
+	sb.s_lastcheck = (uint32_t)ctx->now;
 	sb.s_mnt_count = 0;
 	if (!(ctx->exit_status & FSCK_UNCORRECTED)) {
 		sb.s_state = (uint16_t)((sb.s_state | EXT4FS_STATE_VALID) & ~EXT4FS_STATE_ERROR);
@@ -715,6 +716,7 @@ int main(int argc, char **argv)
 	ctx.progress_fd = -1;
 	slash = strrchr(argv[0], '/');
 	ctx.prog = slash ? slash + 1 : argv[0];
+	ctx.now = (int64_t)time(NULL);
 	ctx.mode = MODE_ASK;
 	setvbuf(stdout, NULL, _IOLBF, 0);
 

@@ -81,6 +81,13 @@ struct e4fsck {
 	const char *path;           /* the device or image as given */
 	char label[17];
 	const char *prog;
+	/*
+	 * The check's clock, read once at the start as e2fsck reads its own:
+	 * the times e4fsck writes (the library's included, ext4fs_set_time())
+	 * and the times it judges are all this one, so a superblock written
+	 * before a restart is never "in the future" of the check that follows.
+	 */
+	int64_t now;
 	enum fsck_mode mode;
 	int force;                  /* -f */
 	int timing;                 /* -t given this many times */

@@ -182,7 +182,7 @@ int fsck_release_inode(struct e4fsck *ctx, uint32_t ino)
 	if (err == EXT4FS_E_INODE_STATE) {
 		/* The bitmap says free already (pass 5 will agree): just retire the inode. */
 		in.i_links_count = 0;
-		in.i_dtime = (uint32_t)time(NULL);
+		in.i_dtime = (uint32_t)ctx->now;
 		err = ext4fs_inode_write(ctx->fs, ino, &in);
 		l.nruns = 0;
 		acl = 0;

@@ -614,7 +614,7 @@ static int future_time(struct e4fsck *ctx, int64_t when, int64_t now, uint32_t c
 int fsck_check_super_times(struct e4fsck *ctx)
 {
 	struct ext4fs_super sb = *ext4fs_sb(ctx->fs);
-	int64_t now = (int64_t)time(NULL);
+	int64_t now = ctx->now;
 	int dirty = 0;
 
 	/* As e2fsck, only when checks are due by time at all or forced. */
