@@ -1,5 +1,9 @@
 #!/usr/bin/env bash
-# Set everything up, build, make a small ext4 image and show it through debug4fs.
+# Set everything up, build, and show the tools' main jobs end to end on an
+# image the demo makes itself: format and populate it with mke4fs (RAID
+# geometry, files copied in with -d), inspect it with debug4fs (text and
+# JSON, as scripts read it), and check it with e4fsck (per-pass timing).
+# Each new tool adds its step here.
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -19,26 +23,34 @@ ln "$src/hello.txt" "$src/docs/hardlink"
 for i in $(seq 1 300); do : > "$src/docs/deep/file-$i"; done
 
 img=$work/demo.img
-# mke2fs -d builds the demo image from the directory above (our mke4fs comes in a later issue).
-E2FSPROGS_FAKE_TIME=1700000000 mke2fs -q -F -t ext4 -b 4096 -d "$src" \
-	-U 6f1c9e2a-4f3b-4d2c-9a51-1b2c3d4e5f60 -E hash_seed=0b5d3e7e-8f6a-4b1c-a2d3-e4f5a6b7c8d9 \
-	"$img" 16M
-
+mke4fs=$build/misc/mkfs/mke4fs
 d4=$build/debugfs/debug4fs
+e4fsck=$build/fsck/e4fsck
+
+# run SHOWN COMMAND...: show the command as a user would type it, then run
+# it (the version banner that debugfs and its kind print on stderr is left out).
 run() {
+	local shown=$1
+	shift
 	echo
-	echo "\$ debug4fs -R '$1' demo.img"
-	"$d4" -R "$1" "$img" 2>/dev/null
+	echo "\$ $shown"
+	"$@" 2>/dev/null
 }
-run "stats -h"
-run "ls -l /"
-run "stat /docs/numbers.txt"
-run "ex /docs/numbers.txt"
-run "cat /hello.txt"
-run "ncheck 12 13"
-run "freefrag"
-echo
-echo "\$ debug4fs -j -R 'stat /hello.txt' demo.img"
-"$d4" -j -R "stat /hello.txt" "$img"
+
+# A 64 MiB file system on a RAID of 4 data disks with 64 KiB chunks
+# (stride 16 blocks of 4 KiB, stripe width 64), filled from $src.
+truncate -s 64M "$img"
+run "mke4fs -t ext4 -b 4096 -E stride=16,stripe_width=64 -d src demo.img" \
+	"$mke4fs" -q -F -t ext4 -b 4096 -E stride=16,stripe_width=64 -d "$src" "$img"
+run "debug4fs -R 'stats' demo.img | grep -E 'RAID|Block count|Inode count|Flex'" \
+	sh -c "'$d4' -R stats '$img' 2>/dev/null | grep -E 'RAID|Block count|Inode count|Flex'"
+run "debug4fs -R 'ls -l /' demo.img" "$d4" -R "ls -l /" "$img"
+run "debug4fs -R 'stat /docs/numbers.txt' demo.img" "$d4" -R "stat /docs/numbers.txt" "$img"
+run "debug4fs -R 'ex /bin/blob' demo.img" "$d4" -R "ex /bin/blob" "$img"
+run "debug4fs -R 'cat /hello.txt' demo.img" "$d4" -R "cat /hello.txt" "$img"
+run "debug4fs -R 'ncheck 12 13' demo.img" "$d4" -R "ncheck 12 13" "$img"
+run "debug4fs -R 'freefrag' demo.img" "$d4" -R "freefrag" "$img"
+run "debug4fs -j -R 'stat /hello.txt' demo.img" "$d4" -j -R "stat /hello.txt" "$img"
+run "e4fsck -fn -tt demo.img" "$e4fsck" -fn -tt "$img"
 echo
 echo "demo: done (image was $img, removed on exit)"
