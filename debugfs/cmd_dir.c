@@ -161,25 +161,27 @@ static int read_inode_as(struct dbg *d, const char *who, uint32_t ino, struct ex
 
 /*
  * Small stack of the JSON containers opened, so a document can be closed
- * properly whatever point a walk stopped at.
+ * properly whatever point a walk stopped at (an htree walk opens a handful).
  */
+#define JSTACK_MAX 32
+
 struct jstack {
 	struct json *j;
-	char close[JSON_MAX_DEPTH];
+	char close[JSTACK_MAX];
 	int n;
 };
 
 static void js_object(struct jstack *s, const char *key)
 {
 	json_object_begin(s->j, key);
-	if (s->n < JSON_MAX_DEPTH)
+	if (s->n < JSTACK_MAX)
 		s->close[s->n++] = '}';
 }
 
 static void js_array(struct jstack *s, const char *key)
 {
 	json_array_begin(s->j, key);
-	if (s->n < JSON_MAX_DEPTH)
+	if (s->n < JSTACK_MAX)
 		s->close[s->n++] = ']';
 }
 

@@ -14,7 +14,7 @@
 #include <stdio.h>
 #include "ext4fs/fs.h"
 #include "ext4fs/inode.h"
-#include "json.h"
+#include "support/json.h"
 
 struct dbg {
 	struct ext4fs_fs *fs;      /* NULL when no file system is open */

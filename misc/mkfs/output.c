@@ -12,7 +12,7 @@
 #include <string.h>
 #include <time.h>
 #include "ext4fs/fsfeatures.h"
-#include "../../debugfs/json.h"
+#include "support/json.h"
 #include "mke4fs.h"
 
 void mk_uuid_str(const uint8_t u[16], char *buf, size_t len)
