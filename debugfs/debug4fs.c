@@ -20,13 +20,11 @@
 #include <unistd.h>
 #include "debug4fs.h"
 #include "ext4fs/mountcheck.h"
+#include "support/exitcodes.h"
+#include "support/parse.h"
+#include "support/version.h"
 
 #define PROGRAM "debug4fs"
-
-static void print_version(FILE *f)
-{
-	fprintf(f, "%s %s (libext4fs)\n", PROGRAM, PACKAGE_VERSION);
-}
 
 static void print_help(FILE *f)
 {
@@ -298,14 +296,14 @@ int main(int argc, char **argv)
 		case 'n': d.open_flags |= EXT4FS_OPEN_IGNORE_CSUM; break;
 		case 'c': case 'i': case 'D': break;   /* accepted for compatibility; reads are lazy anyway */
 		case 'b':
-			if (dbg_parse_u64(optarg, &v) || v < 1024 || v > 65536 || (v & (v - 1))) {
+			if (sup_parse_u64(optarg, UINT64_MAX, &v) || v < 1024 || v > 65536 || (v & (v - 1))) {
 				fprintf(stderr, "%s: invalid block size - %s\n", PROGRAM, optarg);
 				return 1;
 			}
 			d.block_size = (unsigned)v;
 			break;
 		case 's':
-			if (dbg_parse_u64(optarg, &v) || v == 0) {
+			if (sup_parse_u64(optarg, UINT64_MAX, &v) || v == 0) {
 				fprintf(stderr, "%s: invalid superblock block number - %s\n", PROGRAM, optarg);
 				return 1;
 			}
@@ -316,8 +314,8 @@ int main(int argc, char **argv)
 			fprintf(stderr, "%s: -%c is not supported\n", PROGRAM, opt);
 			return 1;
 		case 'V':
-			print_version(stdout);
-			return 0;
+			sup_version_full(stdout, PROGRAM);
+			return SUP_EXIT_OK;
 		case 'h':
 			print_help(stdout);
 			return 0;
@@ -331,7 +329,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	if (!d.json)
-		fprintf(stderr, "%s %s (libext4fs)\n", PROGRAM, PACKAGE_VERSION);
+		sup_version_banner(stderr, PROGRAM);
 	if (optind < argc && open_fs(&d, argv[optind]))
 		rc = 1;
 	if (request)
