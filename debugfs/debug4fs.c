@@ -44,7 +44,8 @@ static void print_help(FILE *f)
 		"  -V             print the version and exit\n"
 		"  -h, --help     print this help and exit\n"
 		"\n"
-		"The exit status is 0 when every command succeeded and 1 otherwise.\n"
+		"The exit status is 0 when every command succeeded; with -R or -f, the number of\n"
+		"requests that named no command, if any (as debugfs); otherwise 1 after a failure.\n"
 		"Type 'help' at the prompt for the list of commands.\n",
 		PROGRAM);
 }
@@ -163,6 +164,7 @@ int dbg_run_argv(struct dbg *d, int argc, char **argv)
 	if (!c) {
 		fflush(d->out);
 		fprintf(stderr, "%s: Command not found %s\n", PROGRAM, argv[0]);
+		d->unknown++;
 		return 1;
 	}
 	if (c->needs_fs && !d->fs) {
@@ -339,5 +341,12 @@ int main(int argc, char **argv)
 	else
 		rc |= run_interactive(&d);
 	rc |= close_fs(&d);
-	return rc ? 1 : 0;
+	/*
+	 * debugfs exits with the number of -R / -f requests that named no
+	 * command (debug4fs stops counting at 255 where debugfs wraps around);
+	 * any other failure makes it 1 (debugfs: 0).
+	 */
+	if (d.unknown && (request || cmd_file))
+		return d.unknown > 255 ? 255 : (int)d.unknown;
+	return rc ? SUP_EXIT_FAILURE : SUP_EXIT_OK;
 }

@@ -27,6 +27,7 @@ struct dbg {
 	uint64_t superblock;       /* -s */
 	unsigned block_size;       /* -b */
 	FILE *out;                 /* command output */
+	unsigned unknown;          /* requests naming no command (debugfs's exit status) */
 };
 
 typedef int (*dbg_cmd_fn)(struct dbg *d, int argc, char **argv);

@@ -55,7 +55,7 @@ struct mk_opts {
 	const char *creator_os;         /* -o */
 	const char *compat;             /* --compat */
 	char *features;                 /* every -O, joined with commas (owned) */
-	char *extended;                 /* every -E, joined with commas (owned) */
+	char *extended;                 /* the last -E, as mke2fs keeps only that (owned) */
 	int errors_behavior;            /* -e: 1 continue, 2 remount-ro, 3 panic */
 	int r_opt;                      /* -r */
 	int s_opt;                      /* -s (deprecated sparse_super switch) */

@@ -24,7 +24,7 @@ void mk_usage(FILE *f)
 {
 	fprintf(f,
 		"Usage: %s [-b block-size] [-i bytes-per-inode] [-I inode-size]\n"
-		"\t[-J journal-options] [-G flex-group-size] [-N number-of-inodes]\n"
+		"\t[-J journal-options] [-G flex-group-size] [-N number-of-inodes] [-d root-directory]\n"
 		"\t[-m reserved-blocks-percentage] [-o creator-os]\n"
 		"\t[-g blocks-per-group] [-L volume-label] [-M last-mounted-directory]\n"
 		"\t[-O feature[,...]] [-r fs-revision] [-E extended-option[,...]]\n"
@@ -184,6 +184,9 @@ int mk_parse_args(int argc, char **argv, struct mk_opts *o)
 			fprintf(stderr, "%s: '-R' is deprecated, use '-E' instead\n", prog_name);
 			/* fallthrough */
 		case 'E':
+			/* As mke2fs 1.47: a later -E (or -R) replaces an earlier one whole. */
+			free(o->extended);
+			o->extended = NULL;
 			if (append_list(&o->extended, optarg))
 				return -1;
 			break;
