@@ -75,6 +75,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "debug4fs.h"
+#include "support/comerr.h"
 #include "ext4fs/dir.h"
 #include "ext4fs/dxhash.h"
 #include "ext4fs/file.h"
@@ -134,18 +135,10 @@ static int lib_error(struct dbg *d, const char *who, int err, const char *fmt, .
 static int lib_error(struct dbg *d, const char *who, int err, const char *fmt, ...)
 {
 	va_list ap;
-	const char *detail = d->fs ? ext4fs_errmsg(d->fs) : "";
 
-	fflush(d->out);
-	if (who)
-		fprintf(stderr, "%s: ", who);
-	fprintf(stderr, "%s ", ext4fs_strerror(err));
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	sup_vcom_err(who, err, d->fs, fmt, ap);
 	va_end(ap);
-	if (detail[0])
-		fprintf(stderr, " (detail: %s)", detail);
-	fputc('\n', stderr);
 	return 1;
 }
 
@@ -472,10 +465,7 @@ static int do_ls(struct dbg *d, int argc, char **argv)
 	}
 	free(s.block);
 	if (err == EXT4FS_E_NOT_DIR && !EXT4FS_ISDIR(in.i_mode)) {
-		fflush(d->out);
-		if (who)
-			fprintf(stderr, "%s: ", who);
-		fprintf(stderr, "%s \n", ext4fs_strerror(err));
+		sup_com_err(who, err, NULL);
 		return 1;
 	}
 	if (err)

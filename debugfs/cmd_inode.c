@@ -53,6 +53,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "debug4fs.h"
+#include "support/comerr.h"
 #include "ext4fs/blockmap.h"
 #include "ext4fs/dir.h"
 #include "ext4fs/extent.h"
@@ -101,8 +102,7 @@ static int parse_num(struct dbg *d, const char *cmd, const char *str, const char
  */
 static void local_error(struct dbg *d, const char *who, int err, const char *context)
 {
-	fflush(d->out);
-	fprintf(stderr, "%s: %s %s\n", who, ext4fs_strerror(err), context);
+	sup_com_err(who, err, "%s", context);
 }
 
 /* A message with no "who:" prefix (debugfs's com_err(0, 0, ...)). */

@@ -47,8 +47,7 @@ int dbg_parse_inode(struct dbg *d, const char *spec, uint32_t *ino)
 				if (v == 0)     /* debugfs says nothing for <0> */
 					return 1;
 				if (v > ext4fs_geom(d->fs)->inodes_count) {
-					fflush(d->out);
-					fprintf(stderr, "%s: %s \n", spec, ext4fs_strerror(EXT4FS_E_NOT_FOUND));
+					sup_com_err(spec, EXT4FS_E_NOT_FOUND, NULL);
 					return 1;
 				}
 				*ino = (uint32_t)v;
@@ -58,8 +57,7 @@ int dbg_parse_inode(struct dbg *d, const char *spec, uint32_t *ino)
 	}
 	err = ext4fs_namei(d->fs, d->root, d->cwd, spec, 0, ino);
 	if (err) {
-		fflush(d->out);
-		fprintf(stderr, "%s: %s \n", spec, ext4fs_strerror(err));
+		sup_com_err(spec, err, NULL);
 		return 1;
 	}
 	return 0;

@@ -8,7 +8,8 @@
 void sup_vcom_err(const char *who, int err, const struct ext4fs_fs *fs, const char *fmt, va_list ap)
 {
 	fflush(stdout);
-	fprintf(stderr, "%s: ", who);
+	if (who)
+		fprintf(stderr, "%s: ", who);
 	if (err)
 		fprintf(stderr, "%s ", ext4fs_strerror(err));
 	if (fmt)

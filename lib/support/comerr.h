@@ -16,7 +16,8 @@ struct ext4fs_fs;
 /*
  * "who: <message for err> <fmt...>\n".  err is a library code (negative,
  * see ext4fs_strerror()); with err 0 the message and its space are left
- * out.  fmt is printf's, usually "while ..."; NULL for none.
+ * out.  fmt is printf's, usually "while ..."; NULL for none (the space
+ * after the message stays, as com_err prints it).  who NULL: no prefix.
  */
 void sup_com_err(const char *who, int err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
