@@ -172,7 +172,7 @@ static int do_stats(struct dbg *d, int argc, char **argv)
 		json_finish(&j);
 		return 0;
 	}
-	sup_super_list_text(d->out, d->fs);
+	sup_super_list_text(d->out, d->fs, SUP_SUPER_LIST_EXPECTED_CSUM);
 	fprintf(d->out, "%-26s%u\n", "Directories:", count_dirs(d->fs));
 	if (!header_only)
 		print_groups(d->out, d->fs);

@@ -54,6 +54,7 @@ typedef void emit_fn(void *arg, const struct field *f);
 struct walker {
 	emit_fn *emit;
 	void *arg;
+	unsigned flags;         /* SUP_SUPER_LIST_* */
 	char text[256];         /* the value of the field being emitted */
 };
 
@@ -568,7 +569,8 @@ static void walk(struct walker *w, const struct ext4fs_fs *fs)
 	else
 		jnull(w, "orphan_file_inode");
 	tf(w, "0x%08x", expected);
-	put(w, (struct field){ .label = "Expected Checksum:", .in_text = mismatch });
+	put(w, (struct field){ .label = "Expected Checksum:",
+			       .in_text = mismatch && (w->flags & SUP_SUPER_LIST_EXPECTED_CSUM) });
 	jnum(w, "lost_found_inode", sb->s_lpf_ino);
 }
 
@@ -623,9 +625,9 @@ static void emit_json(void *arg, const struct field *f)
 	}
 }
 
-void sup_super_list_text(FILE *f, const struct ext4fs_fs *fs)
+void sup_super_list_text(FILE *f, const struct ext4fs_fs *fs, unsigned flags)
 {
-	struct walker w = { .emit = emit_text, .arg = f };
+	struct walker w = { .emit = emit_text, .arg = f, .flags = flags };
 
 	walk(&w, fs);
 }

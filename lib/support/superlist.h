@@ -6,8 +6,9 @@
  * as dumpe2fs -h and tune2fs -l): "Label:" padded to column 26, then the
  * value, lines left out as e2fsprogs leaves them out, superblock times
  * shown from their low 32 bits (e2fsprogs ignores the _hi bytes there).
- * After the last field comes "Expected Checksum: 0x..." when metadata_csum
- * is on and the stored checksum is wrong (debugfs stats prints that line).
+ * With SUP_SUPER_LIST_EXPECTED_CSUM, "Expected Checksum: 0x..." follows
+ * the last field when metadata_csum is on and the stored checksum is wrong
+ * (debugfs stats prints that line; dumpe2fs -h and tune2fs -l do not).
  *
  * The JSON form is debug4fs -j stats' "superblock" object: every field is
  * present (null when it does not apply), numbers as numbers, flag words as
@@ -24,8 +25,11 @@
 struct ext4fs_fs;
 struct json;
 
-/* The text listing of fs's superblock to f. */
-void sup_super_list_text(FILE *f, const struct ext4fs_fs *fs);
+/* Flags of sup_super_list_text(). */
+#define SUP_SUPER_LIST_EXPECTED_CSUM 0x1   /* debugfs's "Expected Checksum:" line */
+
+/* The text listing of fs's superblock to f; flags: SUP_SUPER_LIST_*. */
+void sup_super_list_text(FILE *f, const struct ext4fs_fs *fs, unsigned flags);
 
 /* The superblock as a JSON object under key (NULL at the top or in an array). */
 void sup_super_list_json(struct json *j, const char *key, const struct ext4fs_fs *fs);
