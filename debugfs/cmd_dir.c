@@ -75,6 +75,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "debug4fs.h"
+#include "support/comerr.h"
 #include "ext4fs/dir.h"
 #include "ext4fs/dxhash.h"
 #include "ext4fs/file.h"
@@ -134,18 +135,10 @@ static int lib_error(struct dbg *d, const char *who, int err, const char *fmt, .
 static int lib_error(struct dbg *d, const char *who, int err, const char *fmt, ...)
 {
 	va_list ap;
-	const char *detail = d->fs ? ext4fs_errmsg(d->fs) : "";
 
-	fflush(d->out);
-	if (who)
-		fprintf(stderr, "%s: ", who);
-	fprintf(stderr, "%s ", ext4fs_strerror(err));
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	sup_vcom_err(who, err, d->fs, fmt, ap);
 	va_end(ap);
-	if (detail[0])
-		fprintf(stderr, " (detail: %s)", detail);
-	fputc('\n', stderr);
 	return 1;
 }
 
@@ -161,25 +154,27 @@ static int read_inode_as(struct dbg *d, const char *who, uint32_t ino, struct ex
 
 /*
  * Small stack of the JSON containers opened, so a document can be closed
- * properly whatever point a walk stopped at.
+ * properly whatever point a walk stopped at (an htree walk opens a handful).
  */
+#define JSTACK_MAX 32
+
 struct jstack {
 	struct json *j;
-	char close[JSON_MAX_DEPTH];
+	char close[JSTACK_MAX];
 	int n;
 };
 
 static void js_object(struct jstack *s, const char *key)
 {
 	json_object_begin(s->j, key);
-	if (s->n < JSON_MAX_DEPTH)
+	if (s->n < JSTACK_MAX)
 		s->close[s->n++] = '}';
 }
 
 static void js_array(struct jstack *s, const char *key)
 {
 	json_array_begin(s->j, key);
-	if (s->n < JSON_MAX_DEPTH)
+	if (s->n < JSTACK_MAX)
 		s->close[s->n++] = ']';
 }
 
@@ -470,10 +465,7 @@ static int do_ls(struct dbg *d, int argc, char **argv)
 	}
 	free(s.block);
 	if (err == EXT4FS_E_NOT_DIR && !EXT4FS_ISDIR(in.i_mode)) {
-		fflush(d->out);
-		if (who)
-			fprintf(stderr, "%s: ", who);
-		fprintf(stderr, "%s \n", ext4fs_strerror(err));
+		sup_com_err(who, err, NULL);
 		return 1;
 	}
 	if (err)

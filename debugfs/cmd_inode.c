@@ -53,6 +53,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "debug4fs.h"
+#include "support/comerr.h"
 #include "ext4fs/blockmap.h"
 #include "ext4fs/dir.h"
 #include "ext4fs/extent.h"
@@ -101,8 +102,7 @@ static int parse_num(struct dbg *d, const char *cmd, const char *str, const char
  */
 static void local_error(struct dbg *d, const char *who, int err, const char *context)
 {
-	fflush(d->out);
-	fprintf(stderr, "%s: %s %s\n", who, ext4fs_strerror(err), context);
+	sup_com_err(who, err, "%s", context);
 }
 
 /* A message with no "who:" prefix (debugfs's com_err(0, 0, ...)). */
@@ -857,7 +857,7 @@ static void json_time(struct json *j, const char *key, const struct stat_time *s
 	json_uint(j, "raw", st->raw);
 	if (extra)
 		json_uint(j, "extra", st->extra);
-	json_string(j, "text", dbg_time_str(st->t, buf, sizeof(buf)));
+	json_string(j, "text", sup_time_str(st->t, buf, sizeof(buf)));
 	json_object_end(j);
 }
 
@@ -1030,7 +1030,7 @@ static int do_stat(struct dbg *d, int argc, char **argv)
 				continue;
 			if (i == 4 && !in.i_dtime)
 				continue;
-			dbg_time_str(st->t, tbuf, sizeof(tbuf));
+			sup_time_str(st->t, tbuf, sizeof(tbuf));
 			if (!ext_times)
 				fprintf(f, "%s: 0x%08x -- %s\n", st->label + 1, st->raw, tbuf);
 			else if (i == 4)

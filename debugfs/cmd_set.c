@@ -906,7 +906,7 @@ static int do_set_current_time(struct dbg *d, int argc, char **argv)
 	}
 	ext4fs_set_time(d->fs, t, 0);
 	if (!d->json)
-		fprintf(d->out, "Setting current time to %s\n\n", dbg_time_str(t, buf, sizeof(buf)));
+		fprintf(d->out, "Setting current time to %s\n\n", sup_time_str(t, buf, sizeof(buf)));
 	return 0;
 }
 

@@ -20,13 +20,11 @@
 #include <unistd.h>
 #include "debug4fs.h"
 #include "ext4fs/mountcheck.h"
+#include "support/exitcodes.h"
+#include "support/parse.h"
+#include "support/version.h"
 
 #define PROGRAM "debug4fs"
-
-static void print_version(FILE *f)
-{
-	fprintf(f, "%s %s (libext4fs)\n", PROGRAM, PACKAGE_VERSION);
-}
 
 static void print_help(FILE *f)
 {
@@ -46,7 +44,8 @@ static void print_help(FILE *f)
 		"  -V             print the version and exit\n"
 		"  -h, --help     print this help and exit\n"
 		"\n"
-		"The exit status is 0 when every command succeeded and 1 otherwise.\n"
+		"The exit status is 0 when every command succeeded; with -R or -f, the number of\n"
+		"requests that named no command, if any (as debugfs); otherwise 1 after a failure.\n"
 		"Type 'help' at the prompt for the list of commands.\n",
 		PROGRAM);
 }
@@ -165,6 +164,7 @@ int dbg_run_argv(struct dbg *d, int argc, char **argv)
 	if (!c) {
 		fflush(d->out);
 		fprintf(stderr, "%s: Command not found %s\n", PROGRAM, argv[0]);
+		d->unknown++;
 		return 1;
 	}
 	if (c->needs_fs && !d->fs) {
@@ -298,14 +298,14 @@ int main(int argc, char **argv)
 		case 'n': d.open_flags |= EXT4FS_OPEN_IGNORE_CSUM; break;
 		case 'c': case 'i': case 'D': break;   /* accepted for compatibility; reads are lazy anyway */
 		case 'b':
-			if (dbg_parse_u64(optarg, &v) || v < 1024 || v > 65536 || (v & (v - 1))) {
+			if (sup_parse_u64(optarg, UINT64_MAX, &v) || v < 1024 || v > 65536 || (v & (v - 1))) {
 				fprintf(stderr, "%s: invalid block size - %s\n", PROGRAM, optarg);
 				return 1;
 			}
 			d.block_size = (unsigned)v;
 			break;
 		case 's':
-			if (dbg_parse_u64(optarg, &v) || v == 0) {
+			if (sup_parse_u64(optarg, UINT64_MAX, &v) || v == 0) {
 				fprintf(stderr, "%s: invalid superblock block number - %s\n", PROGRAM, optarg);
 				return 1;
 			}
@@ -316,8 +316,8 @@ int main(int argc, char **argv)
 			fprintf(stderr, "%s: -%c is not supported\n", PROGRAM, opt);
 			return 1;
 		case 'V':
-			print_version(stdout);
-			return 0;
+			sup_version_full(stdout, PROGRAM);
+			return SUP_EXIT_OK;
 		case 'h':
 			print_help(stdout);
 			return 0;
@@ -331,7 +331,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	if (!d.json)
-		fprintf(stderr, "%s %s (libext4fs)\n", PROGRAM, PACKAGE_VERSION);
+		sup_version_banner(stderr, PROGRAM);
 	if (optind < argc && open_fs(&d, argv[optind]))
 		rc = 1;
 	if (request)
@@ -341,5 +341,12 @@ int main(int argc, char **argv)
 	else
 		rc |= run_interactive(&d);
 	rc |= close_fs(&d);
-	return rc ? 1 : 0;
+	/*
+	 * debugfs exits with the number of -R / -f requests that named no
+	 * command (debug4fs stops counting at 255 where debugfs wraps around);
+	 * any other failure makes it 1 (debugfs: 0).
+	 */
+	if (d.unknown && (request || cmd_file))
+		return d.unknown > 255 ? 255 : (int)d.unknown;
+	return rc ? SUP_EXIT_FAILURE : SUP_EXIT_OK;
 }

@@ -14,7 +14,8 @@
 #include <stdio.h>
 #include "ext4fs/fs.h"
 #include "ext4fs/inode.h"
-#include "json.h"
+#include "support/json.h"
+#include "support/timefmt.h"
 
 struct dbg {
 	struct ext4fs_fs *fs;      /* NULL when no file system is open */
@@ -26,6 +27,7 @@ struct dbg {
 	uint64_t superblock;       /* -s */
 	unsigned block_size;       /* -b */
 	FILE *out;                 /* command output */
+	unsigned unknown;          /* requests naming no command (debugfs's exit status) */
 };
 
 typedef int (*dbg_cmd_fn)(struct dbg *d, int argc, char **argv);
@@ -72,9 +74,6 @@ int dbg_parse_inode(struct dbg *d, const char *spec, uint32_t *ino);
 /* Read inode ino, printing "<cmd>: <message> while reading inode <ino>" on failure. */
 int dbg_read_inode(struct dbg *d, const char *cmd, uint32_t ino, struct ext4fs_inode *inode);
 
-/* Parse an unsigned number (decimal, 0x hex, 0 octal) as debugfs's strtoblk does. */
-int dbg_parse_u64(const char *s, uint64_t *v);
-
 /* Print a library error as debugfs's com_err does: "who: message <context>". */
 void dbg_error(struct dbg *d, const char *who, int err, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
@@ -91,8 +90,5 @@ int dbg_check_args(int argc, char **argv, int min, int max, const char *usage);
  * returns nonzero unless a writable file system is open (cmd_write.c).
  */
 int dbg_require_rw(struct dbg *d, const char *cmd);
-
-/* Format a time as debugfs does ("Sat Nov 21 21:25:48 2026"), honouring TZ / DEBUGFS_TZ? (UTC unless TZ set). */
-const char *dbg_time_str(int64_t t, char *buf, size_t len);
 
 #endif

@@ -7,35 +7,16 @@
 #include <time.h>
 #include "debug4fs.h"
 #include "ext4fs/namei.h"
-
-int dbg_parse_u64(const char *s, uint64_t *v)
-{
-	char *end;
-
-	if (!s || !*s || *s == '-')
-		return -1;
-	errno = 0;
-	unsigned long long x = strtoull(s, &end, 0);
-	if (errno || *end)
-		return -1;
-	*v = x;
-	return 0;
-}
+#include "support/comerr.h"
+#include "support/parse.h"
 
 void dbg_error(struct dbg *d, const char *who, int err, const char *fmt, ...)
 {
 	va_list ap;
 
-	fflush(d->out);
-	fprintf(stderr, "%s: %s ", who, ext4fs_strerror(err));
-	if (fmt) {
-		va_start(ap, fmt);
-		vfprintf(stderr, fmt, ap);
-		va_end(ap);
-	}
-	if (d->fs && ext4fs_errmsg(d->fs)[0])
-		fprintf(stderr, " (detail: %s)", ext4fs_errmsg(d->fs));
-	fputc('\n', stderr);
+	va_start(ap, fmt);
+	sup_vcom_err(who, err, d->fs, fmt, ap);
+	va_end(ap);
 }
 
 int dbg_usage(const char *cmd, const char *usage)
@@ -62,12 +43,11 @@ int dbg_parse_inode(struct dbg *d, const char *spec, uint32_t *ino)
 		if (len - 2 < sizeof(num)) {
 			memcpy(num, spec + 1, len - 2);
 			num[len - 2] = '\0';
-			if (dbg_parse_u64(num, &v) == 0) {
+			if (sup_parse_u64(num, UINT64_MAX, &v) == 0) {
 				if (v == 0)     /* debugfs says nothing for <0> */
 					return 1;
 				if (v > ext4fs_geom(d->fs)->inodes_count) {
-					fflush(d->out);
-					fprintf(stderr, "%s: %s \n", spec, ext4fs_strerror(EXT4FS_E_NOT_FOUND));
+					sup_com_err(spec, EXT4FS_E_NOT_FOUND, NULL);
 					return 1;
 				}
 				*ino = (uint32_t)v;
@@ -77,8 +57,7 @@ int dbg_parse_inode(struct dbg *d, const char *spec, uint32_t *ino)
 	}
 	err = ext4fs_namei(d->fs, d->root, d->cwd, spec, 0, ino);
 	if (err) {
-		fflush(d->out);
-		fprintf(stderr, "%s: %s \n", spec, ext4fs_strerror(err));
+		sup_com_err(spec, err, NULL);
 		return 1;
 	}
 	return 0;
@@ -95,18 +74,3 @@ int dbg_read_inode(struct dbg *d, const char *cmd, uint32_t ino, struct ext4fs_i
 	return 0;
 }
 
-const char *dbg_time_str(int64_t t, char *buf, size_t len)
-{
-	time_t tt = (time_t)t;
-	struct tm tm;
-	const char *tz = getenv("TZ");
-
-	/* Like debugfs: UTC only when TZ says GMT, local time otherwise; asctime's layout. */
-	if (tz && (!strcmp(tz, "GMT") || !strcmp(tz, "GMT0")))
-		gmtime_r(&tt, &tm);
-	else
-		localtime_r(&tt, &tm);
-	if (!strftime(buf, len, "%a %b %e %H:%M:%S %Y", &tm))
-		snprintf(buf, len, "%lld", (long long)t);
-	return buf;
-}

@@ -25,6 +25,7 @@
 #include "problem.h"
 #include "progress.h"
 #include "report.h"
+#include "support/version.h"
 
 static const char usage_text[] =
 	"Usage: %s [-panyfktvDV] [-b superblock] [-B blocksize] [-C fd] [-j threads]\n"
@@ -152,8 +153,7 @@ static int parse_options(struct e4fsck *ctx, int argc, char **argv)
 		case 'v': ctx->verbose = 1; break;
 		case 'D': ctx->optimize_dirs = 1; break;
 		case 'V':
-			fprintf(stderr, "%s %s (%s)\n\tUsing libext4fs %s\n", ctx->prog, PACKAGE_VERSION,
-				E4FSCK_RELEASE_DATE, PACKAGE_VERSION);
+			sup_version_full(stderr, ctx->prog);
 			return FSCK_OK + 256;   /* "exit 0 now" */
 		case 'b':
 			if (parse_uint(optarg, UINT64_MAX, &v) || v == 0) {
@@ -726,7 +726,7 @@ int main(int argc, char **argv)
 	if (progress_init(&ctx))
 		return ctx.exit_status;
 	if (ctx.mode != MODE_PREEN)
-		fprintf(stderr, "%s %s (%s)\n", ctx.prog, PACKAGE_VERSION, E4FSCK_RELEASE_DATE);
+		sup_version_banner(stderr, ctx.prog);
 	timing_begin(&ctx);
 	/*
 	 * A first, read-only look; then, to repair, a writable handle, or one

@@ -14,6 +14,7 @@
 #include "problems.h"
 #include "progress.h"
 #include "report.h"
+#include "support/prompt.h"
 
 static const struct problem_table *const tables[] = {
 	&problems_pass0, &problems_pass1, &problems_pass2, &problems_pass3, &problems_pass4,
@@ -159,23 +160,22 @@ static int log_problem(struct e4fsck *ctx, const struct problem *p, const struct
 static int ask_terminal(const struct problem *p)
 {
 	int def_yes = !(p->flags & PF_NO_DEFAULT);
-	char line[32];
 
 	for (;;) {
 		printf("%s<%c>? ", problem_prompt_text(p->prompt), def_yes ? 'y' : 'n');
 		fflush(stdout);
-		if (!fgets(line, sizeof(line), stdin)) {
+		enum sup_answer a = sup_read_answer();
+		if (a == SUP_ANSWER_EOF) {
 			printf("no\n");
 			return 0;
 		}
-		char c = (char)tolower((unsigned char)line[0]);
-		if (c == '\n') {
+		if (a == SUP_ANSWER_EMPTY) {
 			printf("%s\n", def_yes ? "yes" : "no");
 			return def_yes;
 		}
-		if (c == 'y' || c == 'n') {
-			printf("%s\n", c == 'y' ? "yes" : "no");
-			return c == 'y';
+		if (a == SUP_ANSWER_YES || a == SUP_ANSWER_NO) {
+			printf("%s\n", a == SUP_ANSWER_YES ? "yes" : "no");
+			return a == SUP_ANSWER_YES;
 		}
 	}
 }

@@ -1,6 +1,7 @@
 /*
  * progress.h - e4fsck -C: completion lines for fsck(8) and front ends, or
- * e2fsck's progress bar on the terminal.
+ * e2fsck's progress bar on the terminal (both drawn by lib/support's
+ * checker report, support/progress.h).
  *
  * With -C fd (fd > 0) each pass writes "pass current max device\n" lines to
  * fd, as e2fsck does; with -C 0 the bar is drawn on stdout when stdout is a

@@ -10,7 +10,7 @@
 #include <sys/resource.h>
 #include "ext4fs/io.h"
 #include "ext4fs/super.h"
-#include "../debugfs/json.h"
+#include "support/json.h"
 #include "report.h"
 
 static struct pass_timer whole_run;

@@ -25,6 +25,9 @@
 #include "ext4fs/errors.h"
 #include "ext4fs/io.h"
 #include "mke4fs.h"
+#include "support/comerr.h"
+#include "support/exitcodes.h"
+#include "support/version.h"
 
 const char *prog_name = "mke4fs";
 
@@ -36,7 +39,7 @@ static int fail(void)
 		unlink(created_target->path);
 		created_target = NULL;
 	}
-	return 1;
+	return SUP_EXIT_FAILURE;
 }
 
 /* Plan, with the last group trimmed by the library.  Prints errors. */
@@ -95,7 +98,7 @@ static int write_fs(const struct mk_opts *o, struct mk_target *t, struct mk_conf
 		return -1;
 	}
 	if (err) {
-		fprintf(stderr, "%s: %s while trying to open %s\n", prog_name, ext4fs_strerror(err), t->path);
+		sup_com_err(prog_name, err, "while trying to open %s", t->path);
 		return -1;
 	}
 	if (io->size < fs_bytes) {
@@ -106,8 +109,7 @@ static int write_fs(const struct mk_opts *o, struct mk_target *t, struct mk_conf
 		return -1;
 	}
 	if ((err = mk_target_zap(io, fs_bytes, g->block_size))) {
-		fprintf(stderr, "%s: %s while wiping old signatures on %s\n", prog_name,
-			ext4fs_strerror(err), t->path);
+		sup_com_err(prog_name, err, "while wiping old signatures on %s", t->path);
 		ext4fs_io_close(io);
 		return -1;
 	}
@@ -117,7 +119,7 @@ static int write_fs(const struct mk_opts *o, struct mk_target *t, struct mk_conf
 	pr.verbose = o->verbose;
 	pr.open_stage = -1;
 	pr.last_closed = -1;
-	pr.last_second = -1;
+	pr.meter.last_second = -1;
 	pr.plan = plan;
 	pr.config = c;
 	pr.io = io;
@@ -140,7 +142,7 @@ int main(int argc, char **argv)
 	struct mk_target t;
 	struct mk_config c;
 	struct ext4fs_mkfs_plan *plan = NULL;
-	int rc = 1;
+	int rc = SUP_EXIT_FAILURE;
 
 	/* Unbuffered like mke2fs, so stdout and stderr interleave as written. */
 	setvbuf(stdout, NULL, _IONBF, 0);
@@ -150,7 +152,7 @@ int main(int argc, char **argv)
 	if (mk_parse_args(argc, argv, &o))
 		goto out;
 	if (!o.quiet)
-		fprintf(stderr, "%s %s (%s)\n", prog_name, PACKAGE_VERSION, MKE4FS_RELEASE_DATE);
+		sup_version_banner(stderr, prog_name);
 
 	if (mk_target_stat(o.device, o.size_arg != NULL, &t) ||
 	    mk_target_check_contents(&o, &t) || mk_target_check_mounted(&t))
@@ -169,7 +171,7 @@ int main(int argc, char **argv)
 			mk_show_stats(plan, &c, o.verbose);
 		else
 			mk_print_json(stdout, plan, &c, o.device, 0);
-		rc = 0;
+		rc = SUP_EXIT_OK;
 		goto out;
 	}
 	if (write_fs(&o, &t, &c, plan))
@@ -180,7 +182,7 @@ int main(int argc, char **argv)
 	created_target = NULL;
 	if (o.json)
 		mk_print_json(stdout, plan, &c, o.device, 1);
-	rc = 0;
+	rc = SUP_EXIT_OK;
 out:
 	if (rc)
 		rc = fail();

@@ -29,6 +29,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include "ext4fs/mkfs.h"
+#include "support/progress.h"
 
 extern const char *prog_name;           /* "mke4fs", for messages */
 
@@ -54,7 +55,7 @@ struct mk_opts {
 	const char *creator_os;         /* -o */
 	const char *compat;             /* --compat */
 	char *features;                 /* every -O, joined with commas (owned) */
-	char *extended;                 /* every -E, joined with commas (owned) */
+	char *extended;                 /* the last -E, as mke2fs keeps only that (owned) */
 	int errors_behavior;            /* -e: 1 continue, 2 remount-ro, 3 panic */
 	int r_opt;                      /* -r */
 	int s_opt;                      /* -s (deprecated sparse_super switch) */
@@ -76,10 +77,6 @@ struct mk_opts {
 int mk_parse_args(int argc, char **argv, struct mk_opts *o);
 void mk_opts_free(struct mk_opts *o);
 void mk_usage(FILE *f);
-
-/* "123", "64M", "2g", "100s": the number of units of 2^shift bytes (shift 0:
- * bytes; 10: KiB); a bare number counts units.  0 on a malformed value. */
-uint64_t mk_parse_size(const char *arg, int unit_shift);
 
 /* -E: what was given; -1 / 0 / NULL mean not given. */
 struct mk_ext_opts {
@@ -135,8 +132,6 @@ int mk_target_prepare_file(const struct mk_opts *o, struct mk_target *t, uint64_
  * bytes 2048-4095, and the last 64 KiB-aligned chunk (old MD RAID metadata).
  * Only blocks that are not already zero are written. */
 int mk_target_zap(struct ext4fs_io *io, uint64_t fs_bytes, uint32_t block_size);
-/* "Proceed anyway? (y,N) " on a terminal; -1 (after a message) otherwise. */
-int mk_proceed_question(const char *why_no_tty);
 
 /* ------------------------------------------------------------------ policy */
 
@@ -183,10 +178,7 @@ struct mk_progress {
 	int last_closed;                /* stage that last printed "done", -1 none */
 	int discard_pending;            /* discard started; label not printed yet */
 	int discard_done;               /* the discard stage completed */
-	int plain;                      /* this stage shows no count */
-	int log_max;                    /* digits of max */
-	uint64_t max;
-	long last_second;               /* numbers are redrawn at most once a second */
+	struct sup_meter meter;         /* the numbers of the stage being printed */
 	const struct ext4fs_mkfs_plan *plan;
 	const struct mk_config *config;
 	const struct ext4fs_io *io;
@@ -197,7 +189,6 @@ void mk_progress_cb(void *arg, enum ext4fs_mkfs_stage stage, uint64_t done, uint
 void mk_progress_finish(struct mk_progress *pr, int failed);
 void mk_print_json(FILE *f, const struct ext4fs_mkfs_plan *plan, const struct mk_config *c,
 		   const char *device, int written);
-void mk_uuid_str(const uint8_t u[16], char *buf, size_t len);
 
 /* ----------------------------------------------------------------- populate */
 

@@ -14,6 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include "mke4fs.h"
+#include "support/exitcodes.h"
+#include "support/parse.h"
+#include "support/version.h"
 
 #define LABEL_MAX 16
 
@@ -21,7 +24,7 @@ void mk_usage(FILE *f)
 {
 	fprintf(f,
 		"Usage: %s [-b block-size] [-i bytes-per-inode] [-I inode-size]\n"
-		"\t[-J journal-options] [-G flex-group-size] [-N number-of-inodes]\n"
+		"\t[-J journal-options] [-G flex-group-size] [-N number-of-inodes] [-d root-directory]\n"
 		"\t[-m reserved-blocks-percentage] [-o creator-os]\n"
 		"\t[-g blocks-per-group] [-L volume-label] [-M last-mounted-directory]\n"
 		"\t[-O feature[,...]] [-r fs-revision] [-E extended-option[,...]]\n"
@@ -33,36 +36,7 @@ void mk_usage(FILE *f)
 static void usage_exit(void)
 {
 	mk_usage(stderr);
-	exit(1);
-}
-
-uint64_t mk_parse_size(const char *arg, int unit_shift)
-{
-	unsigned long long num;
-	unsigned shift;
-	char *end;
-
-	if (!arg || !*arg || *arg == '-' || isspace((unsigned char)*arg))
-		return 0;
-	errno = 0;
-	num = strtoull(arg, &end, 0);
-	if (errno || end == arg)
-		return 0;
-	if (end[0] && end[1])
-		return 0;
-	switch (*end) {
-	case '\0':
-		return num;                     /* already in units */
-	case 'k': case 'K': shift = 10; break;
-	case 'm': case 'M': shift = 20; break;
-	case 'g': case 'G': shift = 30; break;
-	case 't': case 'T': shift = 40; break;
-	case 's': shift = 9; break;             /* 512-byte sectors */
-	default: return 0;
-	}
-	if (num > (UINT64_MAX >> shift))
-		return 0;
-	return ((uint64_t)num << shift) >> unit_shift;
+	exit(SUP_EXIT_FAILURE);
 }
 
 /* Append "," and s to *list (a malloc'ed string or NULL).  -1 without memory. */
@@ -154,17 +128,6 @@ static int unsupported(const char *what)
 	return -1;
 }
 
-static int parse_ulong(const char *s, unsigned long long *v)
-{
-	char *end;
-
-	if (!*s || *s == '-')
-		return -1;
-	errno = 0;
-	*v = strtoull(s, &end, 0);
-	return (errno || *end) ? -1 : 0;
-}
-
 enum { OPT_HELP = 256, OPT_JSON, OPT_COMPAT };
 
 int mk_parse_args(int argc, char **argv, struct mk_opts *o)
@@ -186,11 +149,11 @@ int mk_parse_args(int argc, char **argv, struct mk_opts *o)
 
 	while ((c = getopt_long(argc, argv, "b:cd:e:g:i:jl:m:no:qr:s:t:vC:DE:FG:I:J:KL:M:N:O:R:ST:U:Vz:",
 				longopts, NULL)) != -1) {
-		unsigned long long v;
+		uint64_t v;
 
 		switch (c) {
 		case 'b': {
-			uint64_t b = mk_parse_size(optarg, 0);
+			uint64_t b = sup_parse_size(optarg, 0);
 			if (b < 1024 || b > 65536 || (b & (b - 1))) {
 				fprintf(stderr, "%s: invalid block size - %s (-b: a power of two from 1024 to 65536)\n",
 					prog_name, optarg);
@@ -221,6 +184,9 @@ int mk_parse_args(int argc, char **argv, struct mk_opts *o)
 			fprintf(stderr, "%s: '-R' is deprecated, use '-E' instead\n", prog_name);
 			/* fallthrough */
 		case 'E':
+			/* As mke2fs 1.47: a later -E (or -R) replaces an earlier one whole. */
+			free(o->extended);
+			o->extended = NULL;
 			if (append_list(&o->extended, optarg))
 				return -1;
 			break;
@@ -241,7 +207,7 @@ int mk_parse_args(int argc, char **argv, struct mk_opts *o)
 			o->force++;
 			break;
 		case 'g':
-			if (parse_ulong(optarg, &v) || v > 0xFFFFFFFFULL) {
+			if (sup_parse_u64(optarg, 0xFFFFFFFF, &v)) {
 				fprintf(stderr, "%s: Illegal number for blocks per group - %s (-g)\n",
 					prog_name, optarg);
 				return -1;
@@ -254,7 +220,7 @@ int mk_parse_args(int argc, char **argv, struct mk_opts *o)
 			o->blocks_per_group = (uint32_t)v;
 			break;
 		case 'G':
-			if (parse_ulong(optarg, &v)) {
+			if (sup_parse_u64(optarg, UINT64_MAX, &v)) {
 				fprintf(stderr, "%s: Illegal number for flex_bg size - %s (-G)\n",
 					prog_name, optarg);
 				return -1;
@@ -266,13 +232,13 @@ int mk_parse_args(int argc, char **argv, struct mk_opts *o)
 			}
 			if (v > (1ULL << 31)) {
 				fprintf(stderr, "%s: flex_bg size (%llu) must be less than or equal to 2^31 (-G)\n",
-					prog_name, v);
+					prog_name, (unsigned long long)v);
 				return -1;
 			}
 			o->flex_bg_size = (unsigned long)v;
 			break;
 		case 'i': {
-			uint64_t r = mk_parse_size(optarg, 0);
+			uint64_t r = sup_parse_size(optarg, 0);
 			if (r < 1024 || r > 65536ULL * 1024) {
 				fprintf(stderr, "%s: invalid inode ratio %s (min %d/max %d) (-i)\n",
 					prog_name, optarg, 1024, 65536 * 1024);
@@ -282,7 +248,7 @@ int mk_parse_args(int argc, char **argv, struct mk_opts *o)
 			break;
 		}
 		case 'I':
-			if (parse_ulong(optarg, &v) || v > 65536) {
+			if (sup_parse_u64(optarg, 65536, &v)) {
 				fprintf(stderr, "%s: invalid inode size - %s (-I)\n", prog_name, optarg);
 				return -1;
 			}
@@ -329,7 +295,7 @@ int mk_parse_args(int argc, char **argv, struct mk_opts *o)
 			o->noaction++;
 			break;
 		case 'N':
-			if (parse_ulong(optarg, &v)) {
+			if (sup_parse_u64(optarg, UINT64_MAX, &v)) {
 				fprintf(stderr, "%s: bad num inodes - %s (-N)\n", prog_name, optarg);
 				return -1;
 			}
@@ -346,13 +312,13 @@ int mk_parse_args(int argc, char **argv, struct mk_opts *o)
 			o->quiet = 1;
 			break;
 		case 'r':
-			if (parse_ulong(optarg, &v)) {
+			if (sup_parse_u64(optarg, UINT64_MAX, &v)) {
 				fprintf(stderr, "%s: bad revision level - %s (-r)\n", prog_name, optarg);
 				return -1;
 			}
 			if (v > 1) {
 				fprintf(stderr, "%s: Filesystem revision too high while trying to create revision %llu (-r)\n",
-					prog_name, v);
+					prog_name, (unsigned long long)v);
 				return -1;
 			}
 			if (v == 0) {
@@ -390,14 +356,14 @@ int mk_parse_args(int argc, char **argv, struct mk_opts *o)
 			break;
 		case OPT_HELP:
 			mk_usage(stdout);
-			exit(0);
+			exit(SUP_EXIT_OK);
 		case OPT_JSON:
 			o->json = 1;
 			break;
 		case OPT_COMPAT:
 			if (!strcmp(optarg, "help")) {
 				mk_compat_list(stdout);
-				exit(0);
+				exit(SUP_EXIT_OK);
 			}
 			if (!mk_compat_known(optarg)) {
 				fprintf(stderr, "%s: unknown compatibility profile '%s' (--compat); "
@@ -420,9 +386,8 @@ int mk_parse_args(int argc, char **argv, struct mk_opts *o)
 		}
 	}
 	if (show_version) {
-		fprintf(stderr, "%s %s (%s)\n\tUsing libext4fs %s\n", prog_name, PACKAGE_VERSION,
-			MKE4FS_RELEASE_DATE, PACKAGE_VERSION);
-		exit(0);
+		sup_version_full(stderr, prog_name);
+		exit(SUP_EXIT_OK);
 	}
 	if (optind == argc)
 		usage_exit();

@@ -12,41 +12,10 @@
 #include <string.h>
 #include <time.h>
 #include "ext4fs/fsfeatures.h"
-#include "../../debugfs/json.h"
+#include "ext4fs/ondisk_names.h"
+#include "support/json.h"
+#include "support/progress.h"
 #include "mke4fs.h"
-
-void mk_uuid_str(const uint8_t u[16], char *buf, size_t len)
-{
-	snprintf(buf, len,
-		 "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
-		 u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11],
-		 u[12], u[13], u[14], u[15]);
-}
-
-static int is_null_uuid(const uint8_t u[16])
-{
-	for (int i = 0; i < 16; i++)
-		if (u[i])
-			return 0;
-	return 1;
-}
-
-/* Decimal digits of n (0 for 0), as mke2fs counts them for line wrapping. */
-static int digits(uint64_t n)
-{
-	int l = 0;
-
-	for (; n; n /= 10)
-		l++;
-	return l;
-}
-
-static const char *os_name(uint32_t os)
-{
-	static const char *const names[] = { "Linux", "Hurd", "Masix", "FreeBSD", "Lites" };
-
-	return os < 5 ? names[os] : "(unknown os)";
-}
 
 /* ------------------------------------------------------------------ summary */
 
@@ -68,7 +37,7 @@ void mk_show_stats(const struct ext4fs_mkfs_plan *plan, const struct mk_config *
 				c->requested_blocks - g->blocks_count);
 		printf("Filesystem label=%.*s\n", (int)strnlen((const char *)s->s_volume_name, 16),
 		       (const char *)s->s_volume_name);
-		printf("OS type: %s\n", os_name(s->s_creator_os));
+		printf("OS type: %s\n", ext4fs_creator_os_name(s->s_creator_os));
 		printf("Block size=%u (log=%u)\n", g->block_size, s->s_log_block_size);
 		printf("Fragment size=%u (log=%u)\n", g->block_size, s->s_log_cluster_size);
 		printf("Stride=%u blocks, Stripe width=%u blocks\n", s->s_raid_stride, s->s_raid_stripe_width);
@@ -91,9 +60,8 @@ void mk_show_stats(const struct ext4fs_mkfs_plan *plan, const struct mk_config *
 		printf("\n");
 		return;
 	}
-	if (!is_null_uuid(s->s_uuid)) {
-		mk_uuid_str(s->s_uuid, uuid, sizeof(uuid));
-		printf("Filesystem UUID: %s\n", uuid);
+	if (!ext4fs_uuid_is_null(s->s_uuid)) {
+		printf("Filesystem UUID: %s\n", ext4fs_uuid_format(s->s_uuid, uuid, sizeof(uuid)));
 	}
 	printf("Superblock backups stored on blocks: ");
 	if (nb)
@@ -102,7 +70,7 @@ void mk_show_stats(const struct ext4fs_mkfs_plan *plan, const struct mk_config *
 		ext4fs_mkfs_plan_backups(plan, backups, nb);
 		for (uint32_t i = 0; i < nb; i++) {
 			uint64_t group = (backups[i] - g->first_data_block) / g->blocks_per_group;
-			int need = digits(backups[i]) + 2;
+			int need = sup_decimal_digits(backups[i]) + 2;
 
 			/* mke2fs puts the comma before every group but group 1. */
 			if (group != 1)
@@ -131,52 +99,6 @@ static const char *const stage_labels[] = {
 
 #define DONE_PADDED "done                            \n"
 
-static int skip_numbers(void)
-{
-	return getenv("E2FSPROGS_SKIP_PROGRESS") != NULL;
-}
-
-static void put_repeat(char ch, int n)
-{
-	for (int i = 0; i < n; i++)
-		putchar(ch);
-}
-
-static void numeric_update(struct mk_progress *pr, uint64_t val, int force)
-{
-	long now = (long)time(NULL);
-
-	if (pr->plain || skip_numbers())
-		return;
-	if (!force && now == pr->last_second)
-		return;
-	pr->last_second = now;
-	printf("%*" PRIu64 "/%*" PRIu64, pr->log_max, val, pr->log_max, pr->max);
-	put_repeat('\b', 2 * pr->log_max + 1);
-	fflush(stdout);
-}
-
-static void numeric_start(struct mk_progress *pr, const char *label, uint64_t max)
-{
-	pr->max = max;
-	pr->log_max = digits(max);
-	pr->plain = 0;
-	fputs(label, stdout);
-	fflush(stdout);
-	numeric_update(pr, 0, 1);
-}
-
-static void numeric_close(struct mk_progress *pr, const char *msg)
-{
-	if (!pr->plain) {
-		put_repeat(' ', 2 * pr->log_max + 1);
-		put_repeat('\b', 2 * pr->log_max + 1);
-	}
-	pr->plain = 0;
-	fputs(msg, stdout);
-	fflush(stdout);
-}
-
 /* Close whatever stage is still open (a failed discard or write). */
 void mk_progress_finish(struct mk_progress *pr, int failed)
 {
@@ -187,7 +109,7 @@ void mk_progress_finish(struct mk_progress *pr, int failed)
 	} else if (pr->open_stage == EXT4FS_MKFS_STAGE_JOURNAL) {
 		fputs(failed ? "failed\n" : "done\n", stdout);
 	} else if (pr->open_stage >= 0) {
-		numeric_close(pr, failed ? "failed\n" : DONE_PADDED);
+		sup_meter_close(&pr->meter, failed ? "failed\n" : DONE_PADDED);
 	}
 	pr->open_stage = -1;
 }
@@ -205,7 +127,7 @@ void mk_progress_cb(void *arg, enum ext4fs_mkfs_stage stage, uint64_t done, uint
 		if (pr->discard_pending) {
 			pr->discard_pending = 0;
 		} else if (pr->open_stage == EXT4FS_MKFS_STAGE_DISCARD) {
-			numeric_close(pr, "failed - ");
+			sup_meter_close(&pr->meter, "failed - ");
 			printf("%s\n", ext4fs_strerror(-(int)done));
 		}
 		pr->open_stage = -1;
@@ -223,8 +145,6 @@ void mk_progress_cb(void *arg, enum ext4fs_mkfs_stage stage, uint64_t done, uint
 		case EXT4FS_MKFS_STAGE_DISCARD:
 			/* Shown once it advances: a device without discard prints nothing. */
 			pr->discard_pending = 1;
-			pr->max = total;
-			pr->log_max = digits(total);
 			break;
 		case EXT4FS_MKFS_STAGE_TABLES:
 			if (pr->verbose && pr->io && pr->io->discard_zeroes && pr->discard_done)
@@ -232,10 +152,9 @@ void mk_progress_cb(void *arg, enum ext4fs_mkfs_stage stage, uint64_t done, uint
 			mk_show_stats(pr->plan, pr->config, pr->verbose);
 			if (pr->config->p.flags & EXT4FS_MKFS_PACKED_META) {
 				/* mke2fs's packed allocator prints no count */
-				fputs(stage_labels[stage], stdout);
-				pr->plain = 1;
+				sup_meter_start_plain(&pr->meter, stage_labels[stage]);
 			} else {
-				numeric_start(pr, stage_labels[stage], total);
+				sup_meter_start(&pr->meter, stage_labels[stage], total);
 			}
 			break;
 		case EXT4FS_MKFS_STAGE_JOURNAL:
@@ -243,7 +162,7 @@ void mk_progress_cb(void *arg, enum ext4fs_mkfs_stage stage, uint64_t done, uint
 			fflush(stdout);
 			break;
 		default:
-			numeric_start(pr, stage_labels[stage], total);
+			sup_meter_start(&pr->meter, stage_labels[stage], total);
 			break;
 		}
 		if (done < total || stage == EXT4FS_MKFS_STAGE_DISCARD)
@@ -251,10 +170,10 @@ void mk_progress_cb(void *arg, enum ext4fs_mkfs_stage stage, uint64_t done, uint
 	}
 	if (stage == EXT4FS_MKFS_STAGE_DISCARD && pr->discard_pending && done > 0) {
 		pr->discard_pending = 0;
-		numeric_start(pr, stage_labels[stage], total);
+		sup_meter_start(&pr->meter, stage_labels[stage], total);
 	}
 	if (done < total) {
-		numeric_update(pr, done, 0);
+		sup_meter_update(&pr->meter, done, 0);
 		return;
 	}
 	/* The stage is complete. */
@@ -263,10 +182,10 @@ void mk_progress_cb(void *arg, enum ext4fs_mkfs_stage stage, uint64_t done, uint
 		fputs("done\n", stdout);
 		break;
 	case EXT4FS_MKFS_STAGE_SUPER:
-		numeric_close(pr, "done\n\n");
+		sup_meter_close(&pr->meter, "done\n\n");
 		break;
 	default:
-		numeric_close(pr, DONE_PADDED);
+		sup_meter_close(&pr->meter, DONE_PADDED);
 		break;
 	}
 	if (stage == EXT4FS_MKFS_STAGE_DISCARD)
@@ -312,7 +231,7 @@ void mk_print_json(FILE *f, const struct ext4fs_mkfs_plan *plan, const struct mk
 			json_uint(&j, NULL, backups[i]);
 	}
 	json_array_end(&j);
-	mk_uuid_str(s->s_uuid, buf, sizeof(buf));
+	ext4fs_uuid_format(s->s_uuid, buf, sizeof(buf));
 	json_string(&j, "uuid", buf);
 	json_string(&j, "label", c->p.volume_name);
 	json_array_begin(&j, "features");

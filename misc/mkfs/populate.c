@@ -36,6 +36,7 @@
 #include "ext4fs/inode.h"
 #include "ext4fs/xattr.h"
 #include "mke4fs.h"
+#include "support/comerr.h"
 
 #define COPY_CHUNK (8U << 20)       /* bytes read and written per call */
 #define MAX_DEPTH 4096              /* deeper trees are refused rather than exhausting fds */
@@ -605,8 +606,7 @@ out:
 	ext4fs_alloc_release_all(p.fs);
 	err = ext4fs_close_flush(p.fs);
 	if (!rc && err) {
-		fprintf(stderr, "%s: %s while writing the file system after copying files\n", prog_name,
-			ext4fs_strerror(err));
+		sup_com_err(prog_name, err, "while writing the file system after copying files");
 		rc = -1;
 	}
 	if (!quiet && !rc)

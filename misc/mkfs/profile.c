@@ -30,6 +30,8 @@
 #include "ext4fs/fsfeatures.h"
 #include "ext4fs/journal.h"
 #include "mke4fs.h"
+#include "support/parse.h"
+#include "support/prompt.h"
 
 #define MAX_32_NUM 0xFFFFFFFFULL
 
@@ -285,7 +287,7 @@ static int step_size(struct policy *s)
 
 	/* The fs-size argument counts -b blocks, or KiB without -b. */
 	if (s->o->size_arg) {
-		s->fs_blocks = mk_parse_size(s->o->size_arg, 10 + (int)log2_u64(s->param_bs / 1024));
+		s->fs_blocks = sup_parse_size(s->o->size_arg, 10 + (int)log2_u64(s->param_bs / 1024));
 		if (!s->fs_blocks) {
 			fprintf(stderr, "%s: invalid blocks '%s' on device '%s'\n", prog_name,
 				s->o->size_arg, s->o->device);
@@ -316,7 +318,7 @@ static int step_size(struct policy *s)
 			s->fs_blocks &= ~((uint64_t)(s->page / s->param_bs) - 1);
 	} else if (!s->o->force && s->t->is_dev && s->fs_blocks > s->dev_size) {
 		fprintf(stderr, "%s: Filesystem larger than apparent device size.\n", prog_name);
-		if (mk_proceed_question("the file system would not fit on the device"))
+		if (sup_proceed_question(prog_name, "the file system would not fit on the device"))
 			return -1;
 	}
 	return 0;
@@ -564,7 +566,7 @@ static int step_defaults(struct policy *s)
 		if (!s->o->force) {
 			fprintf(stderr, "%s: %u-byte blocks too big for system (max %ld)\n", prog_name,
 				s->blocksize, s->page);
-			if (mk_proceed_question("the kernel could not mount it"))
+			if (sup_proceed_question(prog_name, "the kernel could not mount it"))
 				return -1;
 		}
 		fprintf(stderr, "Warning: %u-byte blocks too big for system (max %ld), forced to continue\n",
@@ -626,7 +628,7 @@ static int step_extended(struct policy *s)
 		}
 	}
 	if (s->e.resize) {
-		uint64_t resize = mk_parse_size(s->e.resize, 10 + (int)log2_u64(s->blocksize / 1024));
+		uint64_t resize = sup_parse_size(s->e.resize, 10 + (int)log2_u64(s->blocksize / 1024));
 		uint32_t desc = has(s->f, W_I, EXT4FS_FEATURE_INCOMPAT_64BIT) ? 64 : 32;
 		uint64_t bpg = s->o->blocks_per_group ? s->o->blocks_per_group : 8ULL * s->blocksize;
 		uint64_t gdpb = s->blocksize / desc, desc_blocks, rsv;
@@ -652,7 +654,7 @@ static int step_extended(struct policy *s)
 		}
 	}
 	if (s->e.orphan_size) {
-		uint64_t n = mk_parse_size(s->e.orphan_size, 10 + (int)log2_u64(s->blocksize / 1024));
+		uint64_t n = sup_parse_size(s->e.orphan_size, 10 + (int)log2_u64(s->blocksize / 1024));
 		if (!n || n > 0xFFFFFFFFULL) {
 			fprintf(stderr, "%s: invalid orphan file size - %s (-E orphan_file_size=)\n",
 				prog_name, s->e.orphan_size);

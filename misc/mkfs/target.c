@@ -29,6 +29,7 @@
 #include "ext4fs/mountcheck.h"
 #include "ext4fs/super.h"
 #include "mke4fs.h"
+#include "support/prompt.h"
 
 /* ------------------------------------------------------------------ size and geometry */
 
@@ -110,29 +111,6 @@ int mk_target_stat(const char *path, int size_given, struct mk_target *t)
 #endif
 	close(fd);
 	read_topology(path, t);
-	return 0;
-}
-
-/* ------------------------------------------------------------------ questions */
-
-int mk_proceed_question(const char *why_no_tty)
-{
-	char buf[256];
-
-	fflush(stdout);
-	fflush(stderr);
-	if (!isatty(0)) {
-		fprintf(stderr, "%s: not going on without -F (%s; standard input is not a terminal, so "
-			"mke4fs cannot ask)\n", prog_name, why_no_tty);
-		return -1;
-	}
-	fputs("Proceed anyway? (y,N) ", stdout);
-	fflush(stdout);
-	buf[0] = '\0';
-	if (!fgets(buf, sizeof(buf), stdin) || (buf[0] != 'y' && buf[0] != 'Y')) {
-		putc('\n', stdout);
-		return -1;
-	}
 	return 0;
 }
 
@@ -227,7 +205,7 @@ int mk_target_check_contents(const struct mk_opts *o, const struct mk_target *t)
 		return 0;
 	if (o->force || o->noaction)
 		return 0;
-	return mk_proceed_question("it holds data");
+	return sup_proceed_question(prog_name, "it holds data");
 }
 
 /* ------------------------------------------------------------------ mounted? */

@@ -1,14 +1,14 @@
-/* json.c - streaming JSON writer. */
+/* json.c - streaming JSON writer (see json.h). */
 #include "config.h"
 #include <inttypes.h>
 #include <string.h>
-#include "json.h"
+#include "support/json.h"
 
 void json_init(struct json *j, FILE *f)
 {
 	j->f = f;
 	j->depth = 0;
-	j->need_comma[0] = 0;
+	j->need_comma = 0;
 }
 
 static void put_escaped(FILE *f, const char *s, size_t len)
@@ -35,9 +35,9 @@ static void put_escaped(FILE *f, const char *s, size_t len)
 
 static void prefix(struct json *j, const char *key)
 {
-	if (j->need_comma[j->depth])
+	if (j->need_comma)
 		fputc(',', j->f);
-	j->need_comma[j->depth] = 1;
+	j->need_comma = 1;
 	if (key) {
 		put_escaped(j->f, key, strlen(key));
 		fputc(':', j->f);
@@ -48,15 +48,16 @@ static void open_nested(struct json *j, const char *key, char c)
 {
 	prefix(j, key);
 	fputc(c, j->f);
-	if (j->depth + 1 < JSON_MAX_DEPTH)
-		j->depth++;
-	j->need_comma[j->depth] = 0;
+	j->depth++;
+	j->need_comma = 0;
 }
 
 static void close_nested(struct json *j, char c)
 {
+	/* The container just closed is a value of the level around it. */
 	if (j->depth > 0)
 		j->depth--;
+	j->need_comma = 1;
 	fputc(c, j->f);
 }
 
@@ -114,5 +115,5 @@ void json_finish(struct json *j)
 {
 	fputc('\n', j->f);
 	j->depth = 0;
-	j->need_comma[0] = 0;
+	j->need_comma = 0;
 }
