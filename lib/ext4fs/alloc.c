@@ -1,7 +1,8 @@
 /*
  * alloc.c - the block allocator: an mballoc equivalent for one process.
  *
- * State (struct balloc, made on first use and freed by balloc_destroy()):
+ * State (struct balloc, made on first use, the ctx of the allocator's
+ * listener on the handle, freed at close or when descriptors are set):
  *  - per group: a buddy (alloc_internal.h, with the free count, free
  *    fragments and largest free order), built from the block bitmap the
  *    first time the group is examined; `avail`, the blocks free in the
@@ -16,9 +17,9 @@
  *
  * Invariant: for every built group, order 0 of its buddy is exactly "free
  * in the block bitmap and not inside a preallocation's unused range", and
- * a preallocation's unused blocks are free in the bitmap.  balloc_note()
- * (called by ext4fs_blocks_mark_used/free for every bitmap change, ours or
- * a tool's) keeps it: a block marked in use that a preallocation was
+ * a preallocation's unused blocks are free in the bitmap.  hear_space()
+ * (the listener the handle calls for every change ext4fs_blocks_mark_used/
+ * free make to the bitmap, ours or a tool's) keeps it: a block marked in use that a preallocation was
  * holding is cut out of that preallocation (its head is skipped, or its
  * tail given back), so a reservation is never handed to anyone twice.
  * ext4fs_alloc_check() verifies all of it against the bitmap.
@@ -66,7 +67,9 @@
 #include "ext4fs/alloc.h"
 #include "ext4fs/bitmap.h"
 #include "alloc_internal.h"
+#include "bitmap_internal.h"
 #include "fs_internal.h"
+#include "fs_write_internal.h"
 
 #define PA_HASH_SIZE 1024          /* inode preallocation buckets */
 #define LG_SLOTS 8                 /* locality-group preallocations kept */
@@ -141,10 +144,28 @@ static const struct ext4fs_alloc_params default_params = {
 
 /* -- state ----------------------------------------------------------------- */
 
+static void hear_space(struct ext4fs_fs *fs, void *ctx, uint64_t blk, uint64_t count, int used);
+static void hear_descs(struct ext4fs_fs *fs, void *ctx);
+static void hear_close(struct ext4fs_fs *fs, void *ctx);
+
+/* How the allocator listens on the handle (fs_internal.h); its state is the listener's ctx. */
+static const struct ext4fs__listener_ops listener = {
+	.space_changed = hear_space, .descs_changed = hear_descs, .close = hear_close,
+};
+
+/* The allocator's state on fs, or NULL before its first use. */
+static struct balloc *state_of(const struct ext4fs_fs *fs)
+{
+	return ext4fs__fs_listener_ctx(fs, &listener);
+}
+
+static void state_free(struct ext4fs_fs *fs, struct balloc *ba);
+
 static int get_state(struct ext4fs_fs *fs, struct balloc **out)
 {
 	const struct ext4fs_geom *geo = &fs->geom;
-	struct balloc *ba = fs->balloc;
+	struct balloc *ba = state_of(fs);
+	int err;
 
 	if (ba) {
 		*out = ba;
@@ -178,7 +199,11 @@ static int get_state(struct ext4fs_fs *fs, struct balloc **out)
 			fx->bound = bg->bound;
 	}
 	ba->params = default_params;
-	fs->balloc = ba;
+	err = ext4fs__fs_listen(fs, &listener, ba);
+	if (err) {
+		state_free(fs, ba);
+		return err;
+	}
 	*out = ba;
 	return 0;
 }
@@ -197,19 +222,14 @@ static void pa_free_all(struct balloc *ba)
 	}
 }
 
-void balloc_destroy(struct ext4fs_fs *fs)
+static void state_free(struct ext4fs_fs *fs, struct balloc *ba)
 {
-	struct balloc *ba = fs->balloc;
-
-	if (!ba)
-		return;
 	pa_free_all(ba);
 	for (uint32_t g = 0; g < fs->geom.group_count; g++)
 		buddy_release(&ba->groups[g].bd);
 	free(ba->groups);
 	free(ba->flex);
 	free(ba);
-	fs->balloc = NULL;
 }
 
 static uint32_t group_bound(const struct balloc *ba, const struct bgroup *bg)
@@ -431,14 +451,26 @@ static void pa_cut(struct ext4fs_fs *fs, struct balloc *ba, uint32_t g, uint64_t
 	}
 }
 
-/* -- hooks ----------------------------------------------------------------- */
+/* -- listening ------------------------------------------------------------- */
 
-void balloc_note(struct ext4fs_fs *fs, uint64_t blk, uint64_t count, int used)
+/* The handle is closing. */
+static void hear_close(struct ext4fs_fs *fs, void *ctx)
 {
-	struct balloc *ba = fs->balloc;
+	state_free(fs, ctx);
+}
 
-	if (!ba)
-		return;
+/* Descriptors were set by hand: the summaries were built from the old counts; start afresh. */
+static void hear_descs(struct ext4fs_fs *fs, void *ctx)
+{
+	ext4fs__fs_unlisten(fs, &listener);
+	state_free(fs, ctx);
+}
+
+/* Blocks changed state in the bitmap. */
+static void hear_space(struct ext4fs_fs *fs, void *ctx, uint64_t blk, uint64_t count, int used)
+{
+	struct balloc *ba = ctx;
+
 	for (uint64_t b = blk; b < blk + count;) {
 		uint32_t g = ext4fs_group_of_block(fs, b);
 		uint64_t first = ext4fs_group_first_block(fs, g), last = ext4fs_group_last_block(fs, g);
@@ -1111,21 +1143,26 @@ int ext4fs_free_blocks(struct ext4fs_fs *fs, uint64_t blk, uint64_t count)
 
 void ext4fs_alloc_release_inode(struct ext4fs_fs *fs, uint32_t ino)
 {
+	struct balloc *ba = state_of(fs);
 	struct pa *pa;
 
-	if (fs->balloc && ino && (pa = ino_pa(fs->balloc, ino)) != NULL)
-		pa_drop(fs, fs->balloc, pa);
+	if (ba && ino && (pa = ino_pa(ba, ino)) != NULL)
+		pa_drop(fs, ba, pa);
 }
 
 void ext4fs_alloc_release_all(struct ext4fs_fs *fs)
 {
-	if (fs->balloc)
-		drop_all(fs, fs->balloc);
+	struct balloc *ba = state_of(fs);
+
+	if (ba)
+		drop_all(fs, ba);
 }
 
 uint32_t ext4fs_alloc_stripe(const struct ext4fs_fs *fs)
 {
-	return fs->balloc ? stripe_of(fs, fs->balloc) : stripe_of(fs, &(struct balloc){ .params = default_params });
+	const struct balloc *ba = state_of(fs);
+
+	return ba ? stripe_of(fs, ba) : stripe_of(fs, &(struct balloc){ .params = default_params });
 }
 
 int ext4fs_alloc_stream_align(struct ext4fs_fs *fs, uint64_t ahead)
@@ -1154,7 +1191,9 @@ int ext4fs_alloc_stream_align(struct ext4fs_fs *fs, uint64_t ahead)
 
 void ext4fs_alloc_get_params(const struct ext4fs_fs *fs, struct ext4fs_alloc_params *p)
 {
-	*p = fs->balloc ? fs->balloc->params : default_params;
+	const struct balloc *ba = state_of(fs);
+
+	*p = ba ? ba->params : default_params;
 }
 
 int ext4fs_alloc_tune(struct ext4fs_fs *fs, const struct ext4fs_alloc_params *p)
@@ -1176,8 +1215,10 @@ int ext4fs_alloc_tune(struct ext4fs_fs *fs, const struct ext4fs_alloc_params *p)
 
 void ext4fs_alloc_get_stats(const struct ext4fs_fs *fs, struct ext4fs_alloc_stats *st)
 {
-	if (fs->balloc)
-		*st = fs->balloc->stats;
+	const struct balloc *ba = state_of(fs);
+
+	if (ba)
+		*st = ba->stats;
 	else
 		memset(st, 0, sizeof(*st));
 }
@@ -1237,7 +1278,7 @@ out:
 int ext4fs_alloc_check(struct ext4fs_fs *fs)
 {
 	const struct ext4fs_geom *geo = &fs->geom;
-	struct balloc *ba = fs->balloc;
+	struct balloc *ba = state_of(fs);
 	const struct ext4fs_bitmap *bm;
 	struct bflex *flex;
 	uint64_t held = 0;

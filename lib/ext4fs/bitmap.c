@@ -5,6 +5,7 @@
 #include <string.h>
 #include "ext4fs/bitmap.h"
 #include "ext4fs/crc.h"
+#include "bitmap_internal.h"
 #include "fs_internal.h"
 
 struct ext4fs_bitmap {

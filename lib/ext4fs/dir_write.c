@@ -24,6 +24,7 @@
 #include "ext4fs/htree.h"
 #include "dir_internal.h"
 #include "fs_internal.h"
+#include "fs_write_internal.h"
 #include "ondisk_le.h"
 
 #define DOT_REC_LEN 12                     /* "." padded to 4 bytes */

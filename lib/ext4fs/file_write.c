@@ -25,6 +25,7 @@
 #include "ext4fs/file.h"
 #include "blockmap_internal.h"
 #include "fs_internal.h"
+#include "fs_write_internal.h"
 
 #define SMALL_FILE_LIMIT 0x7FFFFFFFULL   /* largest size without the large_file feature */
 

@@ -1,4 +1,8 @@
-/* fs.c - opening a file system: superblock validation, descriptors, block cache. */
+/*
+ * fs.c - the handle: superblock validation, descriptors, block cache, and
+ * the listeners through which the layers above hear about it.  Opening is
+ * fs_open.c's (the write layer); the read-only half of it is here.
+ */
 #include "config.h"
 #include <errno.h>
 #include <stdarg.h>
@@ -575,60 +579,16 @@ static int validate_super(struct ext4fs_fs *fs)
 	return 0;
 }
 
-/*
- * The descriptor copies beside a backup superblock are as old as the backup
- * (mkfs or the last resize): their UNINIT flags and unused-inode counts may
- * hide blocks and inodes in use since.  As e2fsprogs does, they are dropped
- * (checksums recomputed) so readers scan every group in full.  A writable
- * handle first loads the bitmaps (while the flags still say which groups
- * have none on disk) and then owes everything to the next flush: bitmaps
- * with fresh checksums, every descriptor block and the superblock, which is
- * how a damaged primary copy gets repaired.  The blocks it skipped are read
- * for their findings (ext4fs_bitmap_group_flags()) only: a checker that no
- * longer believes the flags finds what they hold.  Errors: as the bitmap
- * loaders.
- */
-static int distrust_backup_descs(struct ext4fs_fs *fs)
-{
-	const struct ext4fs_geom *geo = &fs->geom;
-	const struct ext4fs_bitmap *loaded;
-	int err = 0;
-
-	if (fs_writable(fs)) {
-		err = ext4fs_fs_block_bitmap(fs, &loaded);
-		if (!err)
-			err = ext4fs_fs_inode_bitmap(fs, &loaded);
-		if (err)
-			return err;
-	}
-	for (uint32_t g = 0; g < geo->group_count; g++) {
-		if (geo->has_metadata_csum || geo->has_gdt_csum) {
-			struct ext4fs_group_desc gd = fs->groups[g];
-			if (fs_writable(fs) && fs->gd_csum_ok[g]) {
-				if (gd.flags & EXT4FS_BG_BLOCK_UNINIT)
-					err = bitmap_note_block(fs, fs->block_map, 0, g);
-				if (!err && (gd.flags & EXT4FS_BG_INODE_UNINIT))
-					err = bitmap_note_block(fs, fs->inode_map, 1, g);
-				if (err)
-					return err;
-			}
-			gd.flags &= (uint16_t)~(EXT4FS_BG_BLOCK_UNINIT | EXT4FS_BG_INODE_UNINIT);
-			gd.itable_unused = 0;
-			fs_group_desc_store(fs, g, &gd);
-		}
-		if (fs->group_dirty)
-			fs->group_dirty[g] |= FS_DIRTY_DESC | FS_DIRTY_BLOCK_BITMAP | FS_DIRTY_INODE_BITMAP;
-	}
-	if (fs_writable(fs))
-		fs->super_dirty = 1;
-	return 0;
-}
-
 void ext4fs_close(struct ext4fs_fs *fs)
 {
 	if (!fs)
 		return;
-	fs_write_release(fs);
+	/* Newest first: the allocator goes before the write layer it sits on. */
+	while (fs->nlisteners) {
+		struct ext4fs__listener_slot l = fs->listeners[--fs->nlisteners];
+		if (l.ops->close)
+			l.ops->close(fs, l.ctx);
+	}
 	ext4fs_io_close(fs->io);
 	free(fs->groups);
 	free(fs->gd_raw);
@@ -648,26 +608,23 @@ static int read_super_at(struct ext4fs_fs *fs, uint64_t byte_offset)
 	return 0;
 }
 
-int ext4fs_open_io(struct ext4fs_io *io, const struct ext4fs_open_opts *opts,
-		   struct ext4fs_fs **out, char *errmsg, size_t errmsg_len)
+struct ext4fs_fs *ext4fs__fs_alloc(struct ext4fs_io *io, unsigned flags)
 {
-	static const struct ext4fs_open_opts defaults;
-	struct ext4fs_fs *fs;
-	uint64_t sb_block = 0;
-	int err;
+	struct ext4fs_fs *fs = calloc(1, sizeof(*fs));
 
-	*out = NULL;
-	if (!opts)
-		opts = &defaults;
-	fs = calloc(1, sizeof(*fs));
 	if (!fs) {
 		ext4fs_io_close(io);
-		if (errmsg && errmsg_len)
-			snprintf(errmsg, errmsg_len, "no memory");
-		return EXT4FS_E_NO_MEMORY;
+		return NULL;
 	}
 	fs->io = io;
-	fs->flags = opts->flags;
+	fs->flags = flags;
+	return fs;
+}
+
+int ext4fs__fs_load(struct ext4fs_fs *fs, const struct ext4fs_open_opts *opts)
+{
+	uint64_t sb_block = 0;
+	int err;
 
 	if (opts->superblock) {
 		/* A backup: try the given block size, else each one until the magic matches. */
@@ -682,7 +639,7 @@ int ext4fs_open_io(struct ext4fs_io *io, const struct ext4fs_open_opts *opts,
 					err = fs_fail(fs, EXT4FS_E_BAD_MAGIC,
 							  "no superblock at block %llu",
 							  (unsigned long long)opts->superblock);
-				goto fail;
+				return err;
 			}
 			bs <<= 1;
 		}
@@ -690,76 +647,81 @@ int ext4fs_open_io(struct ext4fs_io *io, const struct ext4fs_open_opts *opts,
 	} else {
 		err = read_super_at(fs, EXT4FS_SUPER_OFFSET);
 		if (err)
-			goto fail;
+			return err;
 	}
 	err = validate_super(fs);
 	if (err)
-		goto fail;
+		return err;
 	/* The primary is at byte 1024: block 1 with 1 KiB blocks even when bigalloc makes s_first_data_block 0. */
 	if (!opts->superblock)
 		sb_block = EXT4FS_SUPER_OFFSET / fs->geom.block_size;
 	if (fs->geom.has_metadata_csum && fs_csum_strict(fs) &&
-	    ext4fs_super_csum(fs->sb_raw) != fs->sb.s_checksum) {
-		err = fs_fail(fs, EXT4FS_E_SB_CSUM, "superblock checksum is 0x%08x, should be 0x%08x",
-				  fs->sb.s_checksum, ext4fs_super_csum(fs->sb_raw));
-		goto fail;
-	}
+	    ext4fs_super_csum(fs->sb_raw) != fs->sb.s_checksum)
+		return fs_fail(fs, EXT4FS_E_SB_CSUM, "superblock checksum is 0x%08x, should be 0x%08x",
+			       fs->sb.s_checksum, ext4fs_super_csum(fs->sb_raw));
 	if ((fs->sb.s_feature_incompat & ~READ_INCOMPAT_SUPPORTED) &&
-	    !(fs->flags & EXT4FS_OPEN_FORCE)) {
-		err = fs_fail(fs, EXT4FS_E_UNSUPP_FEATURE,
-				  "unsupported incompatible features 0x%x",
-				  fs->sb.s_feature_incompat & ~READ_INCOMPAT_SUPPORTED);
-		goto fail;
-	}
+	    !(fs->flags & EXT4FS_OPEN_FORCE))
+		return fs_fail(fs, EXT4FS_E_UNSUPP_FEATURE,
+			       "unsupported incompatible features 0x%x",
+			       fs->sb.s_feature_incompat & ~READ_INCOMPAT_SUPPORTED);
 	fs->cache_data = malloc((size_t)EXT4FS_CACHE_SLOTS * fs->geom.block_size);
-	if (!fs->cache_data) {
-		err = fs_fail(fs, EXT4FS_E_NO_MEMORY, "no memory for the block cache");
-		goto fail;
-	}
-	err = load_group_descs(fs, sb_block);
-	if (err)
-		goto fail;
-	if (fs->flags & EXT4FS_OPEN_RW) {
-		/* A handle that may write bitmaps and inodes must not put them over other metadata. */
-		err = ext4fs_group_descs_check(fs, NULL);
-		if (!err)
-			err = fs_write_open_check(fs);
-		if (err)
-			goto fail;
-	}
-	if (opts->superblock) {
-		err = distrust_backup_descs(fs);
-		if (err)
-			goto fail;
-	}
-	fs->errmsg[0] = '\0';
-	*out = fs;
-	return 0;
-
-fail:
-	if (errmsg && errmsg_len)
-		snprintf(errmsg, errmsg_len, "%s", fs->errmsg[0] ? fs->errmsg : ext4fs_strerror(err));
-	ext4fs_close(fs);
-	return err;
+	if (!fs->cache_data)
+		return fs_fail(fs, EXT4FS_E_NO_MEMORY, "no memory for the block cache");
+	return load_group_descs(fs, sb_block);
 }
 
-int ext4fs_open(const char *path, const struct ext4fs_open_opts *opts,
-		struct ext4fs_fs **out, char *errmsg, size_t errmsg_len)
-{
-	struct ext4fs_io *io;
-	int err;
+/* -- listeners -- */
 
-	*out = NULL;
-	err = ext4fs_io_open_file(path,
-				  (opts && (opts->flags & (EXT4FS_OPEN_RW | EXT4FS_OPEN_RECOVERY))) ?
-				  EXT4FS_IO_RDWR : 0,
-				  opts ? opts->offset : 0, &io);
-	if (err) {
-		if (errmsg && errmsg_len)
-			snprintf(errmsg, errmsg_len, "%s: %s", path, ext4fs_strerror(err));
-		return err;
-	}
-	return ext4fs_open_io(io, opts, out, errmsg, errmsg_len);
+int ext4fs__fs_listen(struct ext4fs_fs *fs, const struct ext4fs__listener_ops *ops, void *ctx)
+{
+	if (fs->nlisteners == FS_LISTENERS_MAX)
+		return fs_fail(fs, EXT4FS_E_INVALID_ARG, "too many listeners on the handle");
+	fs->listeners[fs->nlisteners].ops = ops;
+	fs->listeners[fs->nlisteners].ctx = ctx;
+	fs->nlisteners++;
+	return 0;
+}
+
+void ext4fs__fs_unlisten(struct ext4fs_fs *fs, const struct ext4fs__listener_ops *ops)
+{
+	for (unsigned i = 0; i < fs->nlisteners; i++)
+		if (fs->listeners[i].ops == ops) {
+			memmove(&fs->listeners[i], &fs->listeners[i + 1],
+				(fs->nlisteners - i - 1) * sizeof(fs->listeners[0]));
+			fs->nlisteners--;
+			return;
+		}
+}
+
+void *ext4fs__fs_listener_ctx(const struct ext4fs_fs *fs, const struct ext4fs__listener_ops *ops)
+{
+	for (unsigned i = 0; i < fs->nlisteners; i++)
+		if (fs->listeners[i].ops == ops)
+			return fs->listeners[i].ctx;
+	return NULL;
+}
+
+int ext4fs__fs_listening(const struct ext4fs_fs *fs, const struct ext4fs__listener_ops *ops)
+{
+	for (unsigned i = 0; i < fs->nlisteners; i++)
+		if (fs->listeners[i].ops == ops)
+			return 1;
+	return 0;
+}
+
+void ext4fs__fs_space_changed(struct ext4fs_fs *fs, uint64_t blk, uint64_t count, int used)
+{
+	for (unsigned i = fs->nlisteners; i-- > 0;)
+		if (fs->listeners[i].ops->space_changed)
+			fs->listeners[i].ops->space_changed(fs, fs->listeners[i].ctx, blk, count, used);
+}
+
+void ext4fs__fs_descs_changed(struct ext4fs_fs *fs)
+{
+	/* Downwards: a listener that unregisters itself moves only those above it. */
+	for (unsigned i = fs->nlisteners; i-- > 0;)
+		if (fs->listeners[i].ops->descs_changed)
+			fs->listeners[i].ops->descs_changed(fs, fs->listeners[i].ctx);
 }
 
 static void group_desc_encode(const struct ext4fs_group_desc *gd, unsigned char *d, uint32_t size)
@@ -836,6 +798,11 @@ int fs_new_in_memory(const struct ext4fs_super *sb, struct ext4fs_fs **out, char
 	*out = fs;
 	return 0;
 fail:
+	return ext4fs__fs_abandon(fs, err, errmsg, errmsg_len);
+}
+
+int ext4fs__fs_abandon(struct ext4fs_fs *fs, int err, char *errmsg, size_t errmsg_len)
+{
 	if (errmsg && errmsg_len)
 		snprintf(errmsg, errmsg_len, "%s", fs->errmsg[0] ? fs->errmsg : ext4fs_strerror(err));
 	ext4fs_close(fs);

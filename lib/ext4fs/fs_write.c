@@ -12,7 +12,9 @@
 #include "ext4fs/fs.h"
 #include "ext4fs/inode.h"
 #include "ext4fs/fsfeatures.h"
+#include "bitmap_internal.h"
 #include "fs_internal.h"
+#include "fs_write_internal.h"
 #include "ondisk_le.h"
 
 /*
@@ -41,11 +43,35 @@ int fs_require_rw(struct ext4fs_fs *fs, const char *what)
 	return fs_fail(fs, EXT4FS_E_READ_ONLY, "%s: the file system is open read-only", what);
 }
 
-int fs_write_open_check(struct ext4fs_fs *fs)
+/* Release the write layer's state at close, after a last flush of a writable handle. */
+static void write_close(struct ext4fs_fs *fs, void *ctx)
+{
+	(void)ctx;
+	if (fs_writable(fs) && fs->group_dirty)
+		(void)ext4fs_flush(fs);
+	ext4fs_bitmap_free(fs->block_map);
+	ext4fs_bitmap_free(fs->inode_map);
+	free(fs->group_dirty);
+	fs->block_map = fs->inode_map = NULL;
+	fs->group_dirty = NULL;
+}
+
+static const struct ext4fs__listener_ops write_listener = { .close = write_close };
+
+/* Listen on the handle (once) so the state taken on is released at close. */
+static int attach(struct ext4fs_fs *fs)
+{
+	if (ext4fs__fs_listening(fs, &write_listener))
+		return 0;
+	return ext4fs__fs_listen(fs, &write_listener, NULL);
+}
+
+int fs_write_open(struct ext4fs_fs *fs)
 {
 	const struct ext4fs_super *sb = &fs->sb;
 	uint32_t ro = sb->s_feature_ro_compat & ~WRITE_RO_COMPAT_SUPPORTED;
 	uint32_t inc = sb->s_feature_incompat & ~WRITE_INCOMPAT_SUPPORTED;
+	int err;
 
 	if (ro || inc) {
 		uint32_t f[3] = { 0, inc, ro };
@@ -59,23 +85,14 @@ int fs_write_open_check(struct ext4fs_fs *fs)
 			       "cannot write: the journal needs recovery (run e2fsck first)");
 	if (fs->geom.cluster_ratio != 1)
 		return fs_fail(fs, EXT4FS_E_RO_UNSUPP_FEATURE, "cannot write: bigalloc is not supported");
+	err = attach(fs);
+	if (err)
+		return err;
 	fs->group_dirty = calloc(fs->geom.group_count, 1);
 	if (!fs->group_dirty)
 		return fs_fail(fs, EXT4FS_E_NO_MEMORY, "no memory for %u group flags",
 			       fs->geom.group_count);
 	return 0;
-}
-
-void fs_write_release(struct ext4fs_fs *fs)
-{
-	if (fs_writable(fs) && fs->group_dirty)
-		(void)ext4fs_flush(fs);
-	balloc_destroy(fs);
-	ext4fs_bitmap_free(fs->block_map);
-	ext4fs_bitmap_free(fs->inode_map);
-	free(fs->group_dirty);
-	fs->block_map = fs->inode_map = NULL;
-	fs->group_dirty = NULL;
 }
 
 /* -- time -- */
@@ -186,16 +203,22 @@ int ext4fs_blocks_zero(struct ext4fs_fs *fs, uint64_t blk, uint64_t count)
 
 static int load_block_map(struct ext4fs_fs *fs)
 {
+	int err;
+
 	if (fs->block_map)
 		return 0;
-	return ext4fs_block_bitmap_load(fs, &fs->block_map);
+	err = attach(fs);
+	return err ? err : ext4fs_block_bitmap_load(fs, &fs->block_map);
 }
 
 static int load_inode_map(struct ext4fs_fs *fs)
 {
+	int err;
+
 	if (fs->inode_map)
 		return 0;
-	return ext4fs_inode_bitmap_load(fs, &fs->inode_map);
+	err = attach(fs);
+	return err ? err : ext4fs_inode_bitmap_load(fs, &fs->inode_map);
 }
 
 int ext4fs_fs_block_bitmap(struct ext4fs_fs *fs, const struct ext4fs_bitmap **out)
@@ -281,7 +304,7 @@ static int mark_blocks(struct ext4fs_fs *fs, uint64_t blk, uint64_t count, int u
 	if (counted)
 		super_add_free_blocks(fs, used ? -(int64_t)count : (int64_t)count);
 	/* Even uncounted, the allocator must see the bits, or it would hand the blocks out again. */
-	balloc_note(fs, blk, count, used);
+	ext4fs__fs_space_changed(fs, blk, count, used);
 	fs->bitmap_changed[EXT4FS_BLOCK_BITMAP] = 1;
 	return 0;
 }
@@ -455,7 +478,7 @@ int ext4fs_group_desc_set(struct ext4fs_fs *fs, uint32_t g, const struct ext4fs_
 		return fs_fail(fs, EXT4FS_E_INVALID_ARG, "group %u does not exist", g);
 	fs_group_desc_update(fs, g, gd);
 	/* The allocator's summaries were built from the old counts. */
-	balloc_destroy(fs);
+	ext4fs__fs_descs_changed(fs);
 	return 0;
 }
 

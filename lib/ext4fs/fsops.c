@@ -16,6 +16,7 @@
 #include "ext4fs/fsops.h"
 #include "ext4fs/xattr.h"
 #include "fs_internal.h"
+#include "fs_write_internal.h"
 #include "ondisk_le.h"
 
 #define LINK_MAX 65000U            /* the kernel's EXT4_LINK_MAX */

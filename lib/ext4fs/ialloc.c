@@ -25,6 +25,7 @@
 #include "ext4fs/bitmap.h"
 #include "ext4fs/inode.h"
 #include "fs_internal.h"
+#include "fs_write_internal.h"
 
 #define FLEX_FREE_BLOCK_RATIO 10   /* percent of a flex group's blocks to keep free for growth */
 

@@ -6,6 +6,7 @@
 #include "ext4fs/extent.h"
 #include "ext4fs/inode.h"
 #include "fs_internal.h"
+#include "fs_write_internal.h"
 #include "ondisk_le.h"
 
 #define DEFAULT_EXTRA_ISIZE 32   /* through i_projid: nanosecond times, crtime, checksum hi */

@@ -14,6 +14,7 @@
 #include "ext4fs/inode.h"
 #include "ext4fs/journal.h"
 #include "fs_internal.h"
+#include "fs_write_internal.h"
 #include "ondisk_le.h"
 
 /*

@@ -14,6 +14,7 @@
 #include "ext4fs/blockmap.h"
 #include "ext4fs/super.h"
 #include "fs_internal.h"
+#include "fs_write_internal.h"
 #include "ondisk_le.h"
 
 #define TAIL_BYTES 8U

@@ -23,6 +23,7 @@
 #include "ext4fs/alloc.h"
 #include "ext4fs/xattr.h"
 #include "fs_internal.h"
+#include "fs_write_internal.h"
 #include "ondisk_le.h"
 #include "xattr_internal.h"
 
