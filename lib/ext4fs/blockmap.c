@@ -1,4 +1,5 @@
-/* blockmap.c - block iteration and mapping over extents and indirect maps. */
+/* blockmap.c - block iteration and mapping over extents and indirect maps, and reading
+ * a file's data through its map. */
 #include "config.h"
 #include <stdlib.h>
 #include <string.h>
@@ -311,4 +312,91 @@ int ext4fs_bmap(struct ext4fs_fs *fs, uint32_t ino, const struct ext4fs_inode *i
 		return err;
 	}
 	return ind_bmap(fs, ino, inode, lblk, pblk);
+}
+
+/* -- reading data through the map ------------------------------------------------ */
+
+/* Largest number of blocks fetched with one request. */
+#define MAX_RUN_BLOCKS 4096U
+
+/*
+ * Length of the physically contiguous, written run starting at logical
+ * block lblk (which maps to pblk), at most max blocks.  Indirect maps report
+ * runs of one block, so neighbours are asked for until the run breaks.
+ */
+static int contiguous_run(struct ext4fs_fs *fs, uint32_t ino, const struct ext4fs_inode *inode,
+			  uint64_t lblk, uint64_t pblk, uint64_t first_run, uint64_t max,
+			  uint64_t *n)
+{
+	uint64_t count = first_run < max ? first_run : max;
+
+	while (count < max) {
+		uint64_t p, r;
+		int unwritten, err = ext4fs_bmap(fs, ino, inode, lblk + count, &p, &r, &unwritten);
+
+		if (err)
+			return err;
+		if (p != pblk + count || unwritten || r == 0)
+			break;
+		count += r < max - count ? r : max - count;
+	}
+	*n = count;
+	return 0;
+}
+
+int blockmap_read(struct ext4fs_fs *fs, uint32_t ino, const struct ext4fs_inode *inode,
+		  uint64_t offset, unsigned char *buf, size_t len, size_t *got)
+{
+	uint32_t bs = fs->geom.block_size;
+	uint64_t pos = offset, end = offset + len;
+	unsigned char *bounce = NULL;
+	int err = 0;
+
+	while (pos < end) {
+		uint64_t lblk = pos / bs, pblk, run, n;
+		uint32_t boff = (uint32_t)(pos % bs);
+		size_t done = (size_t)(pos - offset);
+		int unwritten;
+
+		err = ext4fs_bmap(fs, ino, inode, lblk, &pblk, &run, &unwritten);
+		if (err)
+			goto out;
+		if (run == 0)
+			run = 1;
+		if (!pblk || unwritten) {
+			/* Hole or unwritten extent: zeros up to the end of the run. */
+			uint64_t avail = run * bs - boff;
+			n = avail < end - pos ? avail : end - pos;
+			memset(buf + done, 0, (size_t)n);
+			pos += n;
+			continue;
+		}
+		if (boff || end - pos < bs) {
+			/* Partial block at either end of the request. */
+			if (!bounce && !(bounce = malloc(bs))) {
+				err = fs_fail(fs, EXT4FS_E_NO_MEMORY, "inode %u: no memory to read data", ino);
+				goto out;
+			}
+			err = ext4fs_blocks_read(fs, pblk, 1, bounce);
+			if (err)
+				goto out;
+			n = bs - boff < end - pos ? bs - boff : end - pos;
+			memcpy(buf + done, bounce + boff, (size_t)n);
+			pos += n;
+			continue;
+		}
+		uint64_t full = (end - pos) / bs;
+		err = contiguous_run(fs, ino, inode, lblk, pblk, run,
+				     full < MAX_RUN_BLOCKS ? full : MAX_RUN_BLOCKS, &n);
+		if (err)
+			goto out;
+		err = ext4fs_blocks_read(fs, pblk, n, buf + done);
+		if (err)
+			goto out;
+		pos += n * bs;
+	}
+out:
+	*got = (size_t)(pos - offset);
+	free(bounce);
+	return err;
 }

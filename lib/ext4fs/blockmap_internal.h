@@ -61,6 +61,17 @@ int extent_bmap_mark_written(struct ext4fs_fs *fs, uint32_t ino, struct ext4fs_i
 			     uint64_t lblk, uint64_t len, int *dirty);
 
 /*
+ * Read len bytes from offset of inode ino's data through its block map
+ * (extents or indirect; no inline data): holes and unwritten extents read
+ * as zeros.  *got is what was read, short only on error.  The caller keeps
+ * the request inside i_size.  Errors: EXT4FS_E_NO_MEMORY, map and read
+ * errors.  ext4fs_file_read() over a block-mapped file, and EA inodes'
+ * values (xattr.c), which are always block-mapped.
+ */
+int blockmap_read(struct ext4fs_fs *fs, uint32_t ino, const struct ext4fs_inode *inode,
+		  uint64_t offset, unsigned char *buf, size_t len, size_t *got);
+
+/*
  * A set of block numbers, for walks over on-disk links that must visit
  * each block once however the links repeat (cycles, shared blocks).
  * Start it zeroed; blk must not be 0.

@@ -7,7 +7,6 @@
 #include "ext4fs/dir.h"
 #include "ext4fs/extent.h"
 #include "ext4fs/file.h"
-#include "ext4fs/htree.h"
 #include "fs_internal.h"
 #include "ondisk_le.h"
 
@@ -17,10 +16,32 @@
 #define DE_FILE_TYPE 7
 #define DE_NAME      8
 #define DE_HEADER    8
+#define DX_ENTRY_SIZE 8
 
 #define DIR_READ_BLOCKS 16U         /* blocks fetched per request while iterating */
 #define INLINE_DOTDOT_SIZE 4        /* parent inode number at the start of i_block */
 #define CHAIN_MIN_ROOM 12           /* a slack entry must start this far before the end */
+
+int ext4fs_dx_block_csum(const struct ext4fs_fs *fs, uint32_t ino, uint32_t generation,
+			 const void *block, uint32_t count_offset, uint32_t *csum_calc,
+			 uint32_t *csum)
+{
+	static const unsigned char zero[4];
+	const unsigned char *b = block;
+	uint32_t limit = le16_load(b + count_offset);
+	uint32_t count = le16_load(b + count_offset + 2);
+	uint32_t tail = count_offset + limit * DX_ENTRY_SIZE;
+	uint32_t crc;
+
+	if (count > limit || tail > fs->geom.block_size - EXT4FS_DX_TAIL_SIZE)
+		return EXT4FS_E_HTREE_CORRUPT;
+	crc = ext4fs_crc32c(ext4fs_inode_csum_seed(fs, ino, generation), b,
+			    count_offset + count * DX_ENTRY_SIZE);
+	crc = ext4fs_crc32c(crc, b + tail, 4);
+	*csum_calc = ext4fs_crc32c(crc, zero, sizeof(zero));
+	*csum = le32_load(b + tail + 4);
+	return 0;
+}
 
 /* Smallest record that holds a name of name_len bytes. */
 static uint32_t dirent_min_len(uint32_t name_len)
@@ -416,92 +437,6 @@ int ext4fs_dir_block_read(struct ext4fs_fs *fs, uint32_t ino, const struct ext4f
 			       ino, (unsigned long long)lblk, (unsigned long long)p, ext4fs_strerror(err));
 	if (pblk)
 		*pblk = p;
-	return 0;
-}
-
-/* -- lookup -------------------------------------------------------------------- */
-
-struct lookup {
-	const char *name;
-	size_t len;
-	int casefold;
-	uint32_t found;
-	uint32_t folded;        /* first ASCII case-insensitive match (casefolded dirs) */
-};
-
-static int ascii_casecmp(const char *a, const char *b, size_t len)
-{
-	for (size_t i = 0; i < len; i++) {
-		unsigned char x = (unsigned char)a[i], y = (unsigned char)b[i];
-		if (x >= 'A' && x <= 'Z')
-			x = (unsigned char)(x - 'A' + 'a');
-		if (y >= 'A' && y <= 'Z')
-			y = (unsigned char)(y - 'A' + 'a');
-		if (x != y)
-			return 1;
-	}
-	return 0;
-}
-
-static int lookup_match(const struct ext4fs_dirent *d, void *arg)
-{
-	struct lookup *l = arg;
-
-	if (d->name_len != l->len)
-		return 0;
-	if (memcmp(d->name, l->name, l->len) == 0) {
-		l->found = d->inode;
-		return 1;
-	}
-	if (l->casefold && !l->folded && ascii_casecmp(d->name, l->name, l->len) == 0)
-		l->folded = d->inode;
-	return 0;
-}
-
-int ext4fs_dir_lookup(struct ext4fs_fs *fs, uint32_t dir_ino, const char *name, size_t len,
-		      uint32_t *ino)
-{
-	struct ext4fs_inode dir;
-	struct lookup l = { .name = name, .len = len };
-	uint32_t found = 0;
-	int err;
-
-	*ino = 0;
-	err = ext4fs_inode_read(fs, dir_ino, &dir);
-	if (err)
-		return err;
-	if (!EXT4FS_ISDIR(dir.i_mode))
-		return fs_fail(fs, EXT4FS_E_NOT_DIR, "inode %u is not a directory", dir_ino);
-	if (len == 0 || len > EXT4FS_NAME_LEN)
-		return fs_fail(fs, EXT4FS_E_NOT_FOUND, "directory %u: no entry with a %zu-byte name",
-			       dir_ino, len);
-	l.casefold = (dir.i_flags & EXT4FS_CASEFOLD_FL) &&
-		     ext4fs_has_incompat(fs, EXT4FS_FEATURE_INCOMPAT_CASEFOLD);
-	/* "." and ".." sit in the first block, outside the index. */
-	int dots = name[0] == '.' && (len == 1 || (len == 2 && name[1] == '.'));
-	if (!dots && !l.casefold && !ext4fs_inode_has_inline_data(&dir) &&
-	    (dir.i_flags & EXT4FS_INDEX_FL) &&
-	    ext4fs_has_compat(fs, EXT4FS_FEATURE_COMPAT_DIR_INDEX)) {
-		err = ext4fs_htree_lookup(fs, dir_ino, &dir, name, len, &found);
-		if (!err)
-			goto check;
-		if (err != EXT4FS_E_HTREE_CORRUPT && err != EXT4FS_E_UNKNOWN_HASH)
-			return err;
-		/* A damaged index: the entries are still in the blocks. */
-	}
-	err = ext4fs_dir_iterate(fs, dir_ino, &dir, 0, lookup_match, &l);
-	if (err < 0)
-		return err;
-	found = l.found ? l.found : l.folded;
-	if (!found)
-		return fs_fail(fs, EXT4FS_E_NOT_FOUND, "directory %u has no entry \"%.*s\"", dir_ino,
-			       (int)len, name);
-check:
-	if (found > fs->geom.inodes_count)
-		return fs_fail(fs, EXT4FS_E_DIR_CORRUPT,
-			       "directory %u: entry \"%.*s\" points to inode %u, beyond the %u inodes",
-			       dir_ino, (int)len, name, found, fs->geom.inodes_count);
-	*ino = found;
 	return 0;
 }
 

@@ -1,5 +1,7 @@
 /*
- * dir_internal.h - what dir_write.c and htree_write.c share (not installed).
+ * dir_internal.h - directory blocks edited in memory (dir_block.c), for the
+ * modules that change directories: dir_write.c, htree_write.c and
+ * dir_rebuild.c (not installed).
  *
  * Leaf blocks are edited in memory: scanned (validating every record),
  * given a new entry in the first record with room, stripped of an entry,
@@ -115,41 +117,5 @@ unsigned dirw_dx_limit(const struct ext4fs_fs *fs, uint32_t count_off);
 
 /* Start interior index node buf: a fake empty record over the block, the limit, count entries. */
 void dirw_dx_node_init(struct ext4fs_fs *fs, unsigned char *buf, unsigned count);
-
-/* -- htree_write.c -- */
-
-/* Where an entry was found. */
-struct dirw_loc {
-	uint64_t lblk, pblk;
-	uint32_t off, prev;
-	uint32_t ino;
-};
-
-/*
- * Add an entry to an indexed directory: EXT4FS_E_EXISTS, EXT4FS_E_DIR_FULL,
- * EXT4FS_E_UNKNOWN_HASH, EXT4FS_E_HTREE_CORRUPT, allocation, corruption and
- * I/O errors.  Writes the blocks it changes and, when it grew the directory,
- * the inode; the times are the caller's.
- */
-int dirw_htree_add(struct ext4fs_fs *fs, uint32_t dir, struct ext4fs_inode *inode,
-		   const char *name, size_t len, uint32_t ino, uint8_t file_type);
-
-/*
- * Find name in an indexed directory and leave its block in buf: *loc says
- * where.  Errors: EXT4FS_E_NOT_FOUND and as dirw_htree_add().
- */
-int dirw_htree_find(struct ext4fs_fs *fs, uint32_t dir, struct ext4fs_inode *inode,
-		    const char *name, size_t len, unsigned char *buf, struct dirw_loc *loc);
-
-/*
- * Turn a linear one-block directory whose block 0 (content in block0, at
- * physical pblk0) is full into an indexed one: its entries move to a new
- * leaf at block 1, block 0 becomes the index root.  The inode gets
- * EXT4FS_INDEX_FL and is written.  Errors: EXT4FS_E_DIR_CORRUPT (no "."
- * and ".." to keep), EXT4FS_E_UNKNOWN_HASH, allocation and I/O errors;
- * nothing changed unless the writes themselves failed.
- */
-int dirw_htree_convert(struct ext4fs_fs *fs, uint32_t dir, struct ext4fs_inode *inode,
-		       const unsigned char *block0, uint64_t pblk0);
 
 #endif

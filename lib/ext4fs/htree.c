@@ -25,27 +25,6 @@ static uint32_t dx_limit(const struct ext4fs_fs *fs, uint32_t count_offset)
 	return space / DX_ENTRY_SIZE;
 }
 
-int ext4fs_dx_block_csum(const struct ext4fs_fs *fs, uint32_t ino, uint32_t generation,
-			 const void *block, uint32_t count_offset, uint32_t *csum_calc,
-			 uint32_t *csum)
-{
-	static const unsigned char zero[4];
-	const unsigned char *b = block;
-	uint32_t limit = le16_load(b + count_offset);
-	uint32_t count = le16_load(b + count_offset + 2);
-	uint32_t tail = count_offset + limit * DX_ENTRY_SIZE;
-	uint32_t crc;
-
-	if (count > limit || tail > fs->geom.block_size - EXT4FS_DX_TAIL_SIZE)
-		return EXT4FS_E_HTREE_CORRUPT;
-	crc = ext4fs_crc32c(ext4fs_inode_csum_seed(fs, ino, generation), b,
-			    count_offset + count * DX_ENTRY_SIZE);
-	crc = ext4fs_crc32c(crc, b + tail, 4);
-	*csum_calc = ext4fs_crc32c(crc, zero, sizeof(zero));
-	*csum = le32_load(b + tail + 4);
-	return 0;
-}
-
 static uint64_t dir_dx_blocks(const struct ext4fs_fs *fs, const struct ext4fs_inode *inode)
 {
 	uint64_t size = ext4fs_inode_size(inode);

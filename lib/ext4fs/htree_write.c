@@ -42,6 +42,7 @@
 #include "ext4fs/htree.h"
 #include "dir_internal.h"
 #include "fs_internal.h"
+#include "htree_write_internal.h"
 #include "ondisk_le.h"
 
 #define DX_ENTRY_SIZE    8    /* le32 hash, le32 block */
