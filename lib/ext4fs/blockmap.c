@@ -61,7 +61,7 @@ static size_t blkset_hash(uint64_t blk, size_t cap)
 	return (size_t)((blk * 0x9E3779B97F4A7C15ULL) >> 17) & (cap - 1);
 }
 
-int map_blkset_add(struct map_blkset *s, uint64_t blk)
+int ext4fs__map_blkset_add(struct map_blkset *s, uint64_t blk)
 {
 	size_t j;
 
@@ -89,7 +89,7 @@ int map_blkset_add(struct map_blkset *s, uint64_t blk)
 	return 0;
 }
 
-void map_blkset_free(struct map_blkset *s)
+void ext4fs__map_blkset_free(struct map_blkset *s)
 {
 	free(s->slots);
 	memset(s, 0, sizeof(*s));
@@ -109,11 +109,11 @@ struct ind_iter {
 static int ind_check(struct ind_iter *it, uint64_t blk, uint64_t lblk)
 {
 	if (!ext4fs_block_ptr_valid(it->fs, blk))
-		return fs_fail(it->fs, EXT4FS_E_IND_CORRUPT,
+		return ext4fs__fs_fail(it->fs, EXT4FS_E_IND_CORRUPT,
 				   "inode %u: block map entry for logical block %llu is %llu, outside the file system",
 				   it->ino, (unsigned long long)lblk, (unsigned long long)blk);
 	if (++it->visited > it->fs->geom.blocks_count)
-		return fs_fail(it->fs, EXT4FS_E_IND_CORRUPT,
+		return ext4fs__fs_fail(it->fs, EXT4FS_E_IND_CORRUPT,
 				   "inode %u: block map maps more blocks than the file system has",
 				   it->ino);
 	return 0;
@@ -130,13 +130,13 @@ static int ind_walk(struct ind_iter *it, unsigned level, uint64_t blk, uint64_t 
 
 	if (err)
 		return err;
-	err = map_blkset_add(&it->seen, blk);
+	err = ext4fs__map_blkset_add(&it->seen, blk);
 	if (err < 0)
-		return fs_fail(fs, err, "no memory to walk inode %u", it->ino);
+		return ext4fs__fs_fail(fs, err, "no memory to walk inode %u", it->ino);
 	if (err)
-		return fs_fail(fs, EXT4FS_E_IND_CORRUPT,
-			       "inode %u: indirect block %llu (mapping logical block %llu) is used twice",
-			       it->ino, (unsigned long long)blk, (unsigned long long)lblk);
+		return ext4fs__fs_fail(fs, EXT4FS_E_IND_CORRUPT,
+				       "inode %u: indirect block %llu (mapping logical block %llu) is used twice",
+				       it->ino, (unsigned long long)blk, (unsigned long long)lblk);
 	if (!(it->flags & EXT4FS_ITER_DATA_ONLY)) {
 		struct ext4fs_block_visit b = {
 			.kind = (enum ext4fs_block_kind)(EXT4FS_BLOCK_IND + level - 1),
@@ -150,7 +150,7 @@ static int ind_walk(struct ind_iter *it, unsigned level, uint64_t blk, uint64_t 
 		span *= per;
 	err = ext4fs_block_read(fs, blk, buf);
 	if (err)
-		return fs_fail(fs, err, "inode %u: reading indirect block %llu: %s", it->ino,
+		return ext4fs__fs_fail(fs, err, "inode %u: reading indirect block %llu: %s", it->ino,
 				   (unsigned long long)blk, ext4fs_strerror(err));
 	for (uint32_t i = 0; i < per; i++) {
 		uint64_t child = le32_load(buf + 4 * i);
@@ -189,7 +189,7 @@ static int ind_iterate(struct ext4fs_fs *fs, uint32_t ino, const struct ext4fs_i
 	for (unsigned i = 0; i < 3; i++) {
 		it.bufs[i] = malloc(fs->geom.block_size);
 		if (!it.bufs[i]) {
-			err = fs_fail(fs, EXT4FS_E_NO_MEMORY, "no memory to walk inode %u", ino);
+			err = ext4fs__fs_fail(fs, EXT4FS_E_NO_MEMORY, "no memory to walk inode %u", ino);
 			goto out;
 		}
 	}
@@ -221,7 +221,7 @@ static int ind_iterate(struct ext4fs_fs *fs, uint32_t ino, const struct ext4fs_i
 out:
 	for (unsigned i = 0; i < 3; i++)
 		free(it.bufs[i]);
-	map_blkset_free(&it.seen);
+	ext4fs__map_blkset_free(&it.seen);
 	return err;
 }
 
@@ -262,12 +262,12 @@ static int ind_bmap(struct ext4fs_fs *fs, uint32_t ino, const struct ext4fs_inod
 	blk = le32_load(inode->i_block + 4 * (EXT4FS_IND_BLOCK + level - 1));
 	buf = malloc(fs->geom.block_size);
 	if (!buf)
-		return fs_fail(fs, EXT4FS_E_NO_MEMORY, "no memory to map inode %u", ino);
+		return ext4fs__fs_fail(fs, EXT4FS_E_NO_MEMORY, "no memory to map inode %u", ino);
 	uint64_t off = lblk - base;
 	for (; level > 0 && blk; level--) {
 		span /= per;
 		if (!ext4fs_block_ptr_valid(fs, blk)) {
-			err = fs_fail(fs, EXT4FS_E_IND_CORRUPT,
+			err = ext4fs__fs_fail(fs, EXT4FS_E_IND_CORRUPT,
 					  "inode %u: indirect block %llu for logical block %llu is outside the file system",
 					  ino, (unsigned long long)blk, (unsigned long long)lblk);
 			break;
@@ -283,7 +283,7 @@ static int ind_bmap(struct ext4fs_fs *fs, uint32_t ino, const struct ext4fs_inod
 		return err;
 check:
 	if (blk && !ext4fs_block_ptr_valid(fs, blk))
-		return fs_fail(fs, EXT4FS_E_IND_CORRUPT,
+		return ext4fs__fs_fail(fs, EXT4FS_E_IND_CORRUPT,
 				   "inode %u: logical block %llu maps to %llu, outside the file system",
 				   ino, (unsigned long long)lblk, (unsigned long long)blk);
 	*pblk = blk;
@@ -344,8 +344,8 @@ static int contiguous_run(struct ext4fs_fs *fs, uint32_t ino, const struct ext4f
 	return 0;
 }
 
-int blockmap_read(struct ext4fs_fs *fs, uint32_t ino, const struct ext4fs_inode *inode,
-		  uint64_t offset, unsigned char *buf, size_t len, size_t *got)
+int ext4fs__blockmap_read(struct ext4fs_fs *fs, uint32_t ino, const struct ext4fs_inode *inode,
+			  uint64_t offset, unsigned char *buf, size_t len, size_t *got)
 {
 	uint32_t bs = fs->geom.block_size;
 	uint64_t pos = offset, end = offset + len;
@@ -374,7 +374,7 @@ int blockmap_read(struct ext4fs_fs *fs, uint32_t ino, const struct ext4fs_inode 
 		if (boff || end - pos < bs) {
 			/* Partial block at either end of the request. */
 			if (!bounce && !(bounce = malloc(bs))) {
-				err = fs_fail(fs, EXT4FS_E_NO_MEMORY, "inode %u: no memory to read data", ino);
+				err = ext4fs__fs_fail(fs, EXT4FS_E_NO_MEMORY, "inode %u: no memory to read data", ino);
 				goto out;
 			}
 			err = ext4fs_blocks_read(fs, pblk, 1, bounce);

@@ -119,26 +119,26 @@ int ext4fs_dir_block_csum_verify(struct ext4fs_fs *fs, uint32_t ino, const struc
 		uint32_t count_off = kind == EXT4FS_DIRENT_DX_ROOT ? EXT4FS_DX_ROOT_COUNT_OFFSET
 								   : EXT4FS_DX_NODE_COUNT_OFFSET;
 		if (ext4fs_dx_block_csum(fs, ino, inode->i_generation, buf, count_off, &want, &have))
-			return fs_fail(fs, EXT4FS_E_HTREE_CORRUPT,
-				       "directory %u: htree index block %llu has count %u, limit %u: no room for a checksum",
-				       ino, (unsigned long long)lblk, le16_load(b + count_off + 2),
-				       le16_load(b + count_off));
+			return ext4fs__fs_fail(fs, EXT4FS_E_HTREE_CORRUPT,
+					       "directory %u: htree index block %llu has count %u, limit %u: no room for a checksum",
+					       ino, (unsigned long long)lblk, le16_load(b + count_off + 2),
+					       le16_load(b + count_off));
 		if (want != have)
-			return fs_fail(fs, EXT4FS_E_HTREE_CSUM,
-				       "directory %u: htree index block %llu checksum is 0x%08x, should be 0x%08x",
-				       ino, (unsigned long long)lblk, have, want);
+			return ext4fs__fs_fail(fs, EXT4FS_E_HTREE_CSUM,
+					       "directory %u: htree index block %llu checksum is 0x%08x, should be 0x%08x",
+					       ino, (unsigned long long)lblk, have, want);
 		return 0;
 	}
 	if (ext4fs_dirent_tail_offset(fs, buf) < 0)
-		return fs_fail(fs, EXT4FS_E_DIR_CSUM,
-			       "directory %u: block %llu has no checksum tail", ino,
-			       (unsigned long long)lblk);
+		return ext4fs__fs_fail(fs, EXT4FS_E_DIR_CSUM,
+				       "directory %u: block %llu has no checksum tail", ino,
+				       (unsigned long long)lblk);
 	want = ext4fs_dirent_csum(fs, ino, inode->i_generation, buf, bs - EXT4FS_DIRENT_TAIL_SIZE);
 	have = le32_load(b + bs - 4);
 	if (want != have)
-		return fs_fail(fs, EXT4FS_E_DIR_CSUM,
-			       "directory %u: block %llu checksum is 0x%08x, should be 0x%08x", ino,
-			       (unsigned long long)lblk, have, want);
+		return ext4fs__fs_fail(fs, EXT4FS_E_DIR_CSUM,
+				       "directory %u: block %llu checksum is 0x%08x, should be 0x%08x", ino,
+				       (unsigned long long)lblk, have, want);
 	return 0;
 }
 
@@ -172,13 +172,13 @@ static int parse_corrupt(const struct parse *p, uint32_t off, const char *what, 
 			 uint32_t name_len)
 {
 	if (p->where)
-		return fs_fail(p->fs, EXT4FS_E_DIR_CORRUPT,
-			       "directory %u: %s, offset %u: %s (rec_len %u, name_len %u)", p->ino,
-			       p->where, off + p->offset_base, what, rec_len, name_len);
-	return fs_fail(p->fs, EXT4FS_E_DIR_CORRUPT,
-		       "directory %u: logical block %llu, offset %u: %s (rec_len %u, name_len %u)",
-		       p->ino, (unsigned long long)p->lblk, off + p->offset_base, what, rec_len,
-		       name_len);
+		return ext4fs__fs_fail(p->fs, EXT4FS_E_DIR_CORRUPT,
+				       "directory %u: %s, offset %u: %s (rec_len %u, name_len %u)", p->ino,
+				       p->where, off + p->offset_base, what, rec_len, name_len);
+	return ext4fs__fs_fail(p->fs, EXT4FS_E_DIR_CORRUPT,
+			       "directory %u: logical block %llu, offset %u: %s (rec_len %u, name_len %u)",
+			       p->ino, (unsigned long long)p->lblk, off + p->offset_base, what, rec_len,
+			       name_len);
 }
 
 /* Nonzero when plausible entries starting at pos end exactly at final. */
@@ -321,8 +321,8 @@ static int dir_block_visit(const struct ext4fs_block_visit *v, void *arg)
 			n = DIR_READ_BLOCKS;
 		err = ext4fs_blocks_read(it->fs, v->pblk + i, n, it->buf);
 		if (err)
-			return fs_fail(it->fs, err, "directory %u: reading logical block %llu: %s",
-				       it->ino, (unsigned long long)lblk, ext4fs_strerror(err));
+			return ext4fs__fs_fail(it->fs, err, "directory %u: reading logical block %llu: %s",
+					       it->ino, (unsigned long long)lblk, ext4fs_strerror(err));
 		for (uint64_t j = 0; j < n; j++) {
 			err = dir_process_block(it, lblk + j, v->pblk + i + j, it->buf + j * bs);
 			if (err)
@@ -367,7 +367,7 @@ static int dir_iterate_inline(struct ext4fs_fs *fs, uint32_t ino, const struct e
 	if (err || len <= EXT4FS_INLINE_IBLOCK_SIZE)
 		goto out;
 	if (len - EXT4FS_INLINE_IBLOCK_SIZE > UINT32_MAX) {
-		err = fs_fail(fs, EXT4FS_E_INLINE_CORRUPT, "directory %u: system.data is too large", ino);
+		err = ext4fs__fs_fail(fs, EXT4FS_E_INLINE_CORRUPT, "directory %u: system.data is too large", ino);
 		goto out;
 	}
 	p.buf = data + EXT4FS_INLINE_IBLOCK_SIZE;
@@ -397,7 +397,7 @@ int ext4fs_dir_iterate(struct ext4fs_fs *fs, uint32_t ino, const struct ext4fs_i
 	int err;
 
 	if (!EXT4FS_ISDIR(inode->i_mode))
-		return fs_fail(fs, EXT4FS_E_NOT_DIR, "inode %u is not a directory", ino);
+		return ext4fs__fs_fail(fs, EXT4FS_E_NOT_DIR, "inode %u is not a directory", ino);
 	if (ext4fs_inode_has_inline_data(inode))
 		return dir_iterate_inline(fs, ino, inode, flags, fn, arg);
 	it.nblocks = dir_nblocks(fs, inode);
@@ -405,7 +405,7 @@ int ext4fs_dir_iterate(struct ext4fs_fs *fs, uint32_t ino, const struct ext4fs_i
 		return 0;
 	it.buf = malloc((size_t)DIR_READ_BLOCKS * fs->geom.block_size);
 	if (!it.buf)
-		return fs_fail(fs, EXT4FS_E_NO_MEMORY, "directory %u: no memory for blocks", ino);
+		return ext4fs__fs_fail(fs, EXT4FS_E_NO_MEMORY, "directory %u: no memory for blocks", ino);
 	err = ext4fs_block_iterate(fs, ino, inode, EXT4FS_ITER_DATA_ONLY, dir_block_visit, &it);
 	free(it.buf);
 	return err;
@@ -420,21 +420,21 @@ int ext4fs_dir_block_read(struct ext4fs_fs *fs, uint32_t ino, const struct ext4f
 	if (pblk)
 		*pblk = 0;
 	if (ext4fs_inode_has_inline_data(inode))
-		return fs_fail(fs, EXT4FS_E_INVALID_ARG, "directory %u keeps its entries inline", ino);
+		return ext4fs__fs_fail(fs, EXT4FS_E_INVALID_ARG, "directory %u keeps its entries inline", ino);
 	if (lblk >= dir_nblocks(fs, inode))
-		return fs_fail(fs, EXT4FS_E_DIR_CORRUPT,
-			       "directory %u: logical block %llu is past its end (%llu blocks)", ino,
-			       (unsigned long long)lblk, (unsigned long long)dir_nblocks(fs, inode));
+		return ext4fs__fs_fail(fs, EXT4FS_E_DIR_CORRUPT,
+				       "directory %u: logical block %llu is past its end (%llu blocks)", ino,
+				       (unsigned long long)lblk, (unsigned long long)dir_nblocks(fs, inode));
 	err = ext4fs_bmap(fs, ino, inode, lblk, &p, &run, &unwritten);
 	if (err)
 		return err;
 	if (!p || unwritten)
-		return fs_fail(fs, EXT4FS_E_DIR_CORRUPT, "directory %u has a hole at logical block %llu",
-			       ino, (unsigned long long)lblk);
+		return ext4fs__fs_fail(fs, EXT4FS_E_DIR_CORRUPT, "directory %u has a hole at logical block %llu",
+				       ino, (unsigned long long)lblk);
 	err = ext4fs_block_read(fs, p, buf);
 	if (err)
-		return fs_fail(fs, err, "directory %u: reading logical block %llu (block %llu): %s",
-			       ino, (unsigned long long)lblk, (unsigned long long)p, ext4fs_strerror(err));
+		return ext4fs__fs_fail(fs, err, "directory %u: reading logical block %llu (block %llu): %s",
+				       ino, (unsigned long long)lblk, (unsigned long long)p, ext4fs_strerror(err));
 	if (pblk)
 		*pblk = p;
 	return 0;

@@ -19,18 +19,18 @@
 
 /* -- leaf blocks in memory ------------------------------------------------- */
 
-uint32_t dirw_leaf_end(const struct ext4fs_fs *fs)
+uint32_t ext4fs__dirw_leaf_end(const struct ext4fs_fs *fs)
 {
 	return fs->geom.block_size - (fs->geom.has_metadata_csum ? EXT4FS_DIRENT_TAIL_SIZE : 0);
 }
 
-uint16_t dirw_rec_len_disk(uint32_t len)
+uint16_t ext4fs__dirw_rec_len_disk(uint32_t len)
 {
 	/* 64 KiB blocks spell a whole-block record 65535; shorter ones fit as they are. */
 	return len < 65536 ? (uint16_t)len : 65535;
 }
 
-uint32_t dirw_rec_len(const struct ext4fs_fs *fs, const unsigned char *buf, uint32_t off)
+uint32_t ext4fs__dirw_rec_len(const struct ext4fs_fs *fs, const unsigned char *buf, uint32_t off)
 {
 	return ext4fs_dirent_rec_len(le16_load(buf + off + DIRW_DE_REC_LEN), fs->geom.block_size);
 }
@@ -38,14 +38,14 @@ uint32_t dirw_rec_len(const struct ext4fs_fs *fs, const unsigned char *buf, uint
 static int leaf_corrupt(struct ext4fs_fs *fs, uint32_t dir, uint64_t lblk, uint32_t off,
 			const char *what)
 {
-	return fs_fail(fs, EXT4FS_E_DIR_CORRUPT, "directory %u: logical block %llu, offset %u: %s",
-		       dir, (unsigned long long)lblk, off, what);
+	return ext4fs__fs_fail(fs, EXT4FS_E_DIR_CORRUPT, "directory %u: logical block %llu, offset %u: %s",
+			       dir, (unsigned long long)lblk, off, what);
 }
 
-int dirw_leaf_scan(struct ext4fs_fs *fs, uint32_t dir, const unsigned char *buf, uint64_t lblk,
-		   const char *name, size_t len, uint32_t need, struct dirw_scan *s)
+int ext4fs__dirw_leaf_scan(struct ext4fs_fs *fs, uint32_t dir, const unsigned char *buf, uint64_t lblk,
+			   const char *name, size_t len, uint32_t need, struct dirw_scan *s)
 {
-	uint32_t end = dirw_leaf_end(fs), off = 0, prev = DIRW_NO_PREV;
+	uint32_t end = ext4fs__dirw_leaf_end(fs), off = 0, prev = DIRW_NO_PREV;
 
 	memset(s, 0, sizeof(*s));
 	if (fs->geom.has_metadata_csum && ext4fs_dirent_tail_offset(fs, buf) < 0)
@@ -54,7 +54,7 @@ int dirw_leaf_scan(struct ext4fs_fs *fs, uint32_t dir, const unsigned char *buf,
 		if (end - off < DIRW_DE_HEADER)
 			return leaf_corrupt(fs, dir, lblk, off, "entry header runs past the end");
 		uint32_t ino = le32_load(buf + off + DIRW_DE_INODE);
-		uint32_t rl = dirw_rec_len(fs, buf, off);
+		uint32_t rl = ext4fs__dirw_rec_len(fs, buf, off);
 		uint32_t nl = buf[off + DIRW_DE_NAME_LEN];
 
 		if (rl < DIRW_DE_HEADER || rl % 4 || rl > end - off || dirw_rec_size(nl) > rl)
@@ -76,13 +76,13 @@ int dirw_leaf_scan(struct ext4fs_fs *fs, uint32_t dir, const unsigned char *buf,
 	return 0;
 }
 
-void dirw_entry_store(struct ext4fs_fs *fs, unsigned char *buf, uint32_t off, uint32_t rec_len,
-		      const char *name, size_t len, uint32_t ino, uint8_t file_type)
+void ext4fs__dirw_entry_store(struct ext4fs_fs *fs, unsigned char *buf, uint32_t off, uint32_t rec_len,
+			      const char *name, size_t len, uint32_t ino, uint8_t file_type)
 {
 	uint32_t size = dirw_rec_size((uint32_t)len);
 
 	le32_store(buf + off + DIRW_DE_INODE, ino);
-	le16_store(buf + off + DIRW_DE_REC_LEN, dirw_rec_len_disk(rec_len));
+	le16_store(buf + off + DIRW_DE_REC_LEN, ext4fs__dirw_rec_len_disk(rec_len));
 	buf[off + DIRW_DE_NAME_LEN] = (unsigned char)len;
 	buf[off + DIRW_DE_FILE_TYPE] = fs->geom.has_filetype ? file_type : 0;
 	memcpy(buf + off + DIRW_DE_NAME, name, len);
@@ -90,18 +90,18 @@ void dirw_entry_store(struct ext4fs_fs *fs, unsigned char *buf, uint32_t off, ui
 	memset(buf + off + DIRW_DE_NAME + len, 0, size - DIRW_DE_HEADER - len);
 }
 
-void dirw_leaf_put(struct ext4fs_fs *fs, unsigned char *buf, uint32_t off, const char *name,
-		   size_t len, uint32_t ino, uint8_t file_type)
+void ext4fs__dirw_leaf_put(struct ext4fs_fs *fs, unsigned char *buf, uint32_t off, const char *name,
+			   size_t len, uint32_t ino, uint8_t file_type)
 {
-	uint32_t rl = dirw_rec_len(fs, buf, off);
+	uint32_t rl = ext4fs__dirw_rec_len(fs, buf, off);
 
 	if (le32_load(buf + off + DIRW_DE_INODE)) {
 		uint32_t used = dirw_rec_size(buf[off + DIRW_DE_NAME_LEN]);
-		le16_store(buf + off + DIRW_DE_REC_LEN, dirw_rec_len_disk(used));
+		le16_store(buf + off + DIRW_DE_REC_LEN, ext4fs__dirw_rec_len_disk(used));
 		off += used;
 		rl -= used;
 	}
-	dirw_entry_store(fs, buf, off, rl, name, len, ino, file_type);
+	ext4fs__dirw_entry_store(fs, buf, off, rl, name, len, ino, file_type);
 }
 
 /* The fixed fields of the checksum tail (its checksum is left 0). */
@@ -114,17 +114,17 @@ static void tail_init(struct ext4fs_fs *fs, unsigned char *buf)
 	buf[tail + DIRW_DE_FILE_TYPE] = EXT4FS_FT_DIR_CSUM;
 }
 
-void dirw_leaf_init(struct ext4fs_fs *fs, unsigned char *buf)
+void ext4fs__dirw_leaf_init(struct ext4fs_fs *fs, unsigned char *buf)
 {
 	memset(buf, 0, fs->geom.block_size);
-	le16_store(buf + DIRW_DE_REC_LEN, dirw_rec_len_disk(dirw_leaf_end(fs)));
+	le16_store(buf + DIRW_DE_REC_LEN, ext4fs__dirw_rec_len_disk(ext4fs__dirw_leaf_end(fs)));
 	if (fs->geom.has_metadata_csum)
 		tail_init(fs, buf);
 }
 
 /* -- index blocks ------------------------------------------------------------ */
 
-unsigned dirw_dx_limit(const struct ext4fs_fs *fs, uint32_t count_off)
+unsigned ext4fs__dirw_dx_limit(const struct ext4fs_fs *fs, uint32_t count_off)
 {
 	uint32_t space = fs->geom.block_size - count_off;
 
@@ -133,18 +133,18 @@ unsigned dirw_dx_limit(const struct ext4fs_fs *fs, uint32_t count_off)
 	return space / 8;   /* le32 hash, le32 block */
 }
 
-void dirw_dx_node_init(struct ext4fs_fs *fs, unsigned char *buf, unsigned count)
+void ext4fs__dirw_dx_node_init(struct ext4fs_fs *fs, unsigned char *buf, unsigned count)
 {
 	memset(buf, 0, fs->geom.block_size);
-	le16_store(buf + DIRW_DE_REC_LEN, dirw_rec_len_disk(fs->geom.block_size));
-	le16_store(buf + EXT4FS_DX_NODE_COUNT_OFFSET, (uint16_t)dirw_dx_limit(fs, EXT4FS_DX_NODE_COUNT_OFFSET));
+	le16_store(buf + DIRW_DE_REC_LEN, ext4fs__dirw_rec_len_disk(fs->geom.block_size));
+	le16_store(buf + EXT4FS_DX_NODE_COUNT_OFFSET, (uint16_t)ext4fs__dirw_dx_limit(fs, EXT4FS_DX_NODE_COUNT_OFFSET));
 	le16_store(buf + EXT4FS_DX_NODE_COUNT_OFFSET + 2, (uint16_t)count);
 }
 
 /* -- blocks ------------------------------------------------------------------ */
 
-void dirw_block_seal(struct ext4fs_fs *fs, uint32_t dir, const struct ext4fs_inode *inode,
-		     uint64_t lblk, unsigned char *buf)
+void ext4fs__dirw_block_seal(struct ext4fs_fs *fs, uint32_t dir, const struct ext4fs_inode *inode,
+			     uint64_t lblk, unsigned char *buf)
 {
 	uint32_t bs = fs->geom.block_size, tail, csum, stored;
 	unsigned kind;
@@ -176,22 +176,22 @@ void dirw_block_seal(struct ext4fs_fs *fs, uint32_t dir, const struct ext4fs_ino
 	le32_store(buf + tail + 8, ext4fs_dirent_csum(fs, dir, inode->i_generation, buf, tail));
 }
 
-int dirw_block_write(struct ext4fs_fs *fs, uint32_t dir, const struct ext4fs_inode *inode,
-		     uint64_t lblk, uint64_t pblk, unsigned char *buf)
+int ext4fs__dirw_block_write(struct ext4fs_fs *fs, uint32_t dir, const struct ext4fs_inode *inode,
+			     uint64_t lblk, uint64_t pblk, unsigned char *buf)
 {
 	int err;
 
-	dirw_block_seal(fs, dir, inode, lblk, buf);
+	ext4fs__dirw_block_seal(fs, dir, inode, lblk, buf);
 	err = ext4fs_block_write(fs, pblk, buf);
 	if (err)
-		return fs_fail(fs, err, "directory %u: writing logical block %llu (block %llu): %s",
-			       dir, (unsigned long long)lblk, (unsigned long long)pblk,
-			       ext4fs_strerror(err));
+		return ext4fs__fs_fail(fs, err, "directory %u: writing logical block %llu (block %llu): %s",
+				       dir, (unsigned long long)lblk, (unsigned long long)pblk,
+				       ext4fs_strerror(err));
 	return 0;
 }
 
-int dirw_block_read(struct ext4fs_fs *fs, uint32_t dir, const struct ext4fs_inode *inode,
-		    uint64_t lblk, unsigned char *buf, uint64_t *pblk)
+int ext4fs__dirw_block_read(struct ext4fs_fs *fs, uint32_t dir, const struct ext4fs_inode *inode,
+			    uint64_t lblk, unsigned char *buf, uint64_t *pblk)
 {
 	int err = ext4fs_dir_block_read(fs, dir, inode, lblk, buf, pblk);
 
@@ -202,8 +202,8 @@ int dirw_block_read(struct ext4fs_fs *fs, uint32_t dir, const struct ext4fs_inod
 	return 0;
 }
 
-int dirw_block_append(struct ext4fs_fs *fs, uint32_t dir, struct ext4fs_inode *inode,
-		      uint32_t *lblk, uint64_t *pblk)
+int ext4fs__dirw_block_append(struct ext4fs_fs *fs, uint32_t dir, struct ext4fs_inode *inode,
+			      uint32_t *lblk, uint64_t *pblk)
 {
 	uint32_t bs = fs->geom.block_size, got = 0;
 	uint64_t n = ext4fs_inode_size(inode) / bs;
@@ -212,8 +212,8 @@ int dirw_block_append(struct ext4fs_fs *fs, uint32_t dir, struct ext4fs_inode *i
 	int err;
 
 	if (n >= max)
-		return fs_fail(fs, EXT4FS_E_DIR_FULL, "directory %u already has %llu blocks, the most it may have",
-			       dir, (unsigned long long)n);
+		return ext4fs__fs_fail(fs, EXT4FS_E_DIR_FULL, "directory %u already has %llu blocks, the most it may have",
+				       dir, (unsigned long long)n);
 	err = ext4fs_bmap_alloc(fs, dir, inode, n, 1, 0, EXT4FS_ALLOC_DIRECTORY, 0, pblk, &got);
 	if (err)
 		return err;
@@ -222,7 +222,7 @@ int dirw_block_append(struct ext4fs_fs *fs, uint32_t dir, struct ext4fs_inode *i
 	return 0;
 }
 
-int dirw_touch(struct ext4fs_fs *fs, uint32_t dir, struct ext4fs_inode *inode)
+int ext4fs__dirw_touch(struct ext4fs_fs *fs, uint32_t dir, struct ext4fs_inode *inode)
 {
 	int64_t sec;
 	uint32_t nsec;

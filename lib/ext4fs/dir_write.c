@@ -40,8 +40,8 @@ static void leaf_remove(struct ext4fs_fs *fs, unsigned char *buf, uint32_t off, 
 		le32_store(buf + off + DIRW_DE_INODE, 0);
 		return;
 	}
-	uint32_t merged = dirw_rec_len(fs, buf, prev) + dirw_rec_len(fs, buf, off);
-	le16_store(buf + prev + DIRW_DE_REC_LEN, dirw_rec_len_disk(merged));
+	uint32_t merged = ext4fs__dirw_rec_len(fs, buf, prev) + ext4fs__dirw_rec_len(fs, buf, off);
+	le16_store(buf + prev + DIRW_DE_REC_LEN, ext4fs__dirw_rec_len_disk(merged));
 }
 
 /* -- checks shared by the public calls ---------------------------------------- */
@@ -54,26 +54,26 @@ static int is_dots(const char *name, size_t len)
 /* A directory this module can change: writable handle, block-based, plain names. */
 static int check_dir(struct ext4fs_fs *fs, uint32_t dir, const struct ext4fs_inode *inode)
 {
-	int err = fs_require_rw(fs, "changing a directory");
+	int err = ext4fs__fs_require_rw(fs, "changing a directory");
 
 	if (err)
 		return err;
 	if (!EXT4FS_ISDIR(inode->i_mode))
-		return fs_fail(fs, EXT4FS_E_NOT_DIR, "inode %u is not a directory", dir);
+		return ext4fs__fs_fail(fs, EXT4FS_E_NOT_DIR, "inode %u is not a directory", dir);
 	if (ext4fs_inode_has_inline_data(inode))
-		return fs_fail(fs, EXT4FS_E_INVALID_ARG,
-			       "directory %u keeps its entries inline; changing those is not supported",
-			       dir);
+		return ext4fs__fs_fail(fs, EXT4FS_E_INVALID_ARG,
+				       "directory %u keeps its entries inline; changing those is not supported",
+				       dir);
 	if (inode->i_flags & EXT4FS_ENCRYPT_FL)
-		return fs_fail(fs, EXT4FS_E_INVALID_ARG,
-			       "directory %u is encrypted; changing it is not supported", dir);
+		return ext4fs__fs_fail(fs, EXT4FS_E_INVALID_ARG,
+				       "directory %u is encrypted; changing it is not supported", dir);
 	if (inode->i_flags & EXT4FS_CASEFOLD_FL)
-		return fs_fail(fs, EXT4FS_E_INVALID_ARG,
-			       "directory %u is casefolded; changing it is not supported", dir);
+		return ext4fs__fs_fail(fs, EXT4FS_E_INVALID_ARG,
+				       "directory %u is casefolded; changing it is not supported", dir);
 	if (ext4fs_inode_size(inode) == 0 || ext4fs_inode_size(inode) % fs->geom.block_size)
-		return fs_fail(fs, EXT4FS_E_DIR_CORRUPT,
-			       "directory %u has size %llu, not a whole number of blocks", dir,
-			       (unsigned long long)ext4fs_inode_size(inode));
+		return ext4fs__fs_fail(fs, EXT4FS_E_DIR_CORRUPT,
+				       "directory %u has size %llu, not a whole number of blocks", dir,
+				       (unsigned long long)ext4fs_inode_size(inode));
 	return 0;
 }
 
@@ -81,30 +81,30 @@ static int check_name(struct ext4fs_fs *fs, uint32_t dir, const char *name, size
 		      int dots_ok)
 {
 	if (len == 0)
-		return fs_fail(fs, EXT4FS_E_INVALID_ARG, "directory %u: empty name", dir);
+		return ext4fs__fs_fail(fs, EXT4FS_E_INVALID_ARG, "directory %u: empty name", dir);
 	if (len > EXT4FS_NAME_LEN)
-		return fs_fail(fs, EXT4FS_E_NAME_TOO_LONG,
-			       "directory %u: a name of %zu bytes is longer than %u", dir, len,
-			       EXT4FS_NAME_LEN);
+		return ext4fs__fs_fail(fs, EXT4FS_E_NAME_TOO_LONG,
+				       "directory %u: a name of %zu bytes is longer than %u", dir, len,
+				       EXT4FS_NAME_LEN);
 	if (memchr(name, '/', len) || memchr(name, '\0', len))
-		return fs_fail(fs, EXT4FS_E_INVALID_ARG,
-			       "directory %u: name \"%.*s\" contains '/' or a NUL byte", dir,
-			       (int)len, name);
+		return ext4fs__fs_fail(fs, EXT4FS_E_INVALID_ARG,
+				       "directory %u: name \"%.*s\" contains '/' or a NUL byte", dir,
+				       (int)len, name);
 	if (!dots_ok && is_dots(name, len))
-		return fs_fail(fs, EXT4FS_E_INVALID_ARG, "directory %u: \"%.*s\" cannot be changed",
-			       dir, (int)len, name);
+		return ext4fs__fs_fail(fs, EXT4FS_E_INVALID_ARG, "directory %u: \"%.*s\" cannot be changed",
+				       dir, (int)len, name);
 	return 0;
 }
 
 static int check_target(struct ext4fs_fs *fs, uint32_t dir, uint32_t ino, uint8_t file_type)
 {
 	if (ino == 0 || ino > fs->geom.inodes_count)
-		return fs_fail(fs, EXT4FS_E_INVALID_ARG,
-			       "directory %u: an entry cannot point to inode %u (1-%u)", dir, ino,
-			       fs->geom.inodes_count);
+		return ext4fs__fs_fail(fs, EXT4FS_E_INVALID_ARG,
+				       "directory %u: an entry cannot point to inode %u (1-%u)", dir, ino,
+				       fs->geom.inodes_count);
 	if (file_type > EXT4FS_FT_SYMLINK)
-		return fs_fail(fs, EXT4FS_E_INVALID_ARG, "directory %u: file type %u is not valid",
-			       dir, file_type);
+		return ext4fs__fs_fail(fs, EXT4FS_E_INVALID_ARG, "directory %u: file type %u is not valid",
+				       dir, file_type);
 	return 0;
 }
 
@@ -113,7 +113,7 @@ static unsigned char *block_buf(struct ext4fs_fs *fs, uint32_t dir)
 	unsigned char *buf = malloc(fs->geom.block_size);
 
 	if (!buf)
-		fs_fail(fs, EXT4FS_E_NO_MEMORY, "directory %u: no memory for a block", dir);
+		ext4fs__fs_fail(fs, EXT4FS_E_NO_MEMORY, "directory %u: no memory for a block", dir);
 	return buf;
 }
 
@@ -126,10 +126,10 @@ static int linear_find(struct ext4fs_fs *fs, uint32_t dir, const struct ext4fs_i
 	int err;
 
 	for (uint64_t lblk = 0; lblk < nblocks; lblk++) {
-		err = dirw_block_read(fs, dir, inode, lblk, buf, &loc->pblk);
+		err = ext4fs__dirw_block_read(fs, dir, inode, lblk, buf, &loc->pblk);
 		if (err)
 			return err;
-		err = dirw_leaf_scan(fs, dir, buf, lblk, name, len, 0, &s);
+		err = ext4fs__dirw_leaf_scan(fs, dir, buf, lblk, name, len, 0, &s);
 		if (err)
 			return err;
 		if (s.found) {
@@ -140,8 +140,8 @@ static int linear_find(struct ext4fs_fs *fs, uint32_t dir, const struct ext4fs_i
 			return 0;
 		}
 	}
-	return fs_fail(fs, EXT4FS_E_NOT_FOUND, "directory %u has no entry \"%.*s\"", dir, (int)len,
-		       name);
+	return ext4fs__fs_fail(fs, EXT4FS_E_NOT_FOUND, "directory %u has no entry \"%.*s\"", dir, (int)len,
+			       name);
 }
 
 /* Find name wherever the directory keeps it. */
@@ -149,7 +149,7 @@ static int dir_find(struct ext4fs_fs *fs, uint32_t dir, struct ext4fs_inode *ino
 		    const char *name, size_t len, unsigned char *buf, struct dirw_loc *loc)
 {
 	if (inode->i_flags & EXT4FS_INDEX_FL)
-		return dirw_htree_find(fs, dir, inode, name, len, buf, loc);
+		return ext4fs__dirw_htree_find(fs, dir, inode, name, len, buf, loc);
 	return linear_find(fs, dir, inode, name, len, buf, loc);
 }
 
@@ -161,16 +161,16 @@ static int dir_find(struct ext4fs_fs *fs, uint32_t dir, struct ext4fs_inode *ino
 static int dot_in_place(struct ext4fs_fs *fs, uint32_t dir, const unsigned char *buf, const char *name,
 			size_t len, struct dirw_loc *loc)
 {
-	uint32_t first = dirw_rec_len(fs, buf, 0), off = len == 1 ? 0 : first;
+	uint32_t first = ext4fs__dirw_rec_len(fs, buf, 0), off = len == 1 ? 0 : first;
 
-	if (off + DIRW_DE_HEADER + len <= dirw_leaf_end(fs) && buf[off + DIRW_DE_NAME_LEN] == len &&
+	if (off + DIRW_DE_HEADER + len <= ext4fs__dirw_leaf_end(fs) && buf[off + DIRW_DE_NAME_LEN] == len &&
 	    memcmp(buf + off + DIRW_DE_NAME, name, len) == 0) {
 		loc->off = off;
 		loc->prev = off ? 0 : DIRW_NO_PREV;
 		loc->ino = 0;
 		return 0;
 	}
-	return fs_fail(fs, EXT4FS_E_DIR_CORRUPT, "directory %u has no \"%.*s\" entry", dir, (int)len, name);
+	return ext4fs__fs_fail(fs, EXT4FS_E_DIR_CORRUPT, "directory %u has no \"%.*s\" entry", dir, (int)len, name);
 }
 
 /*
@@ -184,7 +184,7 @@ static int dots_find(struct ext4fs_fs *fs, uint32_t dir, struct ext4fs_inode *in
 	int err;
 
 	memset(loc, 0, sizeof(*loc));
-	err = dirw_block_read(fs, dir, inode, 0, buf, &loc->pblk);
+	err = ext4fs__dirw_block_read(fs, dir, inode, 0, buf, &loc->pblk);
 	if (err)
 		return err;
 	if (ext4fs_dir_block_kind(fs, inode, 0, buf) == EXT4FS_DIRENT_DX_ROOT) {
@@ -192,7 +192,7 @@ static int dots_find(struct ext4fs_fs *fs, uint32_t dir, struct ext4fs_inode *in
 		loc->ino = le32_load(buf + loc->off);
 		return 0;
 	}
-	err = dirw_leaf_scan(fs, dir, buf, 0, name, len, 0, &s);
+	err = ext4fs__dirw_leaf_scan(fs, dir, buf, 0, name, len, 0, &s);
 	if (err)
 		return err;
 	if (!s.found)
@@ -208,19 +208,19 @@ static int dots_find(struct ext4fs_fs *fs, uint32_t dir, struct ext4fs_inode *in
 /* What a new directory's inode must look like before its first block is given to it. */
 static int dir_init_check(struct ext4fs_fs *fs, uint32_t ino, const struct ext4fs_inode *inode, uint32_t parent)
 {
-	int err = fs_require_rw(fs, "making a directory");
+	int err = ext4fs__fs_require_rw(fs, "making a directory");
 
 	if (err)
 		return err;
 	if (!EXT4FS_ISDIR(inode->i_mode))
-		return fs_fail(fs, EXT4FS_E_NOT_DIR, "inode %u is not a directory", ino);
+		return ext4fs__fs_fail(fs, EXT4FS_E_NOT_DIR, "inode %u is not a directory", ino);
 	if (ext4fs_inode_size(inode) != 0 || ext4fs_inode_has_inline_data(inode) ||
 	    (inode->i_flags & (EXT4FS_ENCRYPT_FL | EXT4FS_CASEFOLD_FL)))
-		return fs_fail(fs, EXT4FS_E_INVALID_ARG,
-			       "directory %u is not a new, empty, plain directory inode", ino);
+		return ext4fs__fs_fail(fs, EXT4FS_E_INVALID_ARG,
+				       "directory %u is not a new, empty, plain directory inode", ino);
 	if (parent == 0 || parent > fs->geom.inodes_count)
-		return fs_fail(fs, EXT4FS_E_INVALID_ARG, "directory %u: parent %u is not an inode",
-			       ino, parent);
+		return ext4fs__fs_fail(fs, EXT4FS_E_INVALID_ARG, "directory %u: parent %u is not an inode",
+				       ino, parent);
 	return 0;
 }
 
@@ -232,10 +232,10 @@ static int dir_init_write(struct ext4fs_fs *fs, uint32_t ino, struct ext4fs_inod
 	int err;
 
 	memset(buf, 0, bs);
-	dirw_entry_store(fs, buf, 0, DOT_REC_LEN, ".", 1, ino, EXT4FS_FT_DIR);
-	dirw_entry_store(fs, buf, DOT_REC_LEN, dirw_leaf_end(fs) - DOT_REC_LEN, "..", 2, parent,
-			 EXT4FS_FT_DIR);
-	err = dirw_block_write(fs, ino, inode, 0, pblk, buf);
+	ext4fs__dirw_entry_store(fs, buf, 0, DOT_REC_LEN, ".", 1, ino, EXT4FS_FT_DIR);
+	ext4fs__dirw_entry_store(fs, buf, DOT_REC_LEN, ext4fs__dirw_leaf_end(fs) - DOT_REC_LEN, "..", 2, parent,
+				 EXT4FS_FT_DIR);
+	err = ext4fs__dirw_block_write(fs, ino, inode, 0, pblk, buf);
 	if (err)
 		return err;
 	ext4fs_inode_set_size(inode, bs);
@@ -270,10 +270,10 @@ int ext4fs_dir_init_at(struct ext4fs_fs *fs, uint32_t ino, struct ext4fs_inode *
 	if (err)
 		return err;
 	if (!ext4fs_block_ptr_valid(fs, pblk))
-		return fs_fail(fs, EXT4FS_E_INVALID_ARG, "directory %u: block %llu is not in the file system",
-			       ino, (unsigned long long)pblk);
+		return ext4fs__fs_fail(fs, EXT4FS_E_INVALID_ARG, "directory %u: block %llu is not in the file system",
+				       ino, (unsigned long long)pblk);
 	if (ext4fs_inode_blocks_raw(fs, inode) != 0)
-		return fs_fail(fs, EXT4FS_E_INVALID_ARG, "directory %u already has blocks", ino);
+		return ext4fs__fs_fail(fs, EXT4FS_E_INVALID_ARG, "directory %u already has blocks", ino);
 	buf = block_buf(fs, ino);
 	if (!buf)
 		return EXT4FS_E_NO_MEMORY;
@@ -297,15 +297,15 @@ static int linear_add(struct ext4fs_fs *fs, uint32_t dir, struct ext4fs_inode *i
 
 	/* Every block is scanned: the name must not be there already. */
 	for (uint64_t b = 0; b < nblocks; b++) {
-		err = dirw_block_read(fs, dir, inode, b, buf, &pblk);
+		err = ext4fs__dirw_block_read(fs, dir, inode, b, buf, &pblk);
 		if (err)
 			return err;
-		err = dirw_leaf_scan(fs, dir, buf, b, name, len, have_room ? 0 : need, &s);
+		err = ext4fs__dirw_leaf_scan(fs, dir, buf, b, name, len, have_room ? 0 : need, &s);
 		if (err)
 			return err;
 		if (s.found)
-			return fs_fail(fs, EXT4FS_E_EXISTS, "directory %u already has \"%.*s\"", dir,
-				       (int)len, name);
+			return ext4fs__fs_fail(fs, EXT4FS_E_EXISTS, "directory %u already has \"%.*s\"", dir,
+					       (int)len, name);
 		if (s.has_room) {
 			have_room = 1;
 			room_lblk = b;
@@ -313,28 +313,28 @@ static int linear_add(struct ext4fs_fs *fs, uint32_t dir, struct ext4fs_inode *i
 		}
 	}
 	if (have_room) {
-		err = dirw_block_read(fs, dir, inode, room_lblk, buf, &pblk);
+		err = ext4fs__dirw_block_read(fs, dir, inode, room_lblk, buf, &pblk);
 		if (err)
 			return err;
-		dirw_leaf_put(fs, buf, room_off, name, len, ino, file_type);
-		return dirw_block_write(fs, dir, inode, room_lblk, pblk, buf);
+		ext4fs__dirw_leaf_put(fs, buf, room_off, name, len, ino, file_type);
+		return ext4fs__dirw_block_write(fs, dir, inode, room_lblk, pblk, buf);
 	}
 	if (flags & EXT4FS_DIR_ADD_NO_GROW)
-		return fs_fail(fs, EXT4FS_E_DIR_NO_SPACE, "directory %u has no room for \"%.*s\"", dir,
-			       (int)len, name);
+		return ext4fs__fs_fail(fs, EXT4FS_E_DIR_NO_SPACE, "directory %u has no room for \"%.*s\"", dir,
+				       (int)len, name);
 	if (nblocks == 1 && ext4fs_has_compat(fs, EXT4FS_FEATURE_COMPAT_DIR_INDEX)) {
 		/* buf still holds block 0. */
-		err = dirw_htree_convert(fs, dir, inode, buf, pblk);
+		err = ext4fs__dirw_htree_convert(fs, dir, inode, buf, pblk);
 		if (err)
 			return err;
-		return dirw_htree_add(fs, dir, inode, name, len, ino, file_type);
+		return ext4fs__dirw_htree_add(fs, dir, inode, name, len, ino, file_type);
 	}
-	err = dirw_block_append(fs, dir, inode, &lblk, &pblk);
+	err = ext4fs__dirw_block_append(fs, dir, inode, &lblk, &pblk);
 	if (err)
 		return err;
-	dirw_leaf_init(fs, buf);
-	dirw_leaf_put(fs, buf, 0, name, len, ino, file_type);
-	return dirw_block_write(fs, dir, inode, lblk, pblk, buf);
+	ext4fs__dirw_leaf_init(fs, buf);
+	ext4fs__dirw_leaf_put(fs, buf, 0, name, len, ino, file_type);
+	return ext4fs__dirw_block_write(fs, dir, inode, lblk, pblk, buf);
 }
 
 int ext4fs_dir_add(struct ext4fs_fs *fs, uint32_t dir, struct ext4fs_inode *dir_inode,
@@ -350,7 +350,7 @@ int ext4fs_dir_add_flags(struct ext4fs_fs *fs, uint32_t dir, struct ext4fs_inode
 	int err = check_dir(fs, dir, dir_inode);
 
 	if (!err && (flags & ~(unsigned)EXT4FS_DIR_ADD_NO_GROW))
-		err = fs_fail(fs, EXT4FS_E_INVALID_ARG, "directory %u: unknown flags %#x", dir, flags);
+		err = ext4fs__fs_fail(fs, EXT4FS_E_INVALID_ARG, "directory %u: unknown flags %#x", dir, flags);
 	if (!err)
 		err = check_name(fs, dir, name, len, 0);
 	if (!err)
@@ -358,7 +358,7 @@ int ext4fs_dir_add_flags(struct ext4fs_fs *fs, uint32_t dir, struct ext4fs_inode
 	if (err)
 		return err;
 	if (dir_inode->i_flags & EXT4FS_INDEX_FL) {
-		err = dirw_htree_add(fs, dir, dir_inode, name, len, ino, file_type);
+		err = ext4fs__dirw_htree_add(fs, dir, dir_inode, name, len, ino, file_type);
 	} else {
 		buf = block_buf(fs, dir);
 		if (!buf)
@@ -368,7 +368,7 @@ int ext4fs_dir_add_flags(struct ext4fs_fs *fs, uint32_t dir, struct ext4fs_inode
 	}
 	if (err)
 		return err;
-	return dirw_touch(fs, dir, dir_inode);
+	return ext4fs__dirw_touch(fs, dir, dir_inode);
 }
 
 int ext4fs_dir_expand(struct ext4fs_fs *fs, uint32_t dir, struct ext4fs_inode *dir_inode)
@@ -380,16 +380,16 @@ int ext4fs_dir_expand(struct ext4fs_fs *fs, uint32_t dir, struct ext4fs_inode *d
 	int err = check_dir(fs, dir, dir_inode);
 
 	if (!err && (dir_inode->i_flags & EXT4FS_INDEX_FL))
-		err = fs_fail(fs, EXT4FS_E_INVALID_ARG, "directory %u is indexed: it grows by its index", dir);
+		err = ext4fs__fs_fail(fs, EXT4FS_E_INVALID_ARG, "directory %u is indexed: it grows by its index", dir);
 	if (err)
 		return err;
 	buf = block_buf(fs, dir);
 	if (!buf)
 		return EXT4FS_E_NO_MEMORY;
-	err = dirw_block_append(fs, dir, dir_inode, &lblk, &pblk);
+	err = ext4fs__dirw_block_append(fs, dir, dir_inode, &lblk, &pblk);
 	if (!err) {
-		dirw_leaf_init(fs, buf);
-		err = dirw_block_write(fs, dir, dir_inode, lblk, pblk, buf);
+		ext4fs__dirw_leaf_init(fs, buf);
+		err = ext4fs__dirw_block_write(fs, dir, dir_inode, lblk, pblk, buf);
 		if (err) {
 			/* The new block holds nothing yet: give it back and keep the old size. */
 			(void)ext4fs_bmap_unmap(fs, dir, dir_inode, lblk, 1);
@@ -407,32 +407,32 @@ int ext4fs_dir_fill_hole(struct ext4fs_fs *fs, uint32_t dir, struct ext4fs_inode
 {
 	uint32_t bs = fs->geom.block_size;
 	unsigned char *buf;
-	int err = fs_require_rw(fs, "filling a directory hole");
+	int err = ext4fs__fs_require_rw(fs, "filling a directory hole");
 
 	if (err)
 		return err;
 	/* An empty block holds no name: encrypted and casefolded directories take one as well. */
 	if (!EXT4FS_ISDIR(dir_inode->i_mode))
-		return fs_fail(fs, EXT4FS_E_NOT_DIR, "inode %u is not a directory", dir);
+		return ext4fs__fs_fail(fs, EXT4FS_E_NOT_DIR, "inode %u is not a directory", dir);
 	if (ext4fs_inode_has_inline_data(dir_inode))
-		return fs_fail(fs, EXT4FS_E_INVALID_ARG, "directory %u keeps its entries inline", dir);
+		return ext4fs__fs_fail(fs, EXT4FS_E_INVALID_ARG, "directory %u keeps its entries inline", dir);
 	if (!ext4fs_block_ptr_valid(fs, pblk))
-		return fs_fail(fs, EXT4FS_E_INVALID_ARG, "directory %u: block %llu is not in the file system", dir,
-			       (unsigned long long)pblk);
+		return ext4fs__fs_fail(fs, EXT4FS_E_INVALID_ARG, "directory %u: block %llu is not in the file system", dir,
+				       (unsigned long long)pblk);
 	buf = block_buf(fs, dir);
 	if (!buf)
 		return EXT4FS_E_NO_MEMORY;
 	if (lblk == 0) {
 		/* The first block: "." and ".." (the root as parent, for the checker to correct). */
 		memset(buf, 0, bs);
-		dirw_entry_store(fs, buf, 0, DOT_REC_LEN, ".", 1, dir, EXT4FS_FT_DIR);
-		dirw_entry_store(fs, buf, DOT_REC_LEN, dirw_leaf_end(fs) - DOT_REC_LEN, "..", 2, EXT4FS_ROOT_INO,
-				 EXT4FS_FT_DIR);
+		ext4fs__dirw_entry_store(fs, buf, 0, DOT_REC_LEN, ".", 1, dir, EXT4FS_FT_DIR);
+		ext4fs__dirw_entry_store(fs, buf, DOT_REC_LEN, ext4fs__dirw_leaf_end(fs) - DOT_REC_LEN, "..", 2, EXT4FS_ROOT_INO,
+					 EXT4FS_FT_DIR);
 	} else {
-		dirw_leaf_init(fs, buf);
+		ext4fs__dirw_leaf_init(fs, buf);
 	}
 	/* Written before it is mapped: a failure leaves the directory as it was. */
-	err = dirw_block_write(fs, dir, dir_inode, lblk, pblk, buf);
+	err = ext4fs__dirw_block_write(fs, dir, dir_inode, lblk, pblk, buf);
 	free(buf);
 	if (!err)
 		err = ext4fs_bmap_set(fs, dir, dir_inode, lblk, pblk, 1, 0);
@@ -463,12 +463,12 @@ int ext4fs_dir_remove(struct ext4fs_fs *fs, uint32_t dir, struct ext4fs_inode *d
 	if (err)
 		goto out;
 	leaf_remove(fs, buf, loc.off, loc.prev);
-	err = dirw_block_write(fs, dir, dir_inode, loc.lblk, loc.pblk, buf);
+	err = ext4fs__dirw_block_write(fs, dir, dir_inode, loc.lblk, loc.pblk, buf);
 	if (err)
 		goto out;
 	if (ino)
 		*ino = loc.ino;
-	err = dirw_touch(fs, dir, dir_inode);
+	err = ext4fs__dirw_touch(fs, dir, dir_inode);
 out:
 	free(buf);
 	return err;
@@ -501,12 +501,12 @@ int ext4fs_dir_set_entry(struct ext4fs_fs *fs, uint32_t dir, struct ext4fs_inode
 		goto out;
 	le32_store(buf + loc.off + DIRW_DE_INODE, ino);
 	buf[loc.off + DIRW_DE_FILE_TYPE] = fs->geom.has_filetype ? file_type : 0;
-	err = dirw_block_write(fs, dir, dir_inode, loc.lblk, loc.pblk, buf);
+	err = ext4fs__dirw_block_write(fs, dir, dir_inode, loc.lblk, loc.pblk, buf);
 	if (err)
 		goto out;
 	if (old_ino)
 		*old_ino = loc.ino;
-	err = dirw_touch(fs, dir, dir_inode);
+	err = ext4fs__dirw_touch(fs, dir, dir_inode);
 out:
 	free(buf);
 	return err;

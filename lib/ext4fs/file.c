@@ -44,27 +44,27 @@ int ext4fs_inline_data_read(struct ext4fs_fs *fs, uint32_t ino, const struct ext
 	*data = NULL;
 	*len = 0;
 	if (!ext4fs_inode_has_inline_data(inode))
-		return fs_fail(fs, EXT4FS_E_INVALID_ARG, "inode %u has no inline data", ino);
+		return ext4fs__fs_fail(fs, EXT4FS_E_INVALID_ARG, "inode %u has no inline data", ino);
 	err = ext4fs_xattr_iterate(fs, ino, inode,
 				   EXT4FS_XATTR_ITER_NO_BLOCK | EXT4FS_XATTR_ITER_NO_EA_VALUES,
 				   find_system_data, &f);
 	if (err == EXT4FS_E_NO_MEMORY) {
-		err = fs_fail(fs, err, "inode %u: no memory for inline data", ino);
+		err = ext4fs__fs_fail(fs, err, "inode %u: no memory for inline data", ino);
 		goto out;
 	}
 	if (err < 0)
 		goto out;
 	err = 0;
 	if (f.found && f.inum) {
-		err = fs_fail(fs, EXT4FS_E_INLINE_CORRUPT,
-			      "inode %u: system.data is stored in EA inode %u", ino, f.inum);
+		err = ext4fs__fs_fail(fs, EXT4FS_E_INLINE_CORRUPT,
+				      "inode %u: system.data is stored in EA inode %u", ino, f.inum);
 		goto out;
 	}
 	if (!f.found) {
 		f.len = 0;
 		f.copy = malloc(EXT4FS_INLINE_IBLOCK_SIZE);
 		if (!f.copy) {
-			err = fs_fail(fs, EXT4FS_E_NO_MEMORY, "inode %u: no memory for inline data", ino);
+			err = ext4fs__fs_fail(fs, EXT4FS_E_NO_MEMORY, "inode %u: no memory for inline data", ino);
 			goto out;
 		}
 	}
@@ -119,7 +119,7 @@ int ext4fs_file_read(struct ext4fs_fs *fs, uint32_t ino, const struct ext4fs_ino
 		*got = len;
 		return 0;
 	}
-	return blockmap_read(fs, ino, inode, offset, buf, len, got);
+	return ext4fs__blockmap_read(fs, ino, inode, offset, buf, len, got);
 }
 
 int ext4fs_symlink_target(struct ext4fs_fs *fs, uint32_t ino, const struct ext4fs_inode *inode,
@@ -132,16 +132,16 @@ int ext4fs_symlink_target(struct ext4fs_fs *fs, uint32_t ino, const struct ext4f
 
 	*len = 0;
 	if (!EXT4FS_ISLNK(inode->i_mode))
-		return fs_fail(fs, EXT4FS_E_INVALID_ARG, "inode %u is not a symbolic link", ino);
+		return ext4fs__fs_fail(fs, EXT4FS_E_INVALID_ARG, "inode %u is not a symbolic link", ino);
 	if (bufsize == 0)
-		return fs_fail(fs, EXT4FS_E_INVALID_ARG, "no room for the target of symlink %u", ino);
+		return ext4fs__fs_fail(fs, EXT4FS_E_INVALID_ARG, "no room for the target of symlink %u", ino);
 	if (size >= fs->geom.block_size)
-		return fs_fail(fs, EXT4FS_E_INODE_CORRUPT,
-			       "symlink %u: size %llu is not below the block size %u", ino,
-			       (unsigned long long)size, fs->geom.block_size);
+		return ext4fs__fs_fail(fs, EXT4FS_E_INODE_CORRUPT,
+				       "symlink %u: size %llu is not below the block size %u", ino,
+				       (unsigned long long)size, fs->geom.block_size);
 	target = malloc((size_t)size + 1);
 	if (!target)
-		return fs_fail(fs, EXT4FS_E_NO_MEMORY, "no memory for the target of symlink %u", ino);
+		return ext4fs__fs_fail(fs, EXT4FS_E_NO_MEMORY, "no memory for the target of symlink %u", ino);
 	err = ext4fs_file_read(fs, ino, inode, 0, target, (size_t)size, &got);
 	if (err)
 		goto out;

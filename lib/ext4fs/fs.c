@@ -28,7 +28,7 @@
 #define GD_MIN_64BIT_SIZE 64
 #define GD_MAX_SIZE 1024
 
-int fs_fail(struct ext4fs_fs *fs, int err, const char *fmt, ...)
+int ext4fs__fs_fail(struct ext4fs_fs *fs, int err, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -165,16 +165,16 @@ int ext4fs_blocks_read(struct ext4fs_fs *fs, uint64_t blk, uint64_t count, void 
 	if (count == 0)
 		return 0;
 	if (blk >= fs->geom.blocks_count || count > fs->geom.blocks_count - blk)
-		return fs_fail(fs, EXT4FS_E_BAD_BLOCK_NUM,
+		return ext4fs__fs_fail(fs, EXT4FS_E_BAD_BLOCK_NUM,
 				   "block %llu (+%llu) is beyond the end of the file system (%llu blocks)",
 				   (unsigned long long)blk, (unsigned long long)count,
 				   (unsigned long long)fs->geom.blocks_count);
 	if (count > SIZE_MAX / bs)
-		return fs_fail(fs, EXT4FS_E_INVALID_ARG, "read of %llu blocks is too large",
+		return ext4fs__fs_fail(fs, EXT4FS_E_INVALID_ARG, "read of %llu blocks is too large",
 				   (unsigned long long)count);
 	err = ext4fs_io_read(fs->io, blk * bs, buf, (size_t)(count * bs));
 	if (err)
-		return fs_fail(fs, err, "reading block %llu%s: %s", (unsigned long long)blk,
+		return ext4fs__fs_fail(fs, err, "reading block %llu%s: %s", (unsigned long long)blk,
 				   count > 1 ? " and following" : "", ext4fs_strerror(err));
 	return 0;
 }
@@ -310,15 +310,15 @@ static int load_group_descs(struct ext4fs_fs *fs, uint64_t sb_block)
 	 * group count that a tiny corrupt image can make huge.
 	 */
 	if (geo->desc_blocks > fs->io->size / geo->block_size)
-		return fs_fail(fs, EXT4FS_E_OUT_OF_IMAGE,
-			       "the group descriptor table (%u blocks for %u groups) is larger than the image",
-			       geo->desc_blocks, geo->group_count);
+		return ext4fs__fs_fail(fs, EXT4FS_E_OUT_OF_IMAGE,
+				       "the group descriptor table (%u blocks for %u groups) is larger than the image",
+				       geo->desc_blocks, geo->group_count);
 	fs->groups = calloc(geo->group_count, sizeof(*fs->groups));
 	fs->gd_raw = calloc(geo->group_count, geo->desc_size);
 	fs->gd_csum_ok = calloc(geo->group_count, 1);
 	block = malloc(geo->block_size);
 	if (!fs->groups || !fs->gd_raw || !fs->gd_csum_ok || !block) {
-		err = fs_fail(fs, EXT4FS_E_NO_MEMORY, "no memory for %u group descriptors",
+		err = ext4fs__fs_fail(fs, EXT4FS_E_NO_MEMORY, "no memory for %u group descriptors",
 				  geo->group_count);
 		goto out;
 	}
@@ -331,7 +331,7 @@ static int load_group_descs(struct ext4fs_fs *fs, uint64_t sb_block)
 			n = geo->desc_per_block;
 		err = ext4fs_blocks_read(fs, blk, 1, block);
 		if (err) {
-			fs_fail(fs, err, "reading group descriptor block %llu: %s",
+			ext4fs__fs_fail(fs, err, "reading group descriptor block %llu: %s",
 				    (unsigned long long)blk, ext4fs_strerror(err));
 			goto out;
 		}
@@ -350,19 +350,19 @@ static int load_group_descs(struct ext4fs_fs *fs, uint64_t sb_block)
 		fs->gd_csum_ok[g] = (!geo->has_metadata_csum && !geo->has_gdt_csum) ||
 				    ext4fs_group_desc_csum(fs, g) == gd->checksum;
 		if (!ext4fs_block_ptr_valid(fs, gd->block_bitmap)) {
-			err = fs_fail(fs, EXT4FS_E_GD_BAD_BLOCK_MAP,
+			err = ext4fs__fs_fail(fs, EXT4FS_E_GD_BAD_BLOCK_MAP,
 					  "group %u: block bitmap at %llu is not in the file system",
 					  g, (unsigned long long)gd->block_bitmap);
 			goto out;
 		}
 		if (!ext4fs_block_ptr_valid(fs, gd->inode_bitmap)) {
-			err = fs_fail(fs, EXT4FS_E_GD_BAD_INODE_MAP,
+			err = ext4fs__fs_fail(fs, EXT4FS_E_GD_BAD_INODE_MAP,
 					  "group %u: inode bitmap at %llu is not in the file system",
 					  g, (unsigned long long)gd->inode_bitmap);
 			goto out;
 		}
 		if (!ext4fs_block_range_valid(fs, gd->inode_table, geo->inode_blocks_per_group)) {
-			err = fs_fail(fs, EXT4FS_E_GD_BAD_INODE_TABLE,
+			err = ext4fs__fs_fail(fs, EXT4FS_E_GD_BAD_INODE_TABLE,
 					  "group %u: inode table at %llu is not in the file system",
 					  g, (unsigned long long)gd->inode_table);
 			goto out;
@@ -390,7 +390,7 @@ int ext4fs_group_descs_check(struct ext4fs_fs *fs, uint32_t *bad_group)
 	int err = 0;
 
 	if (!taken)
-		return fs_fail(fs, EXT4FS_E_NO_MEMORY, "no memory to check the group descriptors");
+		return ext4fs__fs_fail(fs, EXT4FS_E_NO_MEMORY, "no memory to check the group descriptors");
 #define TAKEN(b) (taken[(b) >> 3] & (1u << ((b) & 7)))
 #define TAKE(b) (taken[(b) >> 3] |= (unsigned char)(1u << ((b) & 7)))
 	for (uint32_t g = 0; g < geo->group_count; g++) {
@@ -439,8 +439,8 @@ int ext4fs_group_descs_check(struct ext4fs_fs *fs, uint32_t *bad_group)
 		if (err) {
 			if (bad_group)
 				*bad_group = g;
-			fs_fail(fs, err, "group %u: the %s is outside the group or on blocks other metadata uses", g,
-				what);
+			ext4fs__fs_fail(fs, err, "group %u: the %s is outside the group or on blocks other metadata uses", g,
+					what);
 		}
 	}
 #undef TAKEN
@@ -449,7 +449,7 @@ int ext4fs_group_descs_check(struct ext4fs_fs *fs, uint32_t *bad_group)
 	return err;
 }
 
-#define BAD_SUPER(...) fs_fail(fs, EXT4FS_E_CORRUPT_SUPER, __VA_ARGS__)
+#define BAD_SUPER(...) ext4fs__fs_fail(fs, EXT4FS_E_CORRUPT_SUPER, __VA_ARGS__)
 
 /* Check the superblock and derive the geometry; every bound later code relies on is set here. */
 static int validate_super(struct ext4fs_fs *fs)
@@ -458,7 +458,7 @@ static int validate_super(struct ext4fs_fs *fs)
 	struct ext4fs_geom *geo = &fs->geom;
 
 	if (sb->s_magic != EXT4FS_SUPER_MAGIC)
-		return fs_fail(fs, EXT4FS_E_BAD_MAGIC, "bad magic 0x%04x in superblock (expected 0x%04x)",
+		return ext4fs__fs_fail(fs, EXT4FS_E_BAD_MAGIC, "bad magic 0x%04x in superblock (expected 0x%04x)",
 				   sb->s_magic, EXT4FS_SUPER_MAGIC);
 	if (sb->s_rev_level > 1)
 		return BAD_SUPER("superblock revision level %u is not supported", sb->s_rev_level);
@@ -602,7 +602,7 @@ static int read_super_at(struct ext4fs_fs *fs, uint64_t byte_offset)
 	int err = ext4fs_io_read(fs->io, byte_offset, fs->sb_raw, EXT4FS_SUPER_SIZE);
 
 	if (err)
-		return fs_fail(fs, err, "reading the superblock at byte %llu: %s",
+		return ext4fs__fs_fail(fs, err, "reading the superblock at byte %llu: %s",
 				   (unsigned long long)byte_offset, ext4fs_strerror(err));
 	ext4fs_super_decode(&fs->sb, fs->sb_raw);
 	return 0;
@@ -636,7 +636,7 @@ int ext4fs__fs_load(struct ext4fs_fs *fs, const struct ext4fs_open_opts *opts)
 				break;
 			if (opts->block_size || bs >= 65536) {
 				if (!err)
-					err = fs_fail(fs, EXT4FS_E_BAD_MAGIC,
+					err = ext4fs__fs_fail(fs, EXT4FS_E_BAD_MAGIC,
 							  "no superblock at block %llu",
 							  (unsigned long long)opts->superblock);
 				return err;
@@ -657,16 +657,16 @@ int ext4fs__fs_load(struct ext4fs_fs *fs, const struct ext4fs_open_opts *opts)
 		sb_block = EXT4FS_SUPER_OFFSET / fs->geom.block_size;
 	if (fs->geom.has_metadata_csum && fs_csum_strict(fs) &&
 	    ext4fs_super_csum(fs->sb_raw) != fs->sb.s_checksum)
-		return fs_fail(fs, EXT4FS_E_SB_CSUM, "superblock checksum is 0x%08x, should be 0x%08x",
-			       fs->sb.s_checksum, ext4fs_super_csum(fs->sb_raw));
+		return ext4fs__fs_fail(fs, EXT4FS_E_SB_CSUM, "superblock checksum is 0x%08x, should be 0x%08x",
+				       fs->sb.s_checksum, ext4fs_super_csum(fs->sb_raw));
 	if ((fs->sb.s_feature_incompat & ~READ_INCOMPAT_SUPPORTED) &&
 	    !(fs->flags & EXT4FS_OPEN_FORCE))
-		return fs_fail(fs, EXT4FS_E_UNSUPP_FEATURE,
-			       "unsupported incompatible features 0x%x",
-			       fs->sb.s_feature_incompat & ~READ_INCOMPAT_SUPPORTED);
+		return ext4fs__fs_fail(fs, EXT4FS_E_UNSUPP_FEATURE,
+				       "unsupported incompatible features 0x%x",
+				       fs->sb.s_feature_incompat & ~READ_INCOMPAT_SUPPORTED);
 	fs->cache_data = malloc((size_t)EXT4FS_CACHE_SLOTS * fs->geom.block_size);
 	if (!fs->cache_data)
-		return fs_fail(fs, EXT4FS_E_NO_MEMORY, "no memory for the block cache");
+		return ext4fs__fs_fail(fs, EXT4FS_E_NO_MEMORY, "no memory for the block cache");
 	return load_group_descs(fs, sb_block);
 }
 
@@ -675,7 +675,7 @@ int ext4fs__fs_load(struct ext4fs_fs *fs, const struct ext4fs_open_opts *opts)
 int ext4fs__fs_listen(struct ext4fs_fs *fs, const struct ext4fs__listener_ops *ops, void *ctx)
 {
 	if (fs->nlisteners == FS_LISTENERS_MAX)
-		return fs_fail(fs, EXT4FS_E_INVALID_ARG, "too many listeners on the handle");
+		return ext4fs__fs_fail(fs, EXT4FS_E_INVALID_ARG, "too many listeners on the handle");
 	fs->listeners[fs->nlisteners].ops = ops;
 	fs->listeners[fs->nlisteners].ctx = ctx;
 	fs->nlisteners++;
@@ -752,7 +752,7 @@ static void group_desc_encode(const struct ext4fs_group_desc *gd, unsigned char 
 	le16_store(d + 0x3A, (uint16_t)(gd->inode_bitmap_csum >> 16));
 }
 
-void fs_group_desc_store(struct ext4fs_fs *fs, uint32_t g, const struct ext4fs_group_desc *gd)
+void ext4fs__fs_group_desc_store(struct ext4fs_fs *fs, uint32_t g, const struct ext4fs_group_desc *gd)
 {
 	unsigned char *raw = fs->gd_raw + (size_t)g * fs->geom.desc_size;
 
@@ -763,7 +763,7 @@ void fs_group_desc_store(struct ext4fs_fs *fs, uint32_t g, const struct ext4fs_g
 	fs->gd_csum_ok[g] = 1;
 }
 
-void fs_super_store(struct ext4fs_fs *fs)
+void ext4fs__fs_super_store(struct ext4fs_fs *fs)
 {
 	ext4fs_super_encode(&fs->sb, fs->sb_raw);
 	if (fs->geom.has_metadata_csum) {
@@ -772,8 +772,8 @@ void fs_super_store(struct ext4fs_fs *fs)
 	}
 }
 
-int fs_new_in_memory(const struct ext4fs_super *sb, struct ext4fs_fs **out, char *errmsg,
-		     size_t errmsg_len)
+int ext4fs__fs_new_in_memory(const struct ext4fs_super *sb, struct ext4fs_fs **out, char *errmsg,
+			     size_t errmsg_len)
 {
 	struct ext4fs_fs *fs = calloc(1, sizeof(*fs));
 	int err;
@@ -790,11 +790,11 @@ int fs_new_in_memory(const struct ext4fs_super *sb, struct ext4fs_fs **out, char
 	fs->gd_raw = calloc(fs->geom.group_count, fs->geom.desc_size);
 	fs->gd_csum_ok = calloc(fs->geom.group_count, 1);
 	if (!fs->groups || !fs->gd_raw || !fs->gd_csum_ok) {
-		err = fs_fail(fs, EXT4FS_E_NO_MEMORY, "no memory for %u group descriptors",
-			      fs->geom.group_count);
+		err = ext4fs__fs_fail(fs, EXT4FS_E_NO_MEMORY, "no memory for %u group descriptors",
+				      fs->geom.group_count);
 		goto fail;
 	}
-	fs_super_store(fs);
+	ext4fs__fs_super_store(fs);
 	*out = fs;
 	return 0;
 fail:

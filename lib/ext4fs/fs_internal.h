@@ -45,7 +45,7 @@ struct ext4fs_fs {
 	unsigned char *cache_data;              /* EXT4FS_CACHE_SLOTS * block_size */
 	char errmsg[256];
 
-	/* Writable handles only (fs_write.c). */
+	/* The write layer's state (fs_write.c), released by its listener at close. */
 	struct ext4fs_bitmap *block_map;        /* live block bitmap, loaded on first use */
 	struct ext4fs_bitmap *inode_map;        /* live inode bitmap, loaded on first use */
 	unsigned char *group_dirty;             /* group_count entries of FS_DIRTY_* bits */
@@ -56,7 +56,7 @@ struct ext4fs_fs {
 	int time_fixed;
 	int64_t fixed_sec;
 	uint32_t fixed_nsec;
-	/* The layers above, listening (see "listeners" below); called newest first. */
+	/* The layers above, listening (ext4fs__fs_listen() below); called newest first. */
 	struct ext4fs__listener_slot {
 		const struct ext4fs__listener_ops *ops;
 		void *ctx;
@@ -70,9 +70,9 @@ struct ext4fs_fs {
 
 /*
  * Record a description of a failure and return err, so a failing path reads
- * "return fs_fail(fs, EXT4FS_E_X, "inode %u: ...", ino);".
+ * "return ext4fs__fs_fail(fs, EXT4FS_E_X, "inode %u: ...", ino);".
  */
-int fs_fail(struct ext4fs_fs *fs, int err, const char *fmt, ...)
+int ext4fs__fs_fail(struct ext4fs_fs *fs, int err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
 /* Nonzero when checksum mismatches are to be reported as errors. */
@@ -87,14 +87,14 @@ static inline int fs_csum_strict(const struct ext4fs_fs *fs)
  * the descriptors start zeroed and there is no I/O channel.  Errors as
  * validation reports them, EXT4FS_E_NO_MEMORY; errmsg says which field.
  */
-int fs_new_in_memory(const struct ext4fs_super *sb, struct ext4fs_fs **out, char *errmsg,
-		     size_t errmsg_len);
+int ext4fs__fs_new_in_memory(const struct ext4fs_super *sb, struct ext4fs_fs **out, char *errmsg,
+			     size_t errmsg_len);
 
 /* Set group g's descriptor: encode it and its checksum into the raw table. */
-void fs_group_desc_store(struct ext4fs_fs *fs, uint32_t g, const struct ext4fs_group_desc *gd);
+void ext4fs__fs_group_desc_store(struct ext4fs_fs *fs, uint32_t g, const struct ext4fs_group_desc *gd);
 
 /* Encode fs->sb into fs->sb_raw with its checksum (metadata_csum). */
-void fs_super_store(struct ext4fs_fs *fs);
+void ext4fs__fs_super_store(struct ext4fs_fs *fs);
 
 /* Nonzero for a handle that may write. */
 static inline int fs_writable(const struct ext4fs_fs *fs)

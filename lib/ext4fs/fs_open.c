@@ -43,15 +43,15 @@ static int distrust_backup_descs(struct ext4fs_fs *fs)
 			struct ext4fs_group_desc gd = fs->groups[g];
 			if (fs_writable(fs) && fs->gd_csum_ok[g]) {
 				if (gd.flags & EXT4FS_BG_BLOCK_UNINIT)
-					err = bitmap_note_block(fs, fs->block_map, 0, g);
+					err = ext4fs__bitmap_note_block(fs, fs->block_map, 0, g);
 				if (!err && (gd.flags & EXT4FS_BG_INODE_UNINIT))
-					err = bitmap_note_block(fs, fs->inode_map, 1, g);
+					err = ext4fs__bitmap_note_block(fs, fs->inode_map, 1, g);
 				if (err)
 					return err;
 			}
 			gd.flags &= (uint16_t)~(EXT4FS_BG_BLOCK_UNINIT | EXT4FS_BG_INODE_UNINIT);
 			gd.itable_unused = 0;
-			fs_group_desc_store(fs, g, &gd);
+			ext4fs__fs_group_desc_store(fs, g, &gd);
 		}
 		if (fs->group_dirty)
 			fs->group_dirty[g] |= FS_DIRTY_DESC | FS_DIRTY_BLOCK_BITMAP | FS_DIRTY_INODE_BITMAP;
@@ -84,7 +84,7 @@ int ext4fs_open_io(struct ext4fs_io *io, const struct ext4fs_open_opts *opts,
 		/* A handle that may write bitmaps and inodes must not put them over other metadata. */
 		err = ext4fs_group_descs_check(fs, NULL);
 		if (!err)
-			err = fs_write_open(fs);
+			err = ext4fs__fs_write_open(fs);
 		if (err)
 			goto fail;
 	}

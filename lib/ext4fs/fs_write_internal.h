@@ -13,7 +13,7 @@
 #include "ext4fs/fs.h"
 
 /* Refuse with EXT4FS_E_READ_ONLY (and a message naming what) unless writable. */
-int fs_require_rw(struct ext4fs_fs *fs, const char *what);
+int ext4fs__fs_require_rw(struct ext4fs_fs *fs, const char *what);
 
 /*
  * Take on a handle opened with EXT4FS_OPEN_RW: refuse features the write
@@ -21,9 +21,9 @@ int fs_require_rw(struct ext4fs_fs *fs, const char *what);
  * group dirty flags.  Errors: EXT4FS_E_UNSUPP_FEATURE,
  * EXT4FS_E_RO_UNSUPP_FEATURE, EXT4FS_E_NEEDS_RECOVERY, EXT4FS_E_NO_MEMORY.
  */
-int fs_write_open(struct ext4fs_fs *fs);
+int ext4fs__fs_write_open(struct ext4fs_fs *fs);
 
 /* Update group g's descriptor in memory (counts, flags) and mark it dirty. */
-void fs_group_desc_update(struct ext4fs_fs *fs, uint32_t g, const struct ext4fs_group_desc *gd);
+void ext4fs__fs_group_desc_update(struct ext4fs_fs *fs, uint32_t g, const struct ext4fs_group_desc *gd);
 
 #endif

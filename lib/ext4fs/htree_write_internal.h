@@ -23,15 +23,15 @@ struct dirw_loc {
  * I/O errors.  Writes the blocks it changes and, when it grew the directory,
  * the inode; the times are the caller's.
  */
-int dirw_htree_add(struct ext4fs_fs *fs, uint32_t dir, struct ext4fs_inode *inode,
-		   const char *name, size_t len, uint32_t ino, uint8_t file_type);
+int ext4fs__dirw_htree_add(struct ext4fs_fs *fs, uint32_t dir, struct ext4fs_inode *inode,
+			   const char *name, size_t len, uint32_t ino, uint8_t file_type);
 
 /*
  * Find name in an indexed directory and leave its block in buf: *loc says
- * where.  Errors: EXT4FS_E_NOT_FOUND and as dirw_htree_add().
+ * where.  Errors: EXT4FS_E_NOT_FOUND and as ext4fs__dirw_htree_add().
  */
-int dirw_htree_find(struct ext4fs_fs *fs, uint32_t dir, struct ext4fs_inode *inode,
-		    const char *name, size_t len, unsigned char *buf, struct dirw_loc *loc);
+int ext4fs__dirw_htree_find(struct ext4fs_fs *fs, uint32_t dir, struct ext4fs_inode *inode,
+			    const char *name, size_t len, unsigned char *buf, struct dirw_loc *loc);
 
 /*
  * Turn a linear one-block directory whose block 0 (content in block0, at
@@ -41,7 +41,7 @@ int dirw_htree_find(struct ext4fs_fs *fs, uint32_t dir, struct ext4fs_inode *ino
  * and ".." to keep), EXT4FS_E_UNKNOWN_HASH, allocation and I/O errors;
  * nothing changed unless the writes themselves failed.
  */
-int dirw_htree_convert(struct ext4fs_fs *fs, uint32_t dir, struct ext4fs_inode *inode,
-		       const unsigned char *block0, uint64_t pblk0);
+int ext4fs__dirw_htree_convert(struct ext4fs_fs *fs, uint32_t dir, struct ext4fs_inode *inode,
+			       const unsigned char *block0, uint64_t pblk0);
 
 #endif

@@ -63,10 +63,10 @@ int ext4fs_dir_lookup(struct ext4fs_fs *fs, uint32_t dir_ino, const char *name, 
 	if (err)
 		return err;
 	if (!EXT4FS_ISDIR(dir.i_mode))
-		return fs_fail(fs, EXT4FS_E_NOT_DIR, "inode %u is not a directory", dir_ino);
+		return ext4fs__fs_fail(fs, EXT4FS_E_NOT_DIR, "inode %u is not a directory", dir_ino);
 	if (len == 0 || len > EXT4FS_NAME_LEN)
-		return fs_fail(fs, EXT4FS_E_NOT_FOUND, "directory %u: no entry with a %zu-byte name",
-			       dir_ino, len);
+		return ext4fs__fs_fail(fs, EXT4FS_E_NOT_FOUND, "directory %u: no entry with a %zu-byte name",
+				       dir_ino, len);
 	l.casefold = (dir.i_flags & EXT4FS_CASEFOLD_FL) &&
 		     ext4fs_has_incompat(fs, EXT4FS_FEATURE_INCOMPAT_CASEFOLD);
 	/* "." and ".." sit in the first block, outside the index. */
@@ -86,13 +86,13 @@ int ext4fs_dir_lookup(struct ext4fs_fs *fs, uint32_t dir_ino, const char *name, 
 		return err;
 	found = l.found ? l.found : l.folded;
 	if (!found)
-		return fs_fail(fs, EXT4FS_E_NOT_FOUND, "directory %u has no entry \"%.*s\"", dir_ino,
-			       (int)len, name);
+		return ext4fs__fs_fail(fs, EXT4FS_E_NOT_FOUND, "directory %u has no entry \"%.*s\"", dir_ino,
+				       (int)len, name);
 check:
 	if (found > fs->geom.inodes_count)
-		return fs_fail(fs, EXT4FS_E_DIR_CORRUPT,
-			       "directory %u: entry \"%.*s\" points to inode %u, beyond the %u inodes",
-			       dir_ino, (int)len, name, found, fs->geom.inodes_count);
+		return ext4fs__fs_fail(fs, EXT4FS_E_DIR_CORRUPT,
+				       "directory %u: entry \"%.*s\" points to inode %u, beyond the %u inodes",
+				       dir_ino, (int)len, name, found, fs->geom.inodes_count);
 	*ino = found;
 	return 0;
 }
@@ -118,18 +118,18 @@ static int follow_link(struct namei *n, uint32_t dir, uint32_t ino,
 	int err;
 
 	if (depth >= EXT4FS_NAMEI_MAX_NESTED || n->links >= EXT4FS_NAMEI_MAX_LINKS)
-		return fs_fail(fs, EXT4FS_E_SYMLINK_LOOP,
-			       "symlink %u: too many symbolic links (%u nested, %u followed)", ino,
-			       depth, n->links);
+		return ext4fs__fs_fail(fs, EXT4FS_E_SYMLINK_LOOP,
+				       "symlink %u: too many symbolic links (%u nested, %u followed)", ino,
+				       depth, n->links);
 	n->links++;
 	target = malloc(bufsize);
 	if (!target)
-		return fs_fail(fs, EXT4FS_E_NO_MEMORY, "no memory to follow symlink %u", ino);
+		return ext4fs__fs_fail(fs, EXT4FS_E_NO_MEMORY, "no memory to follow symlink %u", ino);
 	err = ext4fs_symlink_target(fs, ino, inode, target, bufsize, &len);
 	if (err)
 		goto out;
 	if (len == 0 || strlen(target) != len) {
-		err = fs_fail(fs, EXT4FS_E_NOT_FOUND, "symlink %u has an empty or NUL-bearing target", ino);
+		err = ext4fs__fs_fail(fs, EXT4FS_E_NOT_FOUND, "symlink %u has an empty or NUL-bearing target", ino);
 		goto out;
 	}
 	err = resolve(n, dir, target, len, 1, depth + 1, out);
@@ -190,8 +190,8 @@ static int resolve(struct namei *n, uint32_t base, const char *path, size_t plen
 			return 0;
 		}
 		if (!EXT4FS_ISDIR(inode.i_mode))
-			return fs_fail(fs, EXT4FS_E_NOT_DIR, "\"%.*s\" (inode %u) is not a directory",
-				       (int)clen, comp, child);
+			return ext4fs__fs_fail(fs, EXT4FS_E_NOT_DIR, "\"%.*s\" (inode %u) is not a directory",
+					       (int)clen, comp, child);
 		if (last) {
 			*out = child;
 			return 0;
@@ -262,7 +262,7 @@ int ext4fs_get_pathname(struct ext4fs_fs *fs, uint32_t dir_ino, uint32_t ino, ch
 	*path = NULL;
 	names = calloc(EXT4FS_PATHNAME_MAX_DEPTH + 2, sizeof(*names));
 	if (!names)
-		return fs_fail(fs, EXT4FS_E_NO_MEMORY, "no memory for a path name");
+		return ext4fs__fs_fail(fs, EXT4FS_E_NO_MEMORY, "no memory for a path name");
 	/* Walk up: at each level, find search's name in dir and dir's parent. */
 	for (;;) {
 		struct name_scan s = { .search = search };
@@ -291,14 +291,14 @@ int ext4fs_get_pathname(struct ext4fs_fs *fs, uint32_t dir_ino, uint32_t ino, ch
 		if (err < 0) {
 			free(s.name);
 			if (err == EXT4FS_E_NO_MEMORY)
-				err = fs_fail(fs, err, "no memory for a path name");
+				err = ext4fs__fs_fail(fs, err, "no memory for a path name");
 			goto out;
 		}
 		err = 0;
 		if (search) {
 			names[count++] = s.name ? s.name : strdup("???");
 			if (!names[count - 1]) {
-				err = fs_fail(fs, EXT4FS_E_NO_MEMORY, "no memory for a path name");
+				err = ext4fs__fs_fail(fs, EXT4FS_E_NO_MEMORY, "no memory for a path name");
 				goto out;
 			}
 		}
@@ -307,7 +307,7 @@ int ext4fs_get_pathname(struct ext4fs_fs *fs, uint32_t dir_ino, uint32_t ino, ch
 		depth--;
 	}
 	if (!head) {
-		err = fs_fail(fs, EXT4FS_E_NO_MEMORY, "no memory for a path name");
+		err = ext4fs__fs_fail(fs, EXT4FS_E_NO_MEMORY, "no memory for a path name");
 		goto out;
 	}
 	/* names[0] is the deepest component; build from the top down. */
@@ -315,7 +315,7 @@ int ext4fs_get_pathname(struct ext4fs_fs *fs, uint32_t dir_ino, uint32_t ino, ch
 	head = NULL;
 	for (size_t k = count; k-- > 0;) {
 		if (path_append(&result, names[k])) {
-			err = fs_fail(fs, EXT4FS_E_NO_MEMORY, "no memory for a path name");
+			err = ext4fs__fs_fail(fs, EXT4FS_E_NO_MEMORY, "no memory for a path name");
 			goto out;
 		}
 	}
