@@ -39,10 +39,10 @@ LAYERS = [
     ("write", "a writable handle: opening, live bitmaps, accounting, block writes, flush",
      "fs_write.c fs_open.c fs_write_internal.h"),
     ("alloc", "the block allocator (buddies, preallocation) and the inode allocator",
-     "alloc.c buddy.c alloc_internal.h ialloc.c alloc.h"),
+     "alloc.c buddy.c buddy_internal.h ialloc.c alloc.h"),
     ("edit", "the objects' writing side: inodes, extent trees and block maps, file data, "
      "directory blocks, directories and htree, xattrs, a new journal, the orphan file",
-     "inode_write.c extent_write.c blockmap_write.c blockmap_write_internal.h file_write.c "
+     "inode_write.c extent_write.c extent_write_internal.h blockmap_write.c blockmap_write_internal.h file_write.c "
      "dir_block.c dir_internal.h dir_write.c htree_write.c htree_write_internal.h dir_rebuild.c "
      "xattr_write.c journal_create.c orphan_file.c orphan_file.h"),
     ("namespace", "names: lookup in a directory, paths, mknod/mkdir/symlink/link/unlink/rmdir/rename",

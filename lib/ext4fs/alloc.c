@@ -3,7 +3,7 @@
  *
  * State (struct balloc, made on first use, the ctx of the allocator's
  * listener on the handle, freed at close or when descriptors are set):
- *  - per group: a buddy (alloc_internal.h, with the free count, free
+ *  - per group: a buddy (buddy_internal.h, with the free count, free
  *    fragments and largest free order), built from the block bitmap the
  *    first time the group is examined; `avail`, the blocks free in the
  *    bitmap and not preallocated (exact whether or not the buddy is
@@ -66,7 +66,7 @@
 #include <string.h>
 #include "ext4fs/alloc.h"
 #include "ext4fs/bitmap.h"
-#include "alloc_internal.h"
+#include "buddy_internal.h"
 #include "bitmap_internal.h"
 #include "fs_internal.h"
 #include "fs_write_internal.h"

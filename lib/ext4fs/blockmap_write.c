@@ -25,6 +25,7 @@
 #include "ext4fs/extent.h"
 #include "blockmap_internal.h"
 #include "blockmap_write_internal.h"
+#include "extent_write_internal.h"
 #include "fs_internal.h"
 #include "fs_write_internal.h"
 #include "ondisk_le.h"

@@ -8,8 +8,8 @@
  * The map_* calls have the contracts of the public ext4fs_bmap_* calls
  * except that they do not write the inode: they set *dirty when they
  * changed *inode, and the caller writes it (once, however many map changes
- * an operation makes).  The extent_bmap_* calls are the same for an inode
- * already known to carry EXTENTS_FL on a writable handle.
+ * an operation makes).  blockmap_write.c hands extent trees to the
+ * ext4fs__extent_bmap_* calls of extent_write_internal.h.
  */
 #ifndef EXT4FS_BLOCKMAP_WRITE_INTERNAL_H
 #define EXT4FS_BLOCKMAP_WRITE_INTERNAL_H
@@ -49,15 +49,5 @@ int ext4fs__map_unmap(struct ext4fs_fs *fs, uint32_t ino, struct ext4fs_inode *i
 		      uint64_t len, int *dirty);
 int ext4fs__map_mark_written(struct ext4fs_fs *fs, uint32_t ino, struct ext4fs_inode *inode,
 			     uint64_t lblk, uint64_t len, int *dirty);
-
-int ext4fs__extent_bmap_alloc(struct ext4fs_fs *fs, uint32_t ino, struct ext4fs_inode *inode,
-			      uint64_t lblk, uint32_t len, uint64_t file_blocks, unsigned alloc_flags,
-			      int unwritten, uint64_t *pblk, uint32_t *got, int *dirty);
-int ext4fs__extent_bmap_set(struct ext4fs_fs *fs, uint32_t ino, struct ext4fs_inode *inode,
-			    uint64_t lblk, uint64_t pblk, uint32_t len, int unwritten, int *dirty);
-int ext4fs__extent_bmap_unmap(struct ext4fs_fs *fs, uint32_t ino, struct ext4fs_inode *inode,
-			      uint64_t lblk, uint64_t len, int *dirty);
-int ext4fs__extent_bmap_mark_written(struct ext4fs_fs *fs, uint32_t ino, struct ext4fs_inode *inode,
-				     uint64_t lblk, uint64_t len, int *dirty);
 
 #endif

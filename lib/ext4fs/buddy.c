@@ -1,6 +1,6 @@
 /*
  * buddy.c - per-group buddy bitmaps for the block allocator (see
- * alloc_internal.h for the representation and its invariants).
+ * buddy_internal.h for the representation and its invariants).
  *
  * Everything works on 64-bit words: building a group is about
  * blocks_per_group / 32 word operations, and an update touches, at each
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "ext4fs/errors.h"
-#include "alloc_internal.h"
+#include "buddy_internal.h"
 
 static inline unsigned popcount64(uint64_t w)
 {

@@ -35,7 +35,7 @@
 #include "ext4fs/alloc.h"
 #include "ext4fs/crc.h"
 #include "ext4fs/extent.h"
-#include "blockmap_write_internal.h"
+#include "extent_write_internal.h"
 #include "fs_internal.h"
 #include "ondisk_le.h"
 

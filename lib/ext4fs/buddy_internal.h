@@ -1,5 +1,5 @@
 /*
- * alloc_internal.h - the block allocator's per-group buddy bitmaps
+ * buddy_internal.h - the block allocator's per-group buddy bitmaps
  * (buddy.c), for alloc.c only (not installed).
  *
  * A group's buddy holds, for every order k from 0 to log2 of the group size
@@ -18,8 +18,8 @@
  * free == count[0]; frags is the number of maximal runs of set order-0
  * bits; largest is the highest k with count[k] > 0, or -1.
  */
-#ifndef EXT4FS_ALLOC_INTERNAL_H
-#define EXT4FS_ALLOC_INTERNAL_H
+#ifndef EXT4FS_BUDDY_INTERNAL_H
+#define EXT4FS_BUDDY_INTERNAL_H
 
 #include <stdint.h>
 
