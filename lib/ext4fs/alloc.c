@@ -1,8 +1,9 @@
 /*
  * alloc.c - the block allocator: an mballoc equivalent for one process.
  *
- * State (struct balloc, made on first use and freed by balloc_destroy()):
- *  - per group: a buddy (alloc_internal.h, with the free count, free
+ * State (struct balloc, made on first use, the ctx of the allocator's
+ * listener on the handle, freed at close or when descriptors are set):
+ *  - per group: a buddy (buddy_internal.h, with the free count, free
  *    fragments and largest free order), built from the block bitmap the
  *    first time the group is examined; `avail`, the blocks free in the
  *    bitmap and not preallocated (exact whether or not the buddy is
@@ -16,9 +17,9 @@
  *
  * Invariant: for every built group, order 0 of its buddy is exactly "free
  * in the block bitmap and not inside a preallocation's unused range", and
- * a preallocation's unused blocks are free in the bitmap.  balloc_note()
- * (called by ext4fs_blocks_mark_used/free for every bitmap change, ours or
- * a tool's) keeps it: a block marked in use that a preallocation was
+ * a preallocation's unused blocks are free in the bitmap.  hear_space()
+ * (the listener the handle calls for every change ext4fs_blocks_mark_used/
+ * free make to the bitmap, ours or a tool's) keeps it: a block marked in use that a preallocation was
  * holding is cut out of that preallocation (its head is skipped, or its
  * tail given back), so a reservation is never handed to anyone twice.
  * ext4fs_alloc_check() verifies all of it against the bitmap.
@@ -65,8 +66,10 @@
 #include <string.h>
 #include "ext4fs/alloc.h"
 #include "ext4fs/bitmap.h"
-#include "alloc_internal.h"
+#include "buddy_internal.h"
+#include "bitmap_internal.h"
 #include "fs_internal.h"
+#include "fs_write_internal.h"
 
 #define PA_HASH_SIZE 1024          /* inode preallocation buckets */
 #define LG_SLOTS 8                 /* locality-group preallocations kept */
@@ -141,10 +144,28 @@ static const struct ext4fs_alloc_params default_params = {
 
 /* -- state ----------------------------------------------------------------- */
 
+static void hear_space(struct ext4fs_fs *fs, void *ctx, uint64_t blk, uint64_t count, int used);
+static void hear_descs(struct ext4fs_fs *fs, void *ctx);
+static void hear_close(struct ext4fs_fs *fs, void *ctx);
+
+/* How the allocator listens on the handle (fs_internal.h); its state is the listener's ctx. */
+static const struct ext4fs__listener_ops listener = {
+	.space_changed = hear_space, .descs_changed = hear_descs, .close = hear_close,
+};
+
+/* The allocator's state on fs, or NULL before its first use. */
+static struct balloc *state_of(const struct ext4fs_fs *fs)
+{
+	return ext4fs__fs_listener_ctx(fs, &listener);
+}
+
+static void state_free(struct ext4fs_fs *fs, struct balloc *ba);
+
 static int get_state(struct ext4fs_fs *fs, struct balloc **out)
 {
 	const struct ext4fs_geom *geo = &fs->geom;
-	struct balloc *ba = fs->balloc;
+	struct balloc *ba = state_of(fs);
+	int err;
 
 	if (ba) {
 		*out = ba;
@@ -152,7 +173,7 @@ static int get_state(struct ext4fs_fs *fs, struct balloc **out)
 	}
 	ba = calloc(1, sizeof(*ba));
 	if (!ba)
-		return fs_fail(fs, EXT4FS_E_NO_MEMORY, "no memory for the block allocator");
+		return ext4fs__fs_fail(fs, EXT4FS_E_NO_MEMORY, "no memory for the block allocator");
 	ba->gpf = geo->groups_per_flex ? geo->groups_per_flex : 1;
 	ba->ngroups = geo->group_count;
 	ba->groups = calloc(geo->group_count, sizeof(*ba->groups));
@@ -161,10 +182,10 @@ static int get_state(struct ext4fs_fs *fs, struct balloc **out)
 		free(ba->groups);
 		free(ba->flex);
 		free(ba);
-		return fs_fail(fs, EXT4FS_E_NO_MEMORY, "no memory for the block allocator's %u groups",
-			       geo->group_count);
+		return ext4fs__fs_fail(fs, EXT4FS_E_NO_MEMORY, "no memory for the block allocator's %u groups",
+				       geo->group_count);
 	}
-	buddy_geom_init(&ba->geom, geo->blocks_per_group);
+	ext4fs__buddy_geom_init(&ba->geom, geo->blocks_per_group);
 	for (uint32_t g = 0; g < geo->group_count; g++) {
 		uint64_t size = ext4fs_group_last_block(fs, g) - ext4fs_group_first_block(fs, g) + 1;
 		uint32_t avail = fs->groups[g].free_blocks_count;
@@ -178,7 +199,11 @@ static int get_state(struct ext4fs_fs *fs, struct balloc **out)
 			fx->bound = bg->bound;
 	}
 	ba->params = default_params;
-	fs->balloc = ba;
+	err = ext4fs__fs_listen(fs, &listener, ba);
+	if (err) {
+		state_free(fs, ba);
+		return err;
+	}
 	*out = ba;
 	return 0;
 }
@@ -197,19 +222,14 @@ static void pa_free_all(struct balloc *ba)
 	}
 }
 
-void balloc_destroy(struct ext4fs_fs *fs)
+static void state_free(struct ext4fs_fs *fs, struct balloc *ba)
 {
-	struct balloc *ba = fs->balloc;
-
-	if (!ba)
-		return;
 	pa_free_all(ba);
 	for (uint32_t g = 0; g < fs->geom.group_count; g++)
-		buddy_release(&ba->groups[g].bd);
+		ext4fs__buddy_release(&ba->groups[g].bd);
 	free(ba->groups);
 	free(ba->flex);
 	free(ba);
-	fs->balloc = NULL;
 }
 
 static uint32_t group_bound(const struct balloc *ba, const struct bgroup *bg)
@@ -218,7 +238,7 @@ static uint32_t group_bound(const struct balloc *ba, const struct bgroup *bg)
 
 	if (!bg->bd.map)
 		return bg->avail;
-	b = buddy_run_bound(&bg->bd, &ba->geom);
+	b = ext4fs__buddy_run_bound(&bg->bd, &ba->geom);
 	return b < bg->bd.free ? b : bg->bd.free;
 }
 
@@ -255,9 +275,9 @@ static int build_group(struct ext4fs_fs *fs, struct balloc *ba, uint32_t g)
 
 	if (bg->bd.map)
 		return 0;
-	err = buddy_build(&bg->bd, &ba->geom, bitmap_bits(fs->block_map) + first_bit / 8, nbits);
+	err = ext4fs__buddy_build(&bg->bd, &ba->geom, ext4fs__bitmap_bits(fs->block_map) + first_bit / 8, nbits);
 	if (err)
-		return fs_fail(fs, err, "no memory for the buddy bitmap of group %u", g);
+		return ext4fs__fs_fail(fs, err, "no memory for the buddy bitmap of group %u", g);
 	/* No preallocation lives in an unbuilt group, so the bitmap's count is avail. */
 	avail_add(ba, g, (int64_t)bg->bd.free - bg->avail);
 	ba->stats.buddies_built++;
@@ -268,8 +288,8 @@ static int build_group(struct ext4fs_fs *fs, struct balloc *ba, uint32_t g)
 static void set_busy(struct balloc *ba, uint32_t g, uint64_t group_first, uint64_t blk,
 		     uint32_t count, int busy)
 {
-	uint32_t changed = buddy_update(&ba->groups[g].bd, &ba->geom, (uint32_t)(blk - group_first),
-					count, busy);
+	uint32_t changed = ext4fs__buddy_update(&ba->groups[g].bd, &ba->geom, (uint32_t)(blk - group_first),
+						count, busy);
 
 	avail_add(ba, g, busy ? -(int64_t)changed : (int64_t)changed);
 }
@@ -431,14 +451,26 @@ static void pa_cut(struct ext4fs_fs *fs, struct balloc *ba, uint32_t g, uint64_t
 	}
 }
 
-/* -- hooks ----------------------------------------------------------------- */
+/* -- listening ------------------------------------------------------------- */
 
-void balloc_note(struct ext4fs_fs *fs, uint64_t blk, uint64_t count, int used)
+/* The handle is closing. */
+static void hear_close(struct ext4fs_fs *fs, void *ctx)
 {
-	struct balloc *ba = fs->balloc;
+	state_free(fs, ctx);
+}
 
-	if (!ba)
-		return;
+/* Descriptors were set by hand: the summaries were built from the old counts; start afresh. */
+static void hear_descs(struct ext4fs_fs *fs, void *ctx)
+{
+	ext4fs__fs_unlisten(fs, &listener);
+	state_free(fs, ctx);
+}
+
+/* Blocks changed state in the bitmap. */
+static void hear_space(struct ext4fs_fs *fs, void *ctx, uint64_t blk, uint64_t count, int used)
+{
+	struct balloc *ba = ctx;
+
 	for (uint64_t b = blk; b < blk + count;) {
 		uint32_t g = ext4fs_group_of_block(fs, b);
 		uint64_t first = ext4fs_group_first_block(fs, g), last = ext4fs_group_last_block(fs, g);
@@ -647,7 +679,7 @@ static int pass_goal(struct ext4fs_fs *fs, struct balloc *ba, const struct want 
 	if (err)
 		return err;
 	ba->stats.groups_scanned++;
-	run = buddy_run_at(&ba->groups[g].bd, (uint32_t)(w->goal - first), w->target);
+	run = ext4fs__buddy_run_at(&ba->groups[g].bd, (uint32_t)(w->goal - first), w->target);
 	if (run < min_ok)
 		return 0;
 	f->start = w->goal;
@@ -674,7 +706,7 @@ static int pass_buddy(struct ext4fs_fs *fs, struct balloc *ba, const struct want
 		if (!ok || bg->bd.largest < (int)order)
 			continue;
 		ba->stats.groups_scanned++;
-		if (buddy_find_chunk(&bg->bd, &ba->geom, order, scan_from(fs, w, g), &s) == 0) {
+		if (ext4fs__buddy_find_chunk(&bg->bd, &ba->geom, order, scan_from(fs, w, g), &s) == 0) {
 			f->start = first + s;
 			f->len = t;
 			f->pass = 1;
@@ -701,14 +733,14 @@ static void run_iter_init(struct run_iter *it, const struct buddy *bd, uint32_t 
 static int run_iter_next(struct run_iter *it, uint32_t *s, uint32_t *l)
 {
 	if (!it->wrapped) {
-		if (buddy_next_run(it->bd, it->pos, s, l) == 0) {
+		if (ext4fs__buddy_next_run(it->bd, it->pos, s, l) == 0) {
 			it->pos = *s + *l;
 			return 1;
 		}
 		it->wrapped = 1;
 		it->pos = 0;
 	}
-	if (it->pos < it->from && buddy_next_run(it->bd, it->pos, s, l) == 0 && *s < it->from) {
+	if (it->pos < it->from && ext4fs__buddy_next_run(it->bd, it->pos, s, l) == 0 && *s < it->from) {
 		it->pos = *s + *l;
 		return 1;
 	}
@@ -862,7 +894,7 @@ static int pass_forward(struct ext4fs_fs *fs, struct balloc *ba, const struct wa
 		if (!ok)
 			continue;
 		ba->stats.groups_scanned++;
-		while (buddy_next_run(bd, pos, &s, &l) == 0) {
+		while (ext4fs__buddy_next_run(bd, pos, &s, &l) == 0) {
 			if (i == n && first + s >= w->goal)
 				break;
 			ba->stats.extents_examined++;
@@ -994,13 +1026,13 @@ int ext4fs_alloc_blocks(struct ext4fs_fs *fs, const struct ext4fs_alloc_request 
 	enum pa_kind kind;
 	uint64_t usable;
 	uint32_t take;
-	int err = fs_require_rw(fs, "allocating blocks"), r;
+	int err = ext4fs__fs_require_rw(fs, "allocating blocks"), r;
 
 	if (err)
 		return err;
 	if (!req || !start || !got || req->len == 0 || req->min_len > req->len)
-		return fs_fail(fs, EXT4FS_E_INVALID_ARG, "bad allocation request (len %u, min_len %u)",
-			       req ? req->len : 0, req ? req->min_len : 0);
+		return ext4fs__fs_fail(fs, EXT4FS_E_INVALID_ARG, "bad allocation request (len %u, min_len %u)",
+				       req ? req->len : 0, req ? req->min_len : 0);
 	err = ext4fs_fs_block_bitmap(fs, &bm);
 	if (!err)
 		err = get_state(fs, &ba);
@@ -1022,10 +1054,10 @@ int ext4fs_alloc_blocks(struct ext4fs_fs *fs, const struct ext4fs_alloc_request 
 	if (w.len > geo->blocks_per_group)
 		w.len = geo->blocks_per_group;
 	if (w.len < w.min)
-		return fs_fail(fs, EXT4FS_E_NO_SPACE,
-			       "no room for %u blocks: %llu may be allocated%s", w.min,
-			       (unsigned long long)usable,
-			       req->flags & EXT4FS_ALLOC_USE_RESERVED ? "" : " outside the reserved blocks");
+		return ext4fs__fs_fail(fs, EXT4FS_E_NO_SPACE,
+				       "no room for %u blocks: %llu may be allocated%s", w.min,
+				       (unsigned long long)usable,
+				       req->flags & EXT4FS_ALLOC_USE_RESERVED ? "" : " outside the reserved blocks");
 	w.goal = pick_goal(fs, ba, req);
 	if (!req->goal && (req->flags & (EXT4FS_ALLOC_WHOLE_FILE | EXT4FS_ALLOC_DIRECTORY)) &&
 	    ba->cursor > geo->first_data_block && ba->cursor < geo->blocks_count) {
@@ -1079,9 +1111,9 @@ int ext4fs_alloc_blocks(struct ext4fs_fs *fs, const struct ext4fs_alloc_request 
 		return r;
 	if (r == 0) {
 		if (req->flags & EXT4FS_ALLOC_EXACT_GOAL)
-			return fs_fail(fs, EXT4FS_E_NO_SPACE, "block %llu: fewer than %u free blocks there",
-				       (unsigned long long)w.goal, w.min);
-		return fs_fail(fs, EXT4FS_E_NO_SPACE, "no free extent of %u blocks", w.min);
+			return ext4fs__fs_fail(fs, EXT4FS_E_NO_SPACE, "block %llu: fewer than %u free blocks there",
+					       (unsigned long long)w.goal, w.min);
+		return ext4fs__fs_fail(fs, EXT4FS_E_NO_SPACE, "no free extent of %u blocks", w.min);
 	}
 
 	take = f.len < w.len ? f.len : w.len;
@@ -1111,28 +1143,33 @@ int ext4fs_free_blocks(struct ext4fs_fs *fs, uint64_t blk, uint64_t count)
 
 void ext4fs_alloc_release_inode(struct ext4fs_fs *fs, uint32_t ino)
 {
+	struct balloc *ba = state_of(fs);
 	struct pa *pa;
 
-	if (fs->balloc && ino && (pa = ino_pa(fs->balloc, ino)) != NULL)
-		pa_drop(fs, fs->balloc, pa);
+	if (ba && ino && (pa = ino_pa(ba, ino)) != NULL)
+		pa_drop(fs, ba, pa);
 }
 
 void ext4fs_alloc_release_all(struct ext4fs_fs *fs)
 {
-	if (fs->balloc)
-		drop_all(fs, fs->balloc);
+	struct balloc *ba = state_of(fs);
+
+	if (ba)
+		drop_all(fs, ba);
 }
 
 uint32_t ext4fs_alloc_stripe(const struct ext4fs_fs *fs)
 {
-	return fs->balloc ? stripe_of(fs, fs->balloc) : stripe_of(fs, &(struct balloc){ .params = default_params });
+	const struct balloc *ba = state_of(fs);
+
+	return ba ? stripe_of(fs, ba) : stripe_of(fs, &(struct balloc){ .params = default_params });
 }
 
 int ext4fs_alloc_stream_align(struct ext4fs_fs *fs, uint64_t ahead)
 {
 	const struct ext4fs_geom *geo = &fs->geom;
 	struct balloc *ba;
-	int err = fs_require_rw(fs, "aligning the allocation stream");
+	int err = ext4fs__fs_require_rw(fs, "aligning the allocation stream");
 
 	if (!err)
 		err = get_state(fs, &ba);
@@ -1154,19 +1191,21 @@ int ext4fs_alloc_stream_align(struct ext4fs_fs *fs, uint64_t ahead)
 
 void ext4fs_alloc_get_params(const struct ext4fs_fs *fs, struct ext4fs_alloc_params *p)
 {
-	*p = fs->balloc ? fs->balloc->params : default_params;
+	const struct balloc *ba = state_of(fs);
+
+	*p = ba ? ba->params : default_params;
 }
 
 int ext4fs_alloc_tune(struct ext4fs_fs *fs, const struct ext4fs_alloc_params *p)
 {
 	struct balloc *ba;
-	int err = fs_require_rw(fs, "tuning the block allocator");
+	int err = ext4fs__fs_require_rw(fs, "tuning the block allocator");
 
 	if (err)
 		return err;
 	if (!p || p->max_to_scan == 0 || p->min_to_scan > p->max_to_scan)
-		return fs_fail(fs, EXT4FS_E_INVALID_ARG,
-			       "allocator tunables: max_to_scan must be >= 1 and >= min_to_scan");
+		return ext4fs__fs_fail(fs, EXT4FS_E_INVALID_ARG,
+				       "allocator tunables: max_to_scan must be >= 1 and >= min_to_scan");
 	err = get_state(fs, &ba);
 	if (err)
 		return err;
@@ -1176,8 +1215,10 @@ int ext4fs_alloc_tune(struct ext4fs_fs *fs, const struct ext4fs_alloc_params *p)
 
 void ext4fs_alloc_get_stats(const struct ext4fs_fs *fs, struct ext4fs_alloc_stats *st)
 {
-	if (fs->balloc)
-		*st = fs->balloc->stats;
+	const struct balloc *ba = state_of(fs);
+
+	if (ba)
+		*st = ba->stats;
 	else
 		memset(st, 0, sizeof(*st));
 }
@@ -1194,21 +1235,21 @@ static int check_group(struct ext4fs_fs *fs, struct balloc *ba, uint32_t g, uint
 
 	for (struct pa *pa = bg->pa; pa; pa = pa->group_next) {
 		if (pa->group != g || pa->len == 0 || pa->pstart < first || pa->pstart + pa->len - 1 > last) {
-			err = fs_fail(fs, EXT4FS_E_ALLOC_STATE,
-				      "group %u: preallocation of %u blocks at %llu is out of place", g,
-				      pa->len, (unsigned long long)pa->pstart);
+			err = ext4fs__fs_fail(fs, EXT4FS_E_ALLOC_STATE,
+					      "group %u: preallocation of %u blocks at %llu is out of place", g,
+					      pa->len, (unsigned long long)pa->pstart);
 			goto out;
 		}
 		if (ext4fs_bitmap_find(fs->block_map, pa->pstart, pa->pstart + pa->len - 1, 1, &found) == 0) {
-			err = fs_fail(fs, EXT4FS_E_ALLOC_STATE,
-				      "group %u: preallocated block %llu is in use", g,
-				      (unsigned long long)found);
+			err = ext4fs__fs_fail(fs, EXT4FS_E_ALLOC_STATE,
+					      "group %u: preallocated block %llu is in use", g,
+					      (unsigned long long)found);
 			goto out;
 		}
 		if (n == cap) {
 			uint32_t *grown = realloc(ranges, (cap = cap ? 2 * cap : 8) * 2 * sizeof(*ranges));
 			if (!grown) {
-				err = fs_fail(fs, EXT4FS_E_NO_MEMORY, "no memory to check group %u", g);
+				err = ext4fs__fs_fail(fs, EXT4FS_E_NO_MEMORY, "no memory to check group %u", g);
 				goto out;
 			}
 			ranges = grown;
@@ -1219,16 +1260,16 @@ static int check_group(struct ext4fs_fs *fs, struct balloc *ba, uint32_t g, uint
 		reserved += pa->len;
 	}
 	*held += reserved;
-	differ = buddy_verify(&bg->bd, &ba->geom, bitmap_bits(fs->block_map) + first_bit / 8, ranges, n);
+	differ = ext4fs__buddy_verify(&bg->bd, &ba->geom, ext4fs__bitmap_bits(fs->block_map) + first_bit / 8, ranges, n);
 	if (differ < 0)
-		err = fs_fail(fs, differ, "no memory to check group %u", g);
+		err = ext4fs__fs_fail(fs, differ, "no memory to check group %u", g);
 	else if (differ)
-		err = fs_fail(fs, EXT4FS_E_ALLOC_STATE,
-			      "group %u: buddy bitmap does not match the block bitmap and preallocations", g);
+		err = ext4fs__fs_fail(fs, EXT4FS_E_ALLOC_STATE,
+				      "group %u: buddy bitmap does not match the block bitmap and preallocations", g);
 	else if (bg->avail != bg->bd.free || bg->bd.free + reserved != fs->groups[g].free_blocks_count)
-		err = fs_fail(fs, EXT4FS_E_ALLOC_STATE,
-			      "group %u: %u available + %llu preallocated, but the descriptor says %u free",
-			      g, bg->avail, (unsigned long long)reserved, fs->groups[g].free_blocks_count);
+		err = ext4fs__fs_fail(fs, EXT4FS_E_ALLOC_STATE,
+				      "group %u: %u available + %llu preallocated, but the descriptor says %u free",
+				      g, bg->avail, (unsigned long long)reserved, fs->groups[g].free_blocks_count);
 out:
 	free(ranges);
 	return err;
@@ -1237,7 +1278,7 @@ out:
 int ext4fs_alloc_check(struct ext4fs_fs *fs)
 {
 	const struct ext4fs_geom *geo = &fs->geom;
-	struct balloc *ba = fs->balloc;
+	struct balloc *ba = state_of(fs);
 	const struct ext4fs_bitmap *bm;
 	struct bflex *flex;
 	uint64_t held = 0;
@@ -1252,7 +1293,7 @@ int ext4fs_alloc_check(struct ext4fs_fs *fs)
 	nflex = (geo->group_count + ba->gpf - 1) / ba->gpf;
 	flex = calloc(nflex, sizeof(*flex));
 	if (!flex)
-		return fs_fail(fs, EXT4FS_E_NO_MEMORY, "no memory to check the block allocator");
+		return ext4fs__fs_fail(fs, EXT4FS_E_NO_MEMORY, "no memory to check the block allocator");
 	for (uint32_t g = 0; g < geo->group_count && !err; g++) {
 		struct bgroup *bg = &ba->groups[g];
 		flex[g / ba->gpf].avail += bg->avail;
@@ -1261,25 +1302,25 @@ int ext4fs_alloc_check(struct ext4fs_fs *fs)
 		for (struct pa *pa = bg->pa; pa; pa = pa->group_next)
 			npa++;
 		if (bg->bound != group_bound(ba, bg))
-			err = fs_fail(fs, EXT4FS_E_ALLOC_STATE, "group %u: run bound %u, should be %u", g,
-				      bg->bound, group_bound(ba, bg));
+			err = ext4fs__fs_fail(fs, EXT4FS_E_ALLOC_STATE, "group %u: run bound %u, should be %u", g,
+					      bg->bound, group_bound(ba, bg));
 		else if (bg->bd.map)
 			err = check_group(fs, ba, g, &held);
 		else if (bg->pa || bg->avail != fs->groups[g].free_blocks_count)
-			err = fs_fail(fs, EXT4FS_E_ALLOC_STATE,
-				      "group %u (no buddy yet): %u available, the descriptor says %u free",
-				      g, bg->avail, fs->groups[g].free_blocks_count);
+			err = ext4fs__fs_fail(fs, EXT4FS_E_ALLOC_STATE,
+					      "group %u (no buddy yet): %u available, the descriptor says %u free",
+					      g, bg->avail, fs->groups[g].free_blocks_count);
 	}
 	for (uint32_t f = 0; f < nflex && !err; f++)
 		if (flex[f].avail != ba->flex[f].avail || flex[f].bound != ba->flex[f].bound)
-			err = fs_fail(fs, EXT4FS_E_ALLOC_STATE,
-				      "flex group %u: %llu available, run bound %u counted; %llu and %u in its groups",
-				      f, (unsigned long long)ba->flex[f].avail, ba->flex[f].bound,
-				      (unsigned long long)flex[f].avail, flex[f].bound);
+			err = ext4fs__fs_fail(fs, EXT4FS_E_ALLOC_STATE,
+					      "flex group %u: %llu available, run bound %u counted; %llu and %u in its groups",
+					      f, (unsigned long long)ba->flex[f].avail, ba->flex[f].bound,
+					      (unsigned long long)flex[f].avail, flex[f].bound);
 	if (!err && (held != ba->pa_blocks || npa != ba->npa))
-		err = fs_fail(fs, EXT4FS_E_ALLOC_STATE,
-			      "%u preallocations hold %llu blocks, %u holding %llu counted", npa,
-			      (unsigned long long)held, ba->npa, (unsigned long long)ba->pa_blocks);
+		err = ext4fs__fs_fail(fs, EXT4FS_E_ALLOC_STATE,
+				      "%u preallocations hold %llu blocks, %u holding %llu counted", npa,
+				      (unsigned long long)held, ba->npa, (unsigned long long)ba->pa_blocks);
 	free(flex);
 	return err;
 }

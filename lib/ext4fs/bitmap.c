@@ -5,6 +5,7 @@
 #include <string.h>
 #include "ext4fs/bitmap.h"
 #include "ext4fs/crc.h"
+#include "bitmap_internal.h"
 #include "fs_internal.h"
 
 struct ext4fs_bitmap {
@@ -14,7 +15,7 @@ struct ext4fs_bitmap {
 	uint64_t nbits;
 	unsigned char *bits;
 	uint32_t ngroups;
-	unsigned char *group_flags;   /* EXT4FS_BITMAP_*_BAD per group, see bitmap_note_block() */
+	unsigned char *group_flags;   /* EXT4FS_BITMAP_*_BAD per group, see ext4fs__bitmap_note_block() */
 };
 
 static int bitmap_new(uint64_t start, uint64_t end, unsigned shift, uint32_t ngroups,
@@ -66,7 +67,7 @@ static inline void bit_set(unsigned char *bits, uint64_t i)
 	bits[i >> 3] |= (unsigned char)(1U << (i & 7));
 }
 
-void bitmap_set_range(struct ext4fs_bitmap *bm, uint64_t n, uint64_t count)
+void ext4fs__bitmap_set_range(struct ext4fs_bitmap *bm, uint64_t n, uint64_t count)
 {
 	uint64_t i = (n - bm->start) >> bm->shift, last = (n + count - 1 - bm->start) >> bm->shift;
 
@@ -78,7 +79,7 @@ void bitmap_set_range(struct ext4fs_bitmap *bm, uint64_t n, uint64_t count)
 		bit_set(bm->bits, i);
 }
 
-void bitmap_clear_range(struct ext4fs_bitmap *bm, uint64_t n, uint64_t count)
+void ext4fs__bitmap_clear_range(struct ext4fs_bitmap *bm, uint64_t n, uint64_t count)
 {
 	uint64_t i = (n - bm->start) >> bm->shift, last = (n + count - 1 - bm->start) >> bm->shift;
 
@@ -90,8 +91,8 @@ void bitmap_clear_range(struct ext4fs_bitmap *bm, uint64_t n, uint64_t count)
 		bm->bits[i >> 3] &= (unsigned char)~(1U << (i & 7));
 }
 
-void bitmap_copy_out(const struct ext4fs_bitmap *bm, uint64_t first_bit, uint64_t nbits,
-		     unsigned char *dst, size_t pad_bytes)
+void ext4fs__bitmap_copy_out(const struct ext4fs_bitmap *bm, uint64_t first_bit, uint64_t nbits,
+			     unsigned char *dst, size_t pad_bytes)
 {
 	memset(dst, 0, pad_bytes);
 	if (first_bit + nbits > bm->nbits)
@@ -110,7 +111,7 @@ void bitmap_copy_out(const struct ext4fs_bitmap *bm, uint64_t first_bit, uint64_
 		bit_set(dst, i);
 }
 
-const unsigned char *bitmap_bits(const struct ext4fs_bitmap *bm)
+const unsigned char *ext4fs__bitmap_bits(const struct ext4fs_bitmap *bm)
 {
 	return bm->bits;
 }
@@ -216,7 +217,7 @@ static unsigned block_findings(const struct ext4fs_fs *fs, const unsigned char *
 	return flags;
 }
 
-int bitmap_note_block(struct ext4fs_fs *fs, struct ext4fs_bitmap *bm, int inodes, uint32_t g)
+int ext4fs__bitmap_note_block(struct ext4fs_fs *fs, struct ext4fs_bitmap *bm, int inodes, uint32_t g)
 {
 	const struct ext4fs_geom *geo = &fs->geom;
 	const struct ext4fs_group_desc *gd = &fs->groups[g];
@@ -227,16 +228,16 @@ int bitmap_note_block(struct ext4fs_fs *fs, struct ext4fs_bitmap *bm, int inodes
 	int err;
 
 	if (g >= bm->ngroups)
-		return fs_fail(fs, EXT4FS_E_INVALID_ARG, "group %u does not exist", g);
+		return ext4fs__fs_fail(fs, EXT4FS_E_INVALID_ARG, "group %u does not exist", g);
 	if (first_bit < bm->nbits)
 		nbits = bm->nbits - first_bit < per_group ? bm->nbits - first_bit : per_group;
 	block = malloc(geo->block_size);
 	if (!block)
-		return fs_fail(fs, EXT4FS_E_NO_MEMORY, "no memory for a bitmap block");
+		return ext4fs__fs_fail(fs, EXT4FS_E_NO_MEMORY, "no memory for a bitmap block");
 	err = ext4fs_blocks_read(fs, blk, 1, block);
 	if (err)
-		fs_fail(fs, err, "group %u: reading %s bitmap at %llu: %s", g, inodes ? "inode" : "block",
-			(unsigned long long)blk, ext4fs_strerror(err));
+		ext4fs__fs_fail(fs, err, "group %u: reading %s bitmap at %llu: %s", g, inodes ? "inode" : "block",
+				(unsigned long long)blk, ext4fs_strerror(err));
 	else
 		bm->group_flags[g] = (unsigned char)block_findings(fs, block, (size_t)(per_group / 8), nbits,
 								   inodes ? gd->inode_bitmap_csum
@@ -258,10 +259,10 @@ int ext4fs_block_bitmap_load(struct ext4fs_fs *fs, struct ext4fs_bitmap **out)
 		shift++;
 	err = bitmap_new(geo->first_data_block, geo->blocks_count - 1, shift, geo->group_count, &bm);
 	if (err)
-		return fs_fail(fs, err, "no memory for the block bitmap");
+		return ext4fs__fs_fail(fs, err, "no memory for the block bitmap");
 	block = malloc(geo->block_size);
 	if (!block) {
-		err = fs_fail(fs, EXT4FS_E_NO_MEMORY, "no memory for the block bitmap");
+		err = ext4fs__fs_fail(fs, EXT4FS_E_NO_MEMORY, "no memory for the block bitmap");
 		goto out;
 	}
 	for (uint32_t g = 0; g < geo->group_count; g++) {
@@ -283,15 +284,15 @@ int ext4fs_block_bitmap_load(struct ext4fs_fs *fs, struct ext4fs_bitmap **out)
 		}
 		err = ext4fs_blocks_read(fs, fs->groups[g].block_bitmap, 1, block);
 		if (err) {
-			fs_fail(fs, err, "group %u: reading block bitmap at %llu: %s", g,
-				(unsigned long long)fs->groups[g].block_bitmap, ext4fs_strerror(err));
+			ext4fs__fs_fail(fs, err, "group %u: reading block bitmap at %llu: %s", g,
+					(unsigned long long)fs->groups[g].block_bitmap, ext4fs_strerror(err));
 			goto out;
 		}
 		bm->group_flags[g] = (unsigned char)block_findings(fs, block, geo->clusters_per_group / 8, nbits,
 								   fs->groups[g].block_bitmap_csum);
 		if ((bm->group_flags[g] & EXT4FS_BITMAP_CSUM_BAD) && fs_csum_strict(fs)) {
-			err = fs_fail(fs, EXT4FS_E_BITMAP_CSUM,
-				      "group %u: block bitmap checksum does not match", g);
+			err = ext4fs__fs_fail(fs, EXT4FS_E_BITMAP_CSUM,
+					      "group %u: block bitmap checksum does not match", g);
 			goto out;
 		}
 		for (uint64_t i = 0; i < nbits; i++)
@@ -327,10 +328,10 @@ int ext4fs_inode_bitmap_load(struct ext4fs_fs *fs, struct ext4fs_bitmap **out)
 	*out = NULL;
 	err = bitmap_new(1, geo->inodes_count, 0, geo->group_count, &bm);
 	if (err)
-		return fs_fail(fs, err, "no memory for the inode bitmap");
+		return ext4fs__fs_fail(fs, err, "no memory for the inode bitmap");
 	block = malloc(geo->block_size);
 	if (!block) {
-		err = fs_fail(fs, EXT4FS_E_NO_MEMORY, "no memory for the inode bitmap");
+		err = ext4fs__fs_fail(fs, EXT4FS_E_NO_MEMORY, "no memory for the inode bitmap");
 		goto out;
 	}
 	for (uint32_t g = 0; g < geo->group_count; g++) {
@@ -345,15 +346,15 @@ int ext4fs_inode_bitmap_load(struct ext4fs_fs *fs, struct ext4fs_bitmap **out)
 			continue;
 		err = ext4fs_blocks_read(fs, fs->groups[g].inode_bitmap, 1, block);
 		if (err) {
-			fs_fail(fs, err, "group %u: reading inode bitmap at %llu: %s", g,
-				(unsigned long long)fs->groups[g].inode_bitmap, ext4fs_strerror(err));
+			ext4fs__fs_fail(fs, err, "group %u: reading inode bitmap at %llu: %s", g,
+					(unsigned long long)fs->groups[g].inode_bitmap, ext4fs_strerror(err));
 			goto out;
 		}
 		bm->group_flags[g] = (unsigned char)block_findings(fs, block, geo->inodes_per_group / 8, nbits,
 								   fs->groups[g].inode_bitmap_csum);
 		if ((bm->group_flags[g] & EXT4FS_BITMAP_CSUM_BAD) && fs_csum_strict(fs)) {
-			err = fs_fail(fs, EXT4FS_E_BITMAP_CSUM,
-				      "group %u: inode bitmap checksum does not match", g);
+			err = ext4fs__fs_fail(fs, EXT4FS_E_BITMAP_CSUM,
+					      "group %u: inode bitmap checksum does not match", g);
 			goto out;
 		}
 		for (uint64_t i = 0; i < nbits; i++)

@@ -1,4 +1,5 @@
-/* blockmap.c - block iteration and mapping over extents and indirect maps. */
+/* blockmap.c - block iteration and mapping over extents and indirect maps, and reading
+ * a file's data through its map. */
 #include "config.h"
 #include <stdlib.h>
 #include <string.h>
@@ -60,7 +61,7 @@ static size_t blkset_hash(uint64_t blk, size_t cap)
 	return (size_t)((blk * 0x9E3779B97F4A7C15ULL) >> 17) & (cap - 1);
 }
 
-int map_blkset_add(struct map_blkset *s, uint64_t blk)
+int ext4fs__map_blkset_add(struct map_blkset *s, uint64_t blk)
 {
 	size_t j;
 
@@ -88,7 +89,7 @@ int map_blkset_add(struct map_blkset *s, uint64_t blk)
 	return 0;
 }
 
-void map_blkset_free(struct map_blkset *s)
+void ext4fs__map_blkset_free(struct map_blkset *s)
 {
 	free(s->slots);
 	memset(s, 0, sizeof(*s));
@@ -108,11 +109,11 @@ struct ind_iter {
 static int ind_check(struct ind_iter *it, uint64_t blk, uint64_t lblk)
 {
 	if (!ext4fs_block_ptr_valid(it->fs, blk))
-		return fs_fail(it->fs, EXT4FS_E_IND_CORRUPT,
+		return ext4fs__fs_fail(it->fs, EXT4FS_E_IND_CORRUPT,
 				   "inode %u: block map entry for logical block %llu is %llu, outside the file system",
 				   it->ino, (unsigned long long)lblk, (unsigned long long)blk);
 	if (++it->visited > it->fs->geom.blocks_count)
-		return fs_fail(it->fs, EXT4FS_E_IND_CORRUPT,
+		return ext4fs__fs_fail(it->fs, EXT4FS_E_IND_CORRUPT,
 				   "inode %u: block map maps more blocks than the file system has",
 				   it->ino);
 	return 0;
@@ -129,13 +130,13 @@ static int ind_walk(struct ind_iter *it, unsigned level, uint64_t blk, uint64_t 
 
 	if (err)
 		return err;
-	err = map_blkset_add(&it->seen, blk);
+	err = ext4fs__map_blkset_add(&it->seen, blk);
 	if (err < 0)
-		return fs_fail(fs, err, "no memory to walk inode %u", it->ino);
+		return ext4fs__fs_fail(fs, err, "no memory to walk inode %u", it->ino);
 	if (err)
-		return fs_fail(fs, EXT4FS_E_IND_CORRUPT,
-			       "inode %u: indirect block %llu (mapping logical block %llu) is used twice",
-			       it->ino, (unsigned long long)blk, (unsigned long long)lblk);
+		return ext4fs__fs_fail(fs, EXT4FS_E_IND_CORRUPT,
+				       "inode %u: indirect block %llu (mapping logical block %llu) is used twice",
+				       it->ino, (unsigned long long)blk, (unsigned long long)lblk);
 	if (!(it->flags & EXT4FS_ITER_DATA_ONLY)) {
 		struct ext4fs_block_visit b = {
 			.kind = (enum ext4fs_block_kind)(EXT4FS_BLOCK_IND + level - 1),
@@ -149,7 +150,7 @@ static int ind_walk(struct ind_iter *it, unsigned level, uint64_t blk, uint64_t 
 		span *= per;
 	err = ext4fs_block_read(fs, blk, buf);
 	if (err)
-		return fs_fail(fs, err, "inode %u: reading indirect block %llu: %s", it->ino,
+		return ext4fs__fs_fail(fs, err, "inode %u: reading indirect block %llu: %s", it->ino,
 				   (unsigned long long)blk, ext4fs_strerror(err));
 	for (uint32_t i = 0; i < per; i++) {
 		uint64_t child = le32_load(buf + 4 * i);
@@ -188,7 +189,7 @@ static int ind_iterate(struct ext4fs_fs *fs, uint32_t ino, const struct ext4fs_i
 	for (unsigned i = 0; i < 3; i++) {
 		it.bufs[i] = malloc(fs->geom.block_size);
 		if (!it.bufs[i]) {
-			err = fs_fail(fs, EXT4FS_E_NO_MEMORY, "no memory to walk inode %u", ino);
+			err = ext4fs__fs_fail(fs, EXT4FS_E_NO_MEMORY, "no memory to walk inode %u", ino);
 			goto out;
 		}
 	}
@@ -220,7 +221,7 @@ static int ind_iterate(struct ext4fs_fs *fs, uint32_t ino, const struct ext4fs_i
 out:
 	for (unsigned i = 0; i < 3; i++)
 		free(it.bufs[i]);
-	map_blkset_free(&it.seen);
+	ext4fs__map_blkset_free(&it.seen);
 	return err;
 }
 
@@ -261,12 +262,12 @@ static int ind_bmap(struct ext4fs_fs *fs, uint32_t ino, const struct ext4fs_inod
 	blk = le32_load(inode->i_block + 4 * (EXT4FS_IND_BLOCK + level - 1));
 	buf = malloc(fs->geom.block_size);
 	if (!buf)
-		return fs_fail(fs, EXT4FS_E_NO_MEMORY, "no memory to map inode %u", ino);
+		return ext4fs__fs_fail(fs, EXT4FS_E_NO_MEMORY, "no memory to map inode %u", ino);
 	uint64_t off = lblk - base;
 	for (; level > 0 && blk; level--) {
 		span /= per;
 		if (!ext4fs_block_ptr_valid(fs, blk)) {
-			err = fs_fail(fs, EXT4FS_E_IND_CORRUPT,
+			err = ext4fs__fs_fail(fs, EXT4FS_E_IND_CORRUPT,
 					  "inode %u: indirect block %llu for logical block %llu is outside the file system",
 					  ino, (unsigned long long)blk, (unsigned long long)lblk);
 			break;
@@ -282,7 +283,7 @@ static int ind_bmap(struct ext4fs_fs *fs, uint32_t ino, const struct ext4fs_inod
 		return err;
 check:
 	if (blk && !ext4fs_block_ptr_valid(fs, blk))
-		return fs_fail(fs, EXT4FS_E_IND_CORRUPT,
+		return ext4fs__fs_fail(fs, EXT4FS_E_IND_CORRUPT,
 				   "inode %u: logical block %llu maps to %llu, outside the file system",
 				   ino, (unsigned long long)lblk, (unsigned long long)blk);
 	*pblk = blk;
@@ -311,4 +312,91 @@ int ext4fs_bmap(struct ext4fs_fs *fs, uint32_t ino, const struct ext4fs_inode *i
 		return err;
 	}
 	return ind_bmap(fs, ino, inode, lblk, pblk);
+}
+
+/* -- reading data through the map ------------------------------------------------ */
+
+/* Largest number of blocks fetched with one request. */
+#define MAX_RUN_BLOCKS 4096U
+
+/*
+ * Length of the physically contiguous, written run starting at logical
+ * block lblk (which maps to pblk), at most max blocks.  Indirect maps report
+ * runs of one block, so neighbours are asked for until the run breaks.
+ */
+static int contiguous_run(struct ext4fs_fs *fs, uint32_t ino, const struct ext4fs_inode *inode,
+			  uint64_t lblk, uint64_t pblk, uint64_t first_run, uint64_t max,
+			  uint64_t *n)
+{
+	uint64_t count = first_run < max ? first_run : max;
+
+	while (count < max) {
+		uint64_t p, r;
+		int unwritten, err = ext4fs_bmap(fs, ino, inode, lblk + count, &p, &r, &unwritten);
+
+		if (err)
+			return err;
+		if (p != pblk + count || unwritten || r == 0)
+			break;
+		count += r < max - count ? r : max - count;
+	}
+	*n = count;
+	return 0;
+}
+
+int ext4fs__blockmap_read(struct ext4fs_fs *fs, uint32_t ino, const struct ext4fs_inode *inode,
+			  uint64_t offset, unsigned char *buf, size_t len, size_t *got)
+{
+	uint32_t bs = fs->geom.block_size;
+	uint64_t pos = offset, end = offset + len;
+	unsigned char *bounce = NULL;
+	int err = 0;
+
+	while (pos < end) {
+		uint64_t lblk = pos / bs, pblk, run, n;
+		uint32_t boff = (uint32_t)(pos % bs);
+		size_t done = (size_t)(pos - offset);
+		int unwritten;
+
+		err = ext4fs_bmap(fs, ino, inode, lblk, &pblk, &run, &unwritten);
+		if (err)
+			goto out;
+		if (run == 0)
+			run = 1;
+		if (!pblk || unwritten) {
+			/* Hole or unwritten extent: zeros up to the end of the run. */
+			uint64_t avail = run * bs - boff;
+			n = avail < end - pos ? avail : end - pos;
+			memset(buf + done, 0, (size_t)n);
+			pos += n;
+			continue;
+		}
+		if (boff || end - pos < bs) {
+			/* Partial block at either end of the request. */
+			if (!bounce && !(bounce = malloc(bs))) {
+				err = ext4fs__fs_fail(fs, EXT4FS_E_NO_MEMORY, "inode %u: no memory to read data", ino);
+				goto out;
+			}
+			err = ext4fs_blocks_read(fs, pblk, 1, bounce);
+			if (err)
+				goto out;
+			n = bs - boff < end - pos ? bs - boff : end - pos;
+			memcpy(buf + done, bounce + boff, (size_t)n);
+			pos += n;
+			continue;
+		}
+		uint64_t full = (end - pos) / bs;
+		err = contiguous_run(fs, ino, inode, lblk, pblk, run,
+				     full < MAX_RUN_BLOCKS ? full : MAX_RUN_BLOCKS, &n);
+		if (err)
+			goto out;
+		err = ext4fs_blocks_read(fs, pblk, n, buf + done);
+		if (err)
+			goto out;
+		pos += n * bs;
+	}
+out:
+	*got = (size_t)(pos - offset);
+	free(bounce);
+	return err;
 }

@@ -1,64 +1,26 @@
 /*
- * blockmap_internal.h - what the map-changing modules share (not installed).
- *
- * blockmap_write.c implements the map changes of blockmap.h: it checks the
- * inode, handles indirect maps itself and hands extent trees to
- * extent_write.c; file_write.c builds the file operations on top.
- *
- * The map_* calls have the contracts of the public ext4fs_bmap_* calls
- * except that they do not write the inode: they set *dirty when they
- * changed *inode, and the caller writes it (once, however many map changes
- * an operation makes).  The extent_bmap_* calls are the same for an inode
- * already known to carry EXTENTS_FL on a writable handle.
+ * blockmap_internal.h - what blockmap.c gives the modules above it beyond
+ * <ext4fs/blockmap.h> (not installed): reading data through a block map,
+ * and a set of block numbers for walks over on-disk links.
  */
 #ifndef EXT4FS_BLOCKMAP_INTERNAL_H
 #define EXT4FS_BLOCKMAP_INTERNAL_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include "ext4fs/fs.h"
 #include "ext4fs/inode.h"
 
-/* How an inode's blocks are mapped. */
-enum map_kind {
-	MAP_NONE,       /* no blocks: inline data, fast symlink, device, fifo, socket */
-	MAP_EXTENTS,
-	MAP_INDIRECT,
-};
-
-enum map_kind map_kind_of(const struct ext4fs_fs *fs, const struct ext4fs_inode *inode);
-
-/* Logical blocks the inode's map can address: 2^32 for extents, 12 + n + n^2 + n^3 (at most
- * 2^32) for indirect maps of n entries per block, 0 for MAP_NONE. */
-uint64_t map_max_blocks(const struct ext4fs_fs *fs, const struct ext4fs_inode *inode);
-
 /*
- * Map logical block lblk, looking at most max (>= 1) blocks ahead: *pblk is
- * 0 in a hole, *run the blocks from lblk that stay in the same state (a
- * hole, or physically contiguous with the same written state), between 1
- * and max.  Unlike ext4fs_bmap(), indirect maps report whole runs too.
+ * Read len bytes from offset of inode ino's data through its block map
+ * (extents or indirect; no inline data): holes and unwritten extents read
+ * as zeros.  *got is what was read, short only on error.  The caller keeps
+ * the request inside i_size.  Errors: EXT4FS_E_NO_MEMORY, map and read
+ * errors.  ext4fs_file_read() over a block-mapped file, and EA inodes'
+ * values (xattr.c), which are always block-mapped.
  */
-int map_run(struct ext4fs_fs *fs, uint32_t ino, const struct ext4fs_inode *inode, uint64_t lblk,
-	    uint64_t max, uint64_t *pblk, uint64_t *run, int *unwritten);
-
-int map_alloc(struct ext4fs_fs *fs, uint32_t ino, struct ext4fs_inode *inode, uint64_t lblk,
-	      uint32_t len, uint64_t file_blocks, unsigned alloc_flags, int unwritten,
-	      uint64_t *pblk, uint32_t *got, int *dirty);
-int map_set(struct ext4fs_fs *fs, uint32_t ino, struct ext4fs_inode *inode, uint64_t lblk,
-	    uint64_t pblk, uint32_t len, int unwritten, int *dirty);
-int map_unmap(struct ext4fs_fs *fs, uint32_t ino, struct ext4fs_inode *inode, uint64_t lblk,
-	      uint64_t len, int *dirty);
-int map_mark_written(struct ext4fs_fs *fs, uint32_t ino, struct ext4fs_inode *inode,
-		     uint64_t lblk, uint64_t len, int *dirty);
-
-int extent_bmap_alloc(struct ext4fs_fs *fs, uint32_t ino, struct ext4fs_inode *inode,
-		      uint64_t lblk, uint32_t len, uint64_t file_blocks, unsigned alloc_flags,
-		      int unwritten, uint64_t *pblk, uint32_t *got, int *dirty);
-int extent_bmap_set(struct ext4fs_fs *fs, uint32_t ino, struct ext4fs_inode *inode,
-		    uint64_t lblk, uint64_t pblk, uint32_t len, int unwritten, int *dirty);
-int extent_bmap_unmap(struct ext4fs_fs *fs, uint32_t ino, struct ext4fs_inode *inode,
-		      uint64_t lblk, uint64_t len, int *dirty);
-int extent_bmap_mark_written(struct ext4fs_fs *fs, uint32_t ino, struct ext4fs_inode *inode,
-			     uint64_t lblk, uint64_t len, int *dirty);
+int ext4fs__blockmap_read(struct ext4fs_fs *fs, uint32_t ino, const struct ext4fs_inode *inode,
+			  uint64_t offset, unsigned char *buf, size_t len, size_t *got);
 
 /*
  * A set of block numbers, for walks over on-disk links that must visit
@@ -71,9 +33,9 @@ struct map_blkset {
 };
 
 /* Add blk: 0 when it is new, 1 when it was there already, EXT4FS_E_NO_MEMORY. */
-int map_blkset_add(struct map_blkset *s, uint64_t blk);
+int ext4fs__map_blkset_add(struct map_blkset *s, uint64_t blk);
 
 /* Free the set's memory; it is empty (and reusable) after. */
-void map_blkset_free(struct map_blkset *s);
+void ext4fs__map_blkset_free(struct map_blkset *s);
 
 #endif

@@ -24,12 +24,15 @@
 #include "ext4fs/blockmap.h"
 #include "ext4fs/extent.h"
 #include "blockmap_internal.h"
+#include "blockmap_write_internal.h"
+#include "extent_write_internal.h"
 #include "fs_internal.h"
+#include "fs_write_internal.h"
 #include "ondisk_le.h"
 
 #define LBLK_LIMIT (1ULL << 32)
 
-enum map_kind map_kind_of(const struct ext4fs_fs *fs, const struct ext4fs_inode *inode)
+enum map_kind ext4fs__map_kind_of(const struct ext4fs_fs *fs, const struct ext4fs_inode *inode)
 {
 	uint16_t fmt = inode->i_mode & EXT4FS_S_IFMT;
 
@@ -40,11 +43,11 @@ enum map_kind map_kind_of(const struct ext4fs_fs *fs, const struct ext4fs_inode 
 	return ext4fs_inode_has_extents(inode) ? MAP_EXTENTS : MAP_INDIRECT;
 }
 
-uint64_t map_max_blocks(const struct ext4fs_fs *fs, const struct ext4fs_inode *inode)
+uint64_t ext4fs__map_max_blocks(const struct ext4fs_fs *fs, const struct ext4fs_inode *inode)
 {
 	uint64_t n = fs->geom.block_size / 4, total;
 
-	switch (map_kind_of(fs, inode)) {
+	switch (ext4fs__map_kind_of(fs, inode)) {
 	case MAP_EXTENTS:
 		return LBLK_LIMIT;
 	case MAP_INDIRECT:
@@ -118,7 +121,7 @@ static int ictx_open(struct ictx *c, struct ext4fs_fs *fs, uint32_t ino, struct 
 	c->per = c->bs / 4;
 	c->buf[0] = malloc(3 * (size_t)c->bs);
 	if (!c->buf[0])
-		return fs_fail(fs, EXT4FS_E_NO_MEMORY, "no memory to change the block map of inode %u", ino);
+		return ext4fs__fs_fail(fs, EXT4FS_E_NO_MEMORY, "no memory to change the block map of inode %u", ino);
 	c->buf[1] = c->buf[0] + c->bs;
 	c->buf[2] = c->buf[1] + c->bs;
 	return 0;
@@ -133,9 +136,9 @@ static int ictx_close(struct ictx *c, int err, int *dirty)
 
 static int ind_bad_block(struct ictx *c, uint64_t blk, uint64_t lblk)
 {
-	return fs_fail(c->fs, EXT4FS_E_IND_CORRUPT,
-		       "inode %u: indirect block %llu (on the way to logical block %llu) is outside the file system",
-		       c->ino, (unsigned long long)blk, (unsigned long long)lblk);
+	return ext4fs__fs_fail(c->fs, EXT4FS_E_IND_CORRUPT,
+			       "inode %u: indirect block %llu (on the way to logical block %llu) is outside the file system",
+			       c->ino, (unsigned long long)blk, (unsigned long long)lblk);
 }
 
 static int ind_read(struct ictx *c, unsigned level, uint64_t blk, uint64_t lblk)
@@ -146,8 +149,8 @@ static int ind_read(struct ictx *c, unsigned level, uint64_t blk, uint64_t lblk)
 		return ind_bad_block(c, blk, lblk);
 	err = ext4fs_block_read(c->fs, blk, c->buf[level]);
 	if (err)
-		return fs_fail(c->fs, err, "inode %u: reading indirect block %llu: %s", c->ino,
-			       (unsigned long long)blk, ext4fs_strerror(err));
+		return ext4fs__fs_fail(c->fs, err, "inode %u: reading indirect block %llu: %s", c->ino,
+				       (unsigned long long)blk, ext4fs_strerror(err));
 	return 0;
 }
 
@@ -227,9 +230,9 @@ static int ind_run(struct ictx *c, uint64_t lblk, uint64_t max, uint64_t limit, 
 			if (count == 0) {
 				first = b;
 				if (b && !ext4fs_block_ptr_valid(c->fs, b))
-					return fs_fail(c->fs, EXT4FS_E_IND_CORRUPT,
-						       "inode %u: logical block %llu maps to %llu, outside the file system",
-						       c->ino, (unsigned long long)l, (unsigned long long)b);
+					return ext4fs__fs_fail(c->fs, EXT4FS_E_IND_CORRUPT,
+							       "inode %u: logical block %llu maps to %llu, outside the file system",
+							       c->ino, (unsigned long long)l, (unsigned long long)b);
 			} else if (first ? b != first + count : b != 0) {
 				*pblk = first;
 				*run = count;
@@ -243,8 +246,8 @@ static int ind_run(struct ictx *c, uint64_t lblk, uint64_t max, uint64_t limit, 
 	return 0;
 }
 
-int map_run(struct ext4fs_fs *fs, uint32_t ino, const struct ext4fs_inode *inode, uint64_t lblk,
-	    uint64_t max, uint64_t *pblk, uint64_t *run, int *unwritten)
+int ext4fs__map_run(struct ext4fs_fs *fs, uint32_t ino, const struct ext4fs_inode *inode, uint64_t lblk,
+		    uint64_t max, uint64_t *pblk, uint64_t *run, int *unwritten)
 {
 	struct ictx c;
 	int err;
@@ -252,7 +255,7 @@ int map_run(struct ext4fs_fs *fs, uint32_t ino, const struct ext4fs_inode *inode
 	*pblk = 0;
 	*run = max;
 	*unwritten = 0;
-	switch (map_kind_of(fs, inode)) {
+	switch (ext4fs__map_kind_of(fs, inode)) {
 	case MAP_EXTENTS: {
 		uint32_t r = 1;
 		if (lblk >= LBLK_LIMIT)
@@ -268,7 +271,7 @@ int map_run(struct ext4fs_fs *fs, uint32_t ino, const struct ext4fs_inode *inode
 		err = ictx_open(&c, fs, ino, (struct ext4fs_inode *)inode);
 		if (err)
 			return err;
-		err = ind_run(&c, lblk, max, map_max_blocks(fs, inode), pblk, run);
+		err = ind_run(&c, lblk, max, ext4fs__map_max_blocks(fs, inode), pblk, run);
 		return ictx_close(&c, err, &dirty);
 	}
 	default:
@@ -301,7 +304,7 @@ static int ind_new_block(struct ictx *c, uint64_t lblk, uint64_t goal, uint64_t 
 	err = ext4fs_inode_add_blocks(c->fs, c->inode, 1);
 	if (err) {
 		ext4fs_free_blocks(c->fs, *blk, 1);
-		return fs_fail(c->fs, err, "inode %u: block count would overflow i_blocks", c->ino);
+		return ext4fs__fs_fail(c->fs, err, "inode %u: block count would overflow i_blocks", c->ino);
 	}
 	c->dirty = 1;
 	*own = 1;
@@ -313,16 +316,16 @@ static int ind_write(struct ictx *c, uint64_t blk, const unsigned char *buf)
 	int err = ext4fs_block_write(c->fs, blk, buf);
 
 	if (err)
-		return fs_fail(c->fs, err, "inode %u: writing indirect block %llu: %s", c->ino,
-			       (unsigned long long)blk, ext4fs_strerror(err));
+		return ext4fs__fs_fail(c->fs, err, "inode %u: writing indirect block %llu: %s", c->ino,
+				       (unsigned long long)blk, ext4fs_strerror(err));
 	return 0;
 }
 
 static int ind_mapped(struct ictx *c, uint64_t lblk, uint32_t n)
 {
-	return fs_fail(c->fs, EXT4FS_E_INVALID_ARG,
-		       "inode %u: logical blocks %llu-%llu are already mapped, in part or whole", c->ino,
-		       (unsigned long long)lblk, (unsigned long long)(lblk + n - 1));
+	return ext4fs__fs_fail(c->fs, EXT4FS_E_INVALID_ARG,
+			       "inode %u: logical blocks %llu-%llu are already mapped, in part or whole", c->ino,
+			       (unsigned long long)lblk, (unsigned long long)(lblk + n - 1));
 }
 
 /* Check that the n slots from lblk (inside one span) are holes; *missing counts the indirect
@@ -334,9 +337,9 @@ static int ind_check_hole(struct ictx *c, uint64_t lblk, uint32_t n, unsigned *m
 	int err;
 
 	if (ind_path(c->per, lblk, &p) < 0 || p.span < n)
-		return fs_fail(c->fs, EXT4FS_E_FILE_TOO_BIG,
-			       "inode %u: logical block %llu is beyond what a block map addresses", c->ino,
-			       (unsigned long long)lblk);
+		return ext4fs__fs_fail(c->fs, EXT4FS_E_FILE_TOO_BIG,
+				       "inode %u: logical block %llu is beyond what a block map addresses", c->ino,
+				       (unsigned long long)lblk);
 	err = ind_read_path(c, &p, lblk);
 	if (err)
 		return err;
@@ -421,9 +424,9 @@ static int free_flush(struct ictx *c)
 		return 0;
 	err = ext4fs_free_blocks(c->fs, c->free_start, c->free_count);
 	if (err)
-		return fs_fail(c->fs, err, "inode %u: freeing blocks %llu-%llu: %s", c->ino,
-			       (unsigned long long)c->free_start,
-			       (unsigned long long)(c->free_start + c->free_count - 1), ext4fs_strerror(err));
+		return ext4fs__fs_fail(c->fs, err, "inode %u: freeing blocks %llu-%llu: %s", c->ino,
+				       (unsigned long long)c->free_start,
+				       (unsigned long long)(c->free_start + c->free_count - 1), ext4fs_strerror(err));
 	c->freed += c->free_count;
 	c->free_count = 0;
 	return 0;
@@ -588,9 +591,9 @@ static int ind_alloc(struct ictx *c, uint64_t lblk, uint32_t len, uint64_t file_
 	int err;
 
 	if (ind_path(c->per, lblk, &p) < 0 || lblk >= LBLK_LIMIT)
-		return fs_fail(c->fs, EXT4FS_E_FILE_TOO_BIG,
-			       "inode %u: logical block %llu is beyond what a block map addresses", c->ino,
-			       (unsigned long long)lblk);
+		return ext4fs__fs_fail(c->fs, EXT4FS_E_FILE_TOO_BIG,
+				       "inode %u: logical block %llu is beyond what a block map addresses", c->ino,
+				       (unsigned long long)lblk);
 	n = p.span < len ? (uint32_t)p.span : len;
 	err = ind_check_hole(c, lblk, n, &missing);
 	if (err)
@@ -605,13 +608,13 @@ static int ind_alloc(struct ictx *c, uint64_t lblk, uint32_t len, uint64_t file_
 		return err;
 	if (start + total > LBLK_LIMIT) {
 		ext4fs_free_blocks(c->fs, start, total);
-		return fs_fail(c->fs, EXT4FS_E_NO_SPACE,
-			       "inode %u: block map entries cannot hold block numbers above 2^32", c->ino);
+		return ext4fs__fs_fail(c->fs, EXT4FS_E_NO_SPACE,
+				       "inode %u: block map entries cannot hold block numbers above 2^32", c->ino);
 	}
 	err = ext4fs_inode_add_blocks(c->fs, c->inode, total);
 	if (err) {
 		ext4fs_free_blocks(c->fs, start, total);
-		return fs_fail(c->fs, err, "inode %u: block count would overflow i_blocks", c->ino);
+		return ext4fs__fs_fail(c->fs, err, "inode %u: block count would overflow i_blocks", c->ino);
 	}
 	c->dirty = 1;
 	pool = start;
@@ -635,16 +638,16 @@ static int ind_set(struct ictx *c, uint64_t lblk, uint64_t pblk, uint32_t len)
 	int err;
 
 	if (pblk + len > LBLK_LIMIT)
-		return fs_fail(c->fs, EXT4FS_E_INVALID_ARG,
-			       "inode %u: block map entries cannot hold block numbers above 2^32", c->ino);
+		return ext4fs__fs_fail(c->fs, EXT4FS_E_INVALID_ARG,
+				       "inode %u: block map entries cannot hold block numbers above 2^32", c->ino);
 	/* Check the whole range first, so a conflict changes nothing. */
 	while (done < len) {
 		struct ipath p;
 		uint32_t n;
 		if (ind_path(c->per, lblk + done, &p) < 0 || lblk + done >= LBLK_LIMIT)
-			return fs_fail(c->fs, EXT4FS_E_FILE_TOO_BIG,
-				       "inode %u: logical block %llu is beyond what a block map addresses",
-				       c->ino, (unsigned long long)(lblk + done));
+			return ext4fs__fs_fail(c->fs, EXT4FS_E_FILE_TOO_BIG,
+					       "inode %u: logical block %llu is beyond what a block map addresses",
+					       c->ino, (unsigned long long)(lblk + done));
 		n = p.span < len - done ? (uint32_t)p.span : (uint32_t)(len - done);
 		err = ind_check_hole(c, lblk + done, n, &missing);
 		if (err)
@@ -653,7 +656,7 @@ static int ind_set(struct ictx *c, uint64_t lblk, uint64_t pblk, uint32_t len)
 	}
 	err = ext4fs_inode_add_blocks(c->fs, c->inode, len);
 	if (err)
-		return fs_fail(c->fs, err, "inode %u: block count would overflow i_blocks", c->ino);
+		return ext4fs__fs_fail(c->fs, err, "inode %u: block count would overflow i_blocks", c->ino);
 	c->dirty = 1;
 	for (done = 0; done < len;) {
 		struct ipath p;
@@ -680,23 +683,23 @@ static int ind_set(struct ictx *c, uint64_t lblk, uint64_t pblk, uint32_t len)
 static int map_check(struct ext4fs_fs *fs, uint32_t ino, const struct ext4fs_inode *inode,
 		     enum map_kind *kind)
 {
-	int err = fs_require_rw(fs, "changing a block map");
+	int err = ext4fs__fs_require_rw(fs, "changing a block map");
 
 	if (err)
 		return err;
-	*kind = map_kind_of(fs, inode);
+	*kind = ext4fs__map_kind_of(fs, inode);
 	if (*kind != MAP_NONE)
 		return 0;
 	if (ext4fs_inode_has_inline_data(inode))
-		return fs_fail(fs, EXT4FS_E_INVALID_ARG,
-			       "inode %u keeps its data inline; writing inline data is not supported yet", ino);
-	return fs_fail(fs, EXT4FS_E_INVALID_ARG,
-		       "inode %u has no block map (a fast symlink or a special file)", ino);
+		return ext4fs__fs_fail(fs, EXT4FS_E_INVALID_ARG,
+				       "inode %u keeps its data inline; writing inline data is not supported yet", ino);
+	return ext4fs__fs_fail(fs, EXT4FS_E_INVALID_ARG,
+			       "inode %u has no block map (a fast symlink or a special file)", ino);
 }
 
-int map_alloc(struct ext4fs_fs *fs, uint32_t ino, struct ext4fs_inode *inode, uint64_t lblk,
-	      uint32_t len, uint64_t file_blocks, unsigned alloc_flags, int unwritten,
-	      uint64_t *pblk, uint32_t *got, int *dirty)
+int ext4fs__map_alloc(struct ext4fs_fs *fs, uint32_t ino, struct ext4fs_inode *inode, uint64_t lblk,
+		      uint32_t len, uint64_t file_blocks, unsigned alloc_flags, int unwritten,
+		      uint64_t *pblk, uint32_t *got, int *dirty)
 {
 	enum map_kind kind;
 	struct ictx c;
@@ -705,21 +708,21 @@ int map_alloc(struct ext4fs_fs *fs, uint32_t ino, struct ext4fs_inode *inode, ui
 	if (err)
 		return err;
 	if (len == 0)
-		return fs_fail(fs, EXT4FS_E_INVALID_ARG, "inode %u: allocating zero blocks", ino);
+		return ext4fs__fs_fail(fs, EXT4FS_E_INVALID_ARG, "inode %u: allocating zero blocks", ino);
 	if (kind == MAP_EXTENTS)
-		return extent_bmap_alloc(fs, ino, inode, lblk, len, file_blocks, alloc_flags, unwritten,
-					 pblk, got, dirty);
+		return ext4fs__extent_bmap_alloc(fs, ino, inode, lblk, len, file_blocks, alloc_flags, unwritten,
+						 pblk, got, dirty);
 	if (unwritten)
-		return fs_fail(fs, EXT4FS_E_INVALID_ARG,
-			       "inode %u: block maps have no unwritten blocks (extents only)", ino);
+		return ext4fs__fs_fail(fs, EXT4FS_E_INVALID_ARG,
+				       "inode %u: block maps have no unwritten blocks (extents only)", ino);
 	err = ictx_open(&c, fs, ino, inode);
 	if (err)
 		return err;
 	return ictx_close(&c, ind_alloc(&c, lblk, len, file_blocks, alloc_flags, pblk, got), dirty);
 }
 
-int map_set(struct ext4fs_fs *fs, uint32_t ino, struct ext4fs_inode *inode, uint64_t lblk,
-	    uint64_t pblk, uint32_t len, int unwritten, int *dirty)
+int ext4fs__map_set(struct ext4fs_fs *fs, uint32_t ino, struct ext4fs_inode *inode, uint64_t lblk,
+		    uint64_t pblk, uint32_t len, int unwritten, int *dirty)
 {
 	enum map_kind kind;
 	struct ictx c;
@@ -728,23 +731,23 @@ int map_set(struct ext4fs_fs *fs, uint32_t ino, struct ext4fs_inode *inode, uint
 	if (err)
 		return err;
 	if (kind == MAP_EXTENTS)
-		return extent_bmap_set(fs, ino, inode, lblk, pblk, len, unwritten, dirty);
+		return ext4fs__extent_bmap_set(fs, ino, inode, lblk, pblk, len, unwritten, dirty);
 	if (unwritten)
-		return fs_fail(fs, EXT4FS_E_INVALID_ARG,
-			       "inode %u: block maps have no unwritten blocks (extents only)", ino);
+		return ext4fs__fs_fail(fs, EXT4FS_E_INVALID_ARG,
+				       "inode %u: block maps have no unwritten blocks (extents only)", ino);
 	if (len == 0 || !ext4fs_block_ptr_valid(fs, pblk) || pblk <= fs->geom.first_data_block ||
 	    len > fs->geom.blocks_count - pblk)
-		return fs_fail(fs, EXT4FS_E_INVALID_ARG,
-			       "inode %u: blocks %llu (+%u) are not a range inside the file system", ino,
-			       (unsigned long long)pblk, len);
+		return ext4fs__fs_fail(fs, EXT4FS_E_INVALID_ARG,
+				       "inode %u: blocks %llu (+%u) are not a range inside the file system", ino,
+				       (unsigned long long)pblk, len);
 	err = ictx_open(&c, fs, ino, inode);
 	if (err)
 		return err;
 	return ictx_close(&c, ind_set(&c, lblk, pblk, len), dirty);
 }
 
-int map_unmap(struct ext4fs_fs *fs, uint32_t ino, struct ext4fs_inode *inode, uint64_t lblk,
-	      uint64_t len, int *dirty)
+int ext4fs__map_unmap(struct ext4fs_fs *fs, uint32_t ino, struct ext4fs_inode *inode, uint64_t lblk,
+		      uint64_t len, int *dirty)
 {
 	enum map_kind kind;
 	struct ictx c;
@@ -754,8 +757,8 @@ int map_unmap(struct ext4fs_fs *fs, uint32_t ino, struct ext4fs_inode *inode, ui
 	if (err)
 		return err;
 	if (kind == MAP_EXTENTS)
-		return extent_bmap_unmap(fs, ino, inode, lblk, len, dirty);
-	limit = map_max_blocks(fs, inode);
+		return ext4fs__extent_bmap_unmap(fs, ino, inode, lblk, len, dirty);
+	limit = ext4fs__map_max_blocks(fs, inode);
 	if (len == 0 || lblk >= limit)
 		return 0;
 	end = len >= limit - lblk ? limit : lblk + len;
@@ -765,8 +768,8 @@ int map_unmap(struct ext4fs_fs *fs, uint32_t ino, struct ext4fs_inode *inode, ui
 	return ictx_close(&c, ind_unmap(&c, lblk, end, 1), dirty);
 }
 
-int map_mark_written(struct ext4fs_fs *fs, uint32_t ino, struct ext4fs_inode *inode,
-		     uint64_t lblk, uint64_t len, int *dirty)
+int ext4fs__map_mark_written(struct ext4fs_fs *fs, uint32_t ino, struct ext4fs_inode *inode,
+			     uint64_t lblk, uint64_t len, int *dirty)
 {
 	enum map_kind kind;
 	int err = map_check(fs, ino, inode, &kind);
@@ -774,7 +777,7 @@ int map_mark_written(struct ext4fs_fs *fs, uint32_t ino, struct ext4fs_inode *in
 	if (err)
 		return err;
 	if (kind == MAP_EXTENTS)
-		return extent_bmap_mark_written(fs, ino, inode, lblk, len, dirty);
+		return ext4fs__extent_bmap_mark_written(fs, ino, inode, lblk, len, dirty);
 	return 0;   /* nothing is unwritten in a block map */
 }
 
@@ -792,8 +795,8 @@ int ext4fs_bmap_alloc(struct ext4fs_fs *fs, uint32_t ino, struct ext4fs_inode *i
 		      int unwritten, uint64_t *pblk, uint32_t *got)
 {
 	int dirty = 0;
-	int err = map_alloc(fs, ino, inode, lblk, len, file_blocks, alloc_flags, unwritten, pblk, got,
-			    &dirty);
+	int err = ext4fs__map_alloc(fs, ino, inode, lblk, len, file_blocks, alloc_flags, unwritten, pblk, got,
+				    &dirty);
 
 	return write_if_dirty(fs, ino, inode, err, dirty);
 }
@@ -802,7 +805,7 @@ int ext4fs_bmap_set(struct ext4fs_fs *fs, uint32_t ino, struct ext4fs_inode *ino
 		    uint64_t lblk, uint64_t pblk, uint32_t len, int unwritten)
 {
 	int dirty = 0;
-	int err = map_set(fs, ino, inode, lblk, pblk, len, unwritten, &dirty);
+	int err = ext4fs__map_set(fs, ino, inode, lblk, pblk, len, unwritten, &dirty);
 
 	return write_if_dirty(fs, ino, inode, err, dirty);
 }
@@ -811,7 +814,7 @@ int ext4fs_bmap_unmap(struct ext4fs_fs *fs, uint32_t ino, struct ext4fs_inode *i
 		      uint64_t lblk, uint64_t len)
 {
 	int dirty = 0;
-	int err = map_unmap(fs, ino, inode, lblk, len, &dirty);
+	int err = ext4fs__map_unmap(fs, ino, inode, lblk, len, &dirty);
 
 	return write_if_dirty(fs, ino, inode, err, dirty);
 }
@@ -820,7 +823,7 @@ int ext4fs_bmap_mark_written(struct ext4fs_fs *fs, uint32_t ino, struct ext4fs_i
 			     uint64_t lblk, uint64_t len)
 {
 	int dirty = 0;
-	int err = map_mark_written(fs, ino, inode, lblk, len, &dirty);
+	int err = ext4fs__map_mark_written(fs, ino, inode, lblk, len, &dirty);
 
 	return write_if_dirty(fs, ino, inode, err, dirty);
 }
@@ -867,9 +870,9 @@ static int find_enter(struct mfind *f, uint64_t blk)
 
 	if (!ext4fs_block_ptr_valid(f->fs, blk))
 		return 0;
-	rc = map_blkset_add(&f->seen, blk);
+	rc = ext4fs__map_blkset_add(&f->seen, blk);
 	if (rc < 0)
-		return fs_fail(f->fs, rc, "no memory to search a block map");
+		return ext4fs__fs_fail(f->fs, rc, "no memory to search a block map");
 	return !rc;
 }
 
@@ -944,17 +947,17 @@ int ext4fs_bmap_move_map_block(struct ext4fs_fs *fs, uint32_t ino, struct ext4fs
 			       uint64_t new_blk)
 {
 	const struct ext4fs_geom *g = ext4fs_geom(fs);
-	enum map_kind kind = map_kind_of(fs, inode);
+	enum map_kind kind = ext4fs__map_kind_of(fs, inode);
 	struct mref ref;
 	struct mfind f = { .fs = fs, .old = old, .ref = &ref };
 	unsigned char *scratch, *copy;
 	int found = 0, err;
 
-	if ((err = fs_require_rw(fs, "moving a mapping block")))
+	if ((err = ext4fs__fs_require_rw(fs, "moving a mapping block")))
 		return err;
 	if (kind == MAP_NONE || !ext4fs_block_ptr_valid(fs, old) || old == new_blk || !ext4fs_block_ptr_valid(fs, new_blk))
-		return fs_fail(fs, EXT4FS_E_INVALID_ARG, "inode %u: cannot move mapping block %llu to %llu", ino,
-			       (unsigned long long)old, (unsigned long long)new_blk);
+		return ext4fs__fs_fail(fs, EXT4FS_E_INVALID_ARG, "inode %u: cannot move mapping block %llu to %llu", ino,
+				       (unsigned long long)old, (unsigned long long)new_blk);
 	/* A block for each tree level below the root (or indirect height), and one for the copy. */
 	scratch = malloc((size_t)(EXT4FS_EXTENT_MAX_DEPTH + 1) * g->block_size);
 	if (!scratch)
@@ -977,21 +980,21 @@ int ext4fs_bmap_move_map_block(struct ext4fs_fs *fs, uint32_t ino, struct ext4fs
 			}
 		}
 	}
-	map_blkset_free(&f.seen);
+	ext4fs__map_blkset_free(&f.seen);
 	if (found < 0) {
 		err = found;
 		goto out;
 	}
 	if (!found) {
-		err = fs_fail(fs, EXT4FS_E_INVALID_ARG, "inode %u: block %llu is not one of its mapping blocks", ino,
-			      (unsigned long long)old);
+		err = ext4fs__fs_fail(fs, EXT4FS_E_INVALID_ARG, "inode %u: block %llu is not one of its mapping blocks", ino,
+				      (unsigned long long)old);
 		goto out;
 	}
 	/* The reference must lie inside the buffer it will be written into. */
 	if (ref.off + (kind == MAP_EXTENTS ? 12 : 4) > (ref.place == MREF_IN_INODE ? sizeof(inode->i_block)
 										   : g->block_size)) {
-		err = fs_fail(fs, EXT4FS_E_INVALID_ARG, "inode %u: reference to block %llu at bad offset %zu", ino,
-			      (unsigned long long)old, ref.off);
+		err = ext4fs__fs_fail(fs, EXT4FS_E_INVALID_ARG, "inode %u: reference to block %llu at bad offset %zu", ino,
+				      (unsigned long long)old, ref.off);
 		goto out;
 	}
 	/* The copy first, then the reference to it. */

@@ -1,6 +1,6 @@
 /*
  * buddy.c - per-group buddy bitmaps for the block allocator (see
- * alloc_internal.h for the representation and its invariants).
+ * buddy_internal.h for the representation and its invariants).
  *
  * Everything works on 64-bit words: building a group is about
  * blocks_per_group / 32 word operations, and an update touches, at each
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "ext4fs/errors.h"
-#include "alloc_internal.h"
+#include "buddy_internal.h"
 
 static inline unsigned popcount64(uint64_t w)
 {
@@ -48,7 +48,7 @@ static inline uint64_t spread(uint64_t x)
 	return x | (x << 1);
 }
 
-void buddy_geom_init(struct buddy_geom *bg, uint32_t blocks_per_group)
+void ext4fs__buddy_geom_init(struct buddy_geom *bg, uint32_t blocks_per_group)
 {
 	uint32_t size = 1;
 	unsigned orders = 1;
@@ -175,8 +175,8 @@ static void derive_all(struct buddy *b, const struct buddy_geom *bg)
 	set_largest(b, bg);
 }
 
-int buddy_build(struct buddy *b, const struct buddy_geom *bg, const unsigned char *used_bits,
-		uint32_t nbits)
+int ext4fs__buddy_build(struct buddy *b, const struct buddy_geom *bg, const unsigned char *used_bits,
+			uint32_t nbits)
 {
 	memset(b, 0, sizeof(*b));
 	b->map = malloc((size_t)bg->total * sizeof(uint64_t));
@@ -188,15 +188,15 @@ int buddy_build(struct buddy *b, const struct buddy_geom *bg, const unsigned cha
 	return 0;
 }
 
-void buddy_release(struct buddy *b)
+void ext4fs__buddy_release(struct buddy *b)
 {
 	free(b->map);
 	memset(b, 0, sizeof(*b));
 	b->largest = -1;
 }
 
-uint32_t buddy_update(struct buddy *b, const struct buddy_geom *bg, uint32_t first,
-		      uint32_t count, int busy)
+uint32_t ext4fs__buddy_update(struct buddy *b, const struct buddy_geom *bg, uint32_t first,
+			      uint32_t count, int busy)
 {
 	uint64_t *m0 = order_map(b, bg, 0);
 	uint32_t last, before, changed;
@@ -231,12 +231,12 @@ uint32_t buddy_update(struct buddy *b, const struct buddy_geom *bg, uint32_t fir
 	return changed;
 }
 
-int buddy_test(const struct buddy *b, uint32_t i)
+int ext4fs__buddy_test(const struct buddy *b, uint32_t i)
 {
 	return i < b->nbits && ((b->map[i >> 6] >> (i & 63)) & 1);
 }
 
-uint32_t buddy_run_at(const struct buddy *b, uint32_t i, uint32_t max)
+uint32_t ext4fs__buddy_run_at(const struct buddy *b, uint32_t i, uint32_t max)
 {
 	uint32_t n = 0;
 
@@ -254,7 +254,7 @@ uint32_t buddy_run_at(const struct buddy *b, uint32_t i, uint32_t max)
 	return n < max ? n : max;
 }
 
-int buddy_next_run(const struct buddy *b, uint32_t from, uint32_t *start, uint32_t *len)
+int ext4fs__buddy_next_run(const struct buddy *b, uint32_t from, uint32_t *start, uint32_t *len)
 {
 	uint32_t words = (b->nbits + 63) / 64, j = from >> 6;
 	uint64_t w;
@@ -268,12 +268,12 @@ int buddy_next_run(const struct buddy *b, uint32_t from, uint32_t *start, uint32
 		w = b->map[j];
 	}
 	*start = j * 64 + ctz64(w);
-	*len = buddy_run_at(b, *start, b->nbits);
+	*len = ext4fs__buddy_run_at(b, *start, b->nbits);
 	return 0;
 }
 
-int buddy_find_chunk(const struct buddy *b, const struct buddy_geom *bg, unsigned order,
-		     uint32_t from, uint32_t *start)
+int ext4fs__buddy_find_chunk(const struct buddy *b, const struct buddy_geom *bg, unsigned order,
+			     uint32_t from, uint32_t *start)
 {
 	for (unsigned o = order; o < bg->orders; o++) {
 		uint32_t maximal = b->count[o] - (o + 1 < bg->orders ? 2 * b->count[o + 1] : 0);
@@ -297,7 +297,7 @@ int buddy_find_chunk(const struct buddy *b, const struct buddy_geom *bg, unsigne
 	return -1;
 }
 
-uint32_t buddy_run_bound(const struct buddy *b, const struct buddy_geom *bg)
+uint32_t ext4fs__buddy_run_bound(const struct buddy *b, const struct buddy_geom *bg)
 {
 	uint32_t bound;
 
@@ -310,11 +310,11 @@ uint32_t buddy_run_bound(const struct buddy *b, const struct buddy_geom *bg)
 	return bound < b->nbits ? bound : b->nbits;
 }
 
-int buddy_verify(const struct buddy *b, const struct buddy_geom *bg, const unsigned char *used_bits,
-		 const uint32_t *busy, unsigned nbusy)
+int ext4fs__buddy_verify(const struct buddy *b, const struct buddy_geom *bg, const unsigned char *used_bits,
+			 const uint32_t *busy, unsigned nbusy)
 {
 	struct buddy ref;
-	int err = buddy_build(&ref, bg, used_bits, b->nbits), differ = 0;
+	int err = ext4fs__buddy_build(&ref, bg, used_bits, b->nbits), differ = 0;
 
 	if (err)
 		return err;
@@ -328,6 +328,6 @@ int buddy_verify(const struct buddy *b, const struct buddy_geom *bg, const unsig
 	    memcmp(ref.count, b->count, sizeof(ref.count)) || ref.free != b->free ||
 	    ref.frags != b->frags || ref.largest != b->largest)
 		differ = 1;
-	buddy_release(&ref);
+	ext4fs__buddy_release(&ref);
 	return differ;
 }

@@ -7,7 +7,6 @@
 #include "ext4fs/dir.h"
 #include "ext4fs/extent.h"
 #include "ext4fs/file.h"
-#include "ext4fs/htree.h"
 #include "fs_internal.h"
 #include "ondisk_le.h"
 
@@ -17,10 +16,32 @@
 #define DE_FILE_TYPE 7
 #define DE_NAME      8
 #define DE_HEADER    8
+#define DX_ENTRY_SIZE 8
 
 #define DIR_READ_BLOCKS 16U         /* blocks fetched per request while iterating */
 #define INLINE_DOTDOT_SIZE 4        /* parent inode number at the start of i_block */
 #define CHAIN_MIN_ROOM 12           /* a slack entry must start this far before the end */
+
+int ext4fs_dx_block_csum(const struct ext4fs_fs *fs, uint32_t ino, uint32_t generation,
+			 const void *block, uint32_t count_offset, uint32_t *csum_calc,
+			 uint32_t *csum)
+{
+	static const unsigned char zero[4];
+	const unsigned char *b = block;
+	uint32_t limit = le16_load(b + count_offset);
+	uint32_t count = le16_load(b + count_offset + 2);
+	uint32_t tail = count_offset + limit * DX_ENTRY_SIZE;
+	uint32_t crc;
+
+	if (count > limit || tail > fs->geom.block_size - EXT4FS_DX_TAIL_SIZE)
+		return EXT4FS_E_HTREE_CORRUPT;
+	crc = ext4fs_crc32c(ext4fs_inode_csum_seed(fs, ino, generation), b,
+			    count_offset + count * DX_ENTRY_SIZE);
+	crc = ext4fs_crc32c(crc, b + tail, 4);
+	*csum_calc = ext4fs_crc32c(crc, zero, sizeof(zero));
+	*csum = le32_load(b + tail + 4);
+	return 0;
+}
 
 /* Smallest record that holds a name of name_len bytes. */
 static uint32_t dirent_min_len(uint32_t name_len)
@@ -98,26 +119,26 @@ int ext4fs_dir_block_csum_verify(struct ext4fs_fs *fs, uint32_t ino, const struc
 		uint32_t count_off = kind == EXT4FS_DIRENT_DX_ROOT ? EXT4FS_DX_ROOT_COUNT_OFFSET
 								   : EXT4FS_DX_NODE_COUNT_OFFSET;
 		if (ext4fs_dx_block_csum(fs, ino, inode->i_generation, buf, count_off, &want, &have))
-			return fs_fail(fs, EXT4FS_E_HTREE_CORRUPT,
-				       "directory %u: htree index block %llu has count %u, limit %u: no room for a checksum",
-				       ino, (unsigned long long)lblk, le16_load(b + count_off + 2),
-				       le16_load(b + count_off));
+			return ext4fs__fs_fail(fs, EXT4FS_E_HTREE_CORRUPT,
+					       "directory %u: htree index block %llu has count %u, limit %u: no room for a checksum",
+					       ino, (unsigned long long)lblk, le16_load(b + count_off + 2),
+					       le16_load(b + count_off));
 		if (want != have)
-			return fs_fail(fs, EXT4FS_E_HTREE_CSUM,
-				       "directory %u: htree index block %llu checksum is 0x%08x, should be 0x%08x",
-				       ino, (unsigned long long)lblk, have, want);
+			return ext4fs__fs_fail(fs, EXT4FS_E_HTREE_CSUM,
+					       "directory %u: htree index block %llu checksum is 0x%08x, should be 0x%08x",
+					       ino, (unsigned long long)lblk, have, want);
 		return 0;
 	}
 	if (ext4fs_dirent_tail_offset(fs, buf) < 0)
-		return fs_fail(fs, EXT4FS_E_DIR_CSUM,
-			       "directory %u: block %llu has no checksum tail", ino,
-			       (unsigned long long)lblk);
+		return ext4fs__fs_fail(fs, EXT4FS_E_DIR_CSUM,
+				       "directory %u: block %llu has no checksum tail", ino,
+				       (unsigned long long)lblk);
 	want = ext4fs_dirent_csum(fs, ino, inode->i_generation, buf, bs - EXT4FS_DIRENT_TAIL_SIZE);
 	have = le32_load(b + bs - 4);
 	if (want != have)
-		return fs_fail(fs, EXT4FS_E_DIR_CSUM,
-			       "directory %u: block %llu checksum is 0x%08x, should be 0x%08x", ino,
-			       (unsigned long long)lblk, have, want);
+		return ext4fs__fs_fail(fs, EXT4FS_E_DIR_CSUM,
+				       "directory %u: block %llu checksum is 0x%08x, should be 0x%08x", ino,
+				       (unsigned long long)lblk, have, want);
 	return 0;
 }
 
@@ -151,13 +172,13 @@ static int parse_corrupt(const struct parse *p, uint32_t off, const char *what, 
 			 uint32_t name_len)
 {
 	if (p->where)
-		return fs_fail(p->fs, EXT4FS_E_DIR_CORRUPT,
-			       "directory %u: %s, offset %u: %s (rec_len %u, name_len %u)", p->ino,
-			       p->where, off + p->offset_base, what, rec_len, name_len);
-	return fs_fail(p->fs, EXT4FS_E_DIR_CORRUPT,
-		       "directory %u: logical block %llu, offset %u: %s (rec_len %u, name_len %u)",
-		       p->ino, (unsigned long long)p->lblk, off + p->offset_base, what, rec_len,
-		       name_len);
+		return ext4fs__fs_fail(p->fs, EXT4FS_E_DIR_CORRUPT,
+				       "directory %u: %s, offset %u: %s (rec_len %u, name_len %u)", p->ino,
+				       p->where, off + p->offset_base, what, rec_len, name_len);
+	return ext4fs__fs_fail(p->fs, EXT4FS_E_DIR_CORRUPT,
+			       "directory %u: logical block %llu, offset %u: %s (rec_len %u, name_len %u)",
+			       p->ino, (unsigned long long)p->lblk, off + p->offset_base, what, rec_len,
+			       name_len);
 }
 
 /* Nonzero when plausible entries starting at pos end exactly at final. */
@@ -300,8 +321,8 @@ static int dir_block_visit(const struct ext4fs_block_visit *v, void *arg)
 			n = DIR_READ_BLOCKS;
 		err = ext4fs_blocks_read(it->fs, v->pblk + i, n, it->buf);
 		if (err)
-			return fs_fail(it->fs, err, "directory %u: reading logical block %llu: %s",
-				       it->ino, (unsigned long long)lblk, ext4fs_strerror(err));
+			return ext4fs__fs_fail(it->fs, err, "directory %u: reading logical block %llu: %s",
+					       it->ino, (unsigned long long)lblk, ext4fs_strerror(err));
 		for (uint64_t j = 0; j < n; j++) {
 			err = dir_process_block(it, lblk + j, v->pblk + i + j, it->buf + j * bs);
 			if (err)
@@ -346,7 +367,7 @@ static int dir_iterate_inline(struct ext4fs_fs *fs, uint32_t ino, const struct e
 	if (err || len <= EXT4FS_INLINE_IBLOCK_SIZE)
 		goto out;
 	if (len - EXT4FS_INLINE_IBLOCK_SIZE > UINT32_MAX) {
-		err = fs_fail(fs, EXT4FS_E_INLINE_CORRUPT, "directory %u: system.data is too large", ino);
+		err = ext4fs__fs_fail(fs, EXT4FS_E_INLINE_CORRUPT, "directory %u: system.data is too large", ino);
 		goto out;
 	}
 	p.buf = data + EXT4FS_INLINE_IBLOCK_SIZE;
@@ -376,7 +397,7 @@ int ext4fs_dir_iterate(struct ext4fs_fs *fs, uint32_t ino, const struct ext4fs_i
 	int err;
 
 	if (!EXT4FS_ISDIR(inode->i_mode))
-		return fs_fail(fs, EXT4FS_E_NOT_DIR, "inode %u is not a directory", ino);
+		return ext4fs__fs_fail(fs, EXT4FS_E_NOT_DIR, "inode %u is not a directory", ino);
 	if (ext4fs_inode_has_inline_data(inode))
 		return dir_iterate_inline(fs, ino, inode, flags, fn, arg);
 	it.nblocks = dir_nblocks(fs, inode);
@@ -384,7 +405,7 @@ int ext4fs_dir_iterate(struct ext4fs_fs *fs, uint32_t ino, const struct ext4fs_i
 		return 0;
 	it.buf = malloc((size_t)DIR_READ_BLOCKS * fs->geom.block_size);
 	if (!it.buf)
-		return fs_fail(fs, EXT4FS_E_NO_MEMORY, "directory %u: no memory for blocks", ino);
+		return ext4fs__fs_fail(fs, EXT4FS_E_NO_MEMORY, "directory %u: no memory for blocks", ino);
 	err = ext4fs_block_iterate(fs, ino, inode, EXT4FS_ITER_DATA_ONLY, dir_block_visit, &it);
 	free(it.buf);
 	return err;
@@ -399,109 +420,23 @@ int ext4fs_dir_block_read(struct ext4fs_fs *fs, uint32_t ino, const struct ext4f
 	if (pblk)
 		*pblk = 0;
 	if (ext4fs_inode_has_inline_data(inode))
-		return fs_fail(fs, EXT4FS_E_INVALID_ARG, "directory %u keeps its entries inline", ino);
+		return ext4fs__fs_fail(fs, EXT4FS_E_INVALID_ARG, "directory %u keeps its entries inline", ino);
 	if (lblk >= dir_nblocks(fs, inode))
-		return fs_fail(fs, EXT4FS_E_DIR_CORRUPT,
-			       "directory %u: logical block %llu is past its end (%llu blocks)", ino,
-			       (unsigned long long)lblk, (unsigned long long)dir_nblocks(fs, inode));
+		return ext4fs__fs_fail(fs, EXT4FS_E_DIR_CORRUPT,
+				       "directory %u: logical block %llu is past its end (%llu blocks)", ino,
+				       (unsigned long long)lblk, (unsigned long long)dir_nblocks(fs, inode));
 	err = ext4fs_bmap(fs, ino, inode, lblk, &p, &run, &unwritten);
 	if (err)
 		return err;
 	if (!p || unwritten)
-		return fs_fail(fs, EXT4FS_E_DIR_CORRUPT, "directory %u has a hole at logical block %llu",
-			       ino, (unsigned long long)lblk);
+		return ext4fs__fs_fail(fs, EXT4FS_E_DIR_CORRUPT, "directory %u has a hole at logical block %llu",
+				       ino, (unsigned long long)lblk);
 	err = ext4fs_block_read(fs, p, buf);
 	if (err)
-		return fs_fail(fs, err, "directory %u: reading logical block %llu (block %llu): %s",
-			       ino, (unsigned long long)lblk, (unsigned long long)p, ext4fs_strerror(err));
+		return ext4fs__fs_fail(fs, err, "directory %u: reading logical block %llu (block %llu): %s",
+				       ino, (unsigned long long)lblk, (unsigned long long)p, ext4fs_strerror(err));
 	if (pblk)
 		*pblk = p;
-	return 0;
-}
-
-/* -- lookup -------------------------------------------------------------------- */
-
-struct lookup {
-	const char *name;
-	size_t len;
-	int casefold;
-	uint32_t found;
-	uint32_t folded;        /* first ASCII case-insensitive match (casefolded dirs) */
-};
-
-static int ascii_casecmp(const char *a, const char *b, size_t len)
-{
-	for (size_t i = 0; i < len; i++) {
-		unsigned char x = (unsigned char)a[i], y = (unsigned char)b[i];
-		if (x >= 'A' && x <= 'Z')
-			x = (unsigned char)(x - 'A' + 'a');
-		if (y >= 'A' && y <= 'Z')
-			y = (unsigned char)(y - 'A' + 'a');
-		if (x != y)
-			return 1;
-	}
-	return 0;
-}
-
-static int lookup_match(const struct ext4fs_dirent *d, void *arg)
-{
-	struct lookup *l = arg;
-
-	if (d->name_len != l->len)
-		return 0;
-	if (memcmp(d->name, l->name, l->len) == 0) {
-		l->found = d->inode;
-		return 1;
-	}
-	if (l->casefold && !l->folded && ascii_casecmp(d->name, l->name, l->len) == 0)
-		l->folded = d->inode;
-	return 0;
-}
-
-int ext4fs_dir_lookup(struct ext4fs_fs *fs, uint32_t dir_ino, const char *name, size_t len,
-		      uint32_t *ino)
-{
-	struct ext4fs_inode dir;
-	struct lookup l = { .name = name, .len = len };
-	uint32_t found = 0;
-	int err;
-
-	*ino = 0;
-	err = ext4fs_inode_read(fs, dir_ino, &dir);
-	if (err)
-		return err;
-	if (!EXT4FS_ISDIR(dir.i_mode))
-		return fs_fail(fs, EXT4FS_E_NOT_DIR, "inode %u is not a directory", dir_ino);
-	if (len == 0 || len > EXT4FS_NAME_LEN)
-		return fs_fail(fs, EXT4FS_E_NOT_FOUND, "directory %u: no entry with a %zu-byte name",
-			       dir_ino, len);
-	l.casefold = (dir.i_flags & EXT4FS_CASEFOLD_FL) &&
-		     ext4fs_has_incompat(fs, EXT4FS_FEATURE_INCOMPAT_CASEFOLD);
-	/* "." and ".." sit in the first block, outside the index. */
-	int dots = name[0] == '.' && (len == 1 || (len == 2 && name[1] == '.'));
-	if (!dots && !l.casefold && !ext4fs_inode_has_inline_data(&dir) &&
-	    (dir.i_flags & EXT4FS_INDEX_FL) &&
-	    ext4fs_has_compat(fs, EXT4FS_FEATURE_COMPAT_DIR_INDEX)) {
-		err = ext4fs_htree_lookup(fs, dir_ino, &dir, name, len, &found);
-		if (!err)
-			goto check;
-		if (err != EXT4FS_E_HTREE_CORRUPT && err != EXT4FS_E_UNKNOWN_HASH)
-			return err;
-		/* A damaged index: the entries are still in the blocks. */
-	}
-	err = ext4fs_dir_iterate(fs, dir_ino, &dir, 0, lookup_match, &l);
-	if (err < 0)
-		return err;
-	found = l.found ? l.found : l.folded;
-	if (!found)
-		return fs_fail(fs, EXT4FS_E_NOT_FOUND, "directory %u has no entry \"%.*s\"", dir_ino,
-			       (int)len, name);
-check:
-	if (found > fs->geom.inodes_count)
-		return fs_fail(fs, EXT4FS_E_DIR_CORRUPT,
-			       "directory %u: entry \"%.*s\" points to inode %u, beyond the %u inodes",
-			       dir_ino, (int)len, name, found, fs->geom.inodes_count);
-	*ino = found;
 	return 0;
 }
 

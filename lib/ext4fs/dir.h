@@ -325,6 +325,24 @@ int ext4fs_dir_rebuild(struct ext4fs_fs *fs, uint32_t dir, struct ext4fs_inode *
 		       const struct ext4fs_dir_rebuild_entry *ents, size_t n,
 		       const struct ext4fs_dir_rebuild_opts *opts, uint64_t *nblocks);
 
+/* -- index blocks (htree.h reads them), as far as a directory block's checksum needs -- */
+
+#define EXT4FS_DX_BLOCK_MASK         0x0FFFFFFFU
+#define EXT4FS_DX_ROOT_COUNT_OFFSET  0x20
+#define EXT4FS_DX_NODE_COUNT_OFFSET  0x08
+#define EXT4FS_DX_TAIL_SIZE          8
+
+/*
+ * Checksum an index block should carry.  count_offset is
+ * EXT4FS_DX_ROOT_COUNT_OFFSET or EXT4FS_DX_NODE_COUNT_OFFSET.  On success
+ * *csum_calc is the checksum and *csum the stored one.  Errors:
+ * EXT4FS_E_HTREE_CORRUPT when count exceeds limit or no tail fits (nothing
+ * recorded on fs: the function is pure).
+ */
+int ext4fs_dx_block_csum(const struct ext4fs_fs *fs, uint32_t ino, uint32_t generation,
+			 const void *block, uint32_t count_offset, uint32_t *csum_calc,
+			 uint32_t *csum);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,5 +1,7 @@
 /*
- * dir_internal.h - what dir_write.c and htree_write.c share (not installed).
+ * dir_internal.h - directory blocks edited in memory (dir_block.c), for the
+ * modules that change directories: dir_write.c, htree_write.c and
+ * dir_rebuild.c (not installed).
  *
  * Leaf blocks are edited in memory: scanned (validating every record),
  * given a new entry in the first record with room, stripped of an entry,
@@ -42,13 +44,13 @@ struct dirw_scan {
 };
 
 /* Where entries end in a leaf block: before the checksum tail with metadata_csum. */
-uint32_t dirw_leaf_end(const struct ext4fs_fs *fs);
+uint32_t ext4fs__dirw_leaf_end(const struct ext4fs_fs *fs);
 
 /* rec_len as stored for a record of len bytes. */
-uint16_t dirw_rec_len_disk(uint32_t len);
+uint16_t ext4fs__dirw_rec_len_disk(uint32_t len);
 
 /* Decoded rec_len of the record at off. */
-uint32_t dirw_rec_len(const struct ext4fs_fs *fs, const unsigned char *buf, uint32_t off);
+uint32_t ext4fs__dirw_rec_len(const struct ext4fs_fs *fs, const unsigned char *buf, uint32_t off);
 
 /*
  * Scan leaf block buf (logical block lblk of directory dir) for a live entry
@@ -56,26 +58,26 @@ uint32_t dirw_rec_len(const struct ext4fs_fs *fs, const unsigned char *buf, uint
  * spare (need 0: do not look).  Every record is checked on the way, and with
  * metadata_csum the tail must be present.  Errors: EXT4FS_E_DIR_CORRUPT.
  */
-int dirw_leaf_scan(struct ext4fs_fs *fs, uint32_t dir, const unsigned char *buf, uint64_t lblk,
-		   const char *name, size_t len, uint32_t need, struct dirw_scan *s);
+int ext4fs__dirw_leaf_scan(struct ext4fs_fs *fs, uint32_t dir, const unsigned char *buf, uint64_t lblk,
+			   const char *name, size_t len, uint32_t need, struct dirw_scan *s);
 
 /*
  * Put a new entry into the record at off, which has room (a scan said so):
  * an unused record is taken whole, a live one gives up its slack.  Cannot fail.
  */
-void dirw_leaf_put(struct ext4fs_fs *fs, unsigned char *buf, uint32_t off, const char *name,
-		   size_t len, uint32_t ino, uint8_t file_type);
+void ext4fs__dirw_leaf_put(struct ext4fs_fs *fs, unsigned char *buf, uint32_t off, const char *name,
+			   size_t len, uint32_t ino, uint8_t file_type);
 
 /*
  * Write an entry record at off of rec_len bytes (name and file type as
  * given; file_type is dropped without the filetype feature).  Cannot fail.
  */
-void dirw_entry_store(struct ext4fs_fs *fs, unsigned char *buf, uint32_t off, uint32_t rec_len,
-		      const char *name, size_t len, uint32_t ino, uint8_t file_type);
+void ext4fs__dirw_entry_store(struct ext4fs_fs *fs, unsigned char *buf, uint32_t off, uint32_t rec_len,
+			      const char *name, size_t len, uint32_t ino, uint8_t file_type);
 
 /* Start an empty leaf block: one unused record over the entry area, then the tail
- * (its checksum is filled in by dirw_block_seal()). */
-void dirw_leaf_init(struct ext4fs_fs *fs, unsigned char *buf);
+ * (its checksum is filled in by ext4fs__dirw_block_seal()). */
+void ext4fs__dirw_leaf_init(struct ext4fs_fs *fs, unsigned char *buf);
 
 /*
  * Compute buf's checksum (metadata_csum; nothing otherwise) for logical
@@ -83,20 +85,20 @@ void dirw_leaf_init(struct ext4fs_fs *fs, unsigned char *buf);
  * whole) for leaves.  An index block whose `limit' leaves no room for the
  * tail inside the block is left as it is.  Cannot fail.
  */
-void dirw_block_seal(struct ext4fs_fs *fs, uint32_t dir, const struct ext4fs_inode *inode,
-		     uint64_t lblk, unsigned char *buf);
+void ext4fs__dirw_block_seal(struct ext4fs_fs *fs, uint32_t dir, const struct ext4fs_inode *inode,
+			     uint64_t lblk, unsigned char *buf);
 
 /* Seal and write block buf (logical lblk, physical pblk) of dir.  Errors: write errors. */
-int dirw_block_write(struct ext4fs_fs *fs, uint32_t dir, const struct ext4fs_inode *inode,
-		     uint64_t lblk, uint64_t pblk, unsigned char *buf);
+int ext4fs__dirw_block_write(struct ext4fs_fs *fs, uint32_t dir, const struct ext4fs_inode *inode,
+			     uint64_t lblk, uint64_t pblk, unsigned char *buf);
 
 /*
  * Read logical block lblk of dir for changing it: the checksum is verified
  * unless the handle ignores checksums.  Errors: as ext4fs_dir_block_read(),
  * the checksum errors.
  */
-int dirw_block_read(struct ext4fs_fs *fs, uint32_t dir, const struct ext4fs_inode *inode,
-		    uint64_t lblk, unsigned char *buf, uint64_t *pblk);
+int ext4fs__dirw_block_read(struct ext4fs_fs *fs, uint32_t dir, const struct ext4fs_inode *inode,
+			    uint64_t lblk, unsigned char *buf, uint64_t *pblk);
 
 /*
  * Allocate and map the block after the directory's last one and grow i_size
@@ -104,52 +106,16 @@ int dirw_block_read(struct ext4fs_fs *fs, uint32_t dir, const struct ext4fs_inod
  * (the directory reached its size limit), the allocation errors; nothing
  * changed then.
  */
-int dirw_block_append(struct ext4fs_fs *fs, uint32_t dir, struct ext4fs_inode *inode,
-		      uint32_t *lblk, uint64_t *pblk);
+int ext4fs__dirw_block_append(struct ext4fs_fs *fs, uint32_t dir, struct ext4fs_inode *inode,
+			      uint32_t *lblk, uint64_t *pblk);
 
 /* Stamp mtime and ctime with ext4fs_now() and write the directory's inode. */
-int dirw_touch(struct ext4fs_fs *fs, uint32_t dir, struct ext4fs_inode *inode);
+int ext4fs__dirw_touch(struct ext4fs_fs *fs, uint32_t dir, struct ext4fs_inode *inode);
 
 /* How many index entries fit in an index block whose limit/count pair sits at count_off. */
-unsigned dirw_dx_limit(const struct ext4fs_fs *fs, uint32_t count_off);
+unsigned ext4fs__dirw_dx_limit(const struct ext4fs_fs *fs, uint32_t count_off);
 
 /* Start interior index node buf: a fake empty record over the block, the limit, count entries. */
-void dirw_dx_node_init(struct ext4fs_fs *fs, unsigned char *buf, unsigned count);
-
-/* -- htree_write.c -- */
-
-/* Where an entry was found. */
-struct dirw_loc {
-	uint64_t lblk, pblk;
-	uint32_t off, prev;
-	uint32_t ino;
-};
-
-/*
- * Add an entry to an indexed directory: EXT4FS_E_EXISTS, EXT4FS_E_DIR_FULL,
- * EXT4FS_E_UNKNOWN_HASH, EXT4FS_E_HTREE_CORRUPT, allocation, corruption and
- * I/O errors.  Writes the blocks it changes and, when it grew the directory,
- * the inode; the times are the caller's.
- */
-int dirw_htree_add(struct ext4fs_fs *fs, uint32_t dir, struct ext4fs_inode *inode,
-		   const char *name, size_t len, uint32_t ino, uint8_t file_type);
-
-/*
- * Find name in an indexed directory and leave its block in buf: *loc says
- * where.  Errors: EXT4FS_E_NOT_FOUND and as dirw_htree_add().
- */
-int dirw_htree_find(struct ext4fs_fs *fs, uint32_t dir, struct ext4fs_inode *inode,
-		    const char *name, size_t len, unsigned char *buf, struct dirw_loc *loc);
-
-/*
- * Turn a linear one-block directory whose block 0 (content in block0, at
- * physical pblk0) is full into an indexed one: its entries move to a new
- * leaf at block 1, block 0 becomes the index root.  The inode gets
- * EXT4FS_INDEX_FL and is written.  Errors: EXT4FS_E_DIR_CORRUPT (no "."
- * and ".." to keep), EXT4FS_E_UNKNOWN_HASH, allocation and I/O errors;
- * nothing changed unless the writes themselves failed.
- */
-int dirw_htree_convert(struct ext4fs_fs *fs, uint32_t dir, struct ext4fs_inode *inode,
-		       const unsigned char *block0, uint64_t pblk0);
+void ext4fs__dirw_dx_node_init(struct ext4fs_fs *fs, unsigned char *buf, unsigned count);
 
 #endif

@@ -75,21 +75,21 @@ static int image_add(struct image *im, uint64_t *b)
 		im->cap = cap;
 	}
 	*b = im->n++;
-	dirw_leaf_init(im->fs, block_at(im, *b));
+	ext4fs__dirw_leaf_init(im->fs, block_at(im, *b));
 	im->first_hash[*b] = 0;
 	return 0;
 }
 
 static void set_rec_len(struct image *im, uint64_t b, uint32_t off, uint32_t len)
 {
-	le16_store(block_at(im, b) + off + DIRW_DE_REC_LEN, dirw_rec_len_disk(len));
+	le16_store(block_at(im, b) + off + DIRW_DE_REC_LEN, ext4fs__dirw_rec_len_disk(len));
 }
 
 /* Lay the entries out in leaves from block first on (see the top of the file). */
 static int lay_leaves(struct image *im, const struct ext4fs_dir_rebuild_entry *ents, size_t n,
 		      uint32_t slack)
 {
-	uint32_t end = dirw_leaf_end(im->fs), left, off = 0, last_off = 0, last_len = 0;
+	uint32_t end = ext4fs__dirw_leaf_end(im->fs), left, off = 0, last_off = 0, last_len = 0;
 	uint32_t prev_hash = 1;
 	uint64_t b;
 	int have_last = 0, err = image_add(im, &b);
@@ -113,8 +113,8 @@ static int lay_leaves(struct image *im, const struct ext4fs_dir_rebuild_entry *e
 		left = end - off;
 		if (off == 0)
 			im->first_hash[b] = e->hash == prev_hash ? e->hash | 1 : e->hash;
-		dirw_entry_store(im->fs, block_at(im, b), off, len, e->name, e->name_len, e->inode,
-				 e->file_type);
+		ext4fs__dirw_entry_store(im->fs, block_at(im, b), off, len, e->name, e->name_len, e->inode,
+					 e->file_type);
 		last_off = off;
 		last_len = len;
 		have_last = 1;
@@ -165,8 +165,8 @@ static int build_index(struct image *im, uint32_t dir, uint32_t parent, uint8_t 
 {
 	struct ext4fs_fs *fs = im->fs;
 	uint64_t leaves = im->n - 1, reach;
-	unsigned root_limit = dirw_dx_limit(fs, EXT4FS_DX_ROOT_COUNT_OFFSET);
-	unsigned node_limit = dirw_dx_limit(fs, EXT4FS_DX_NODE_COUNT_OFFSET);
+	unsigned root_limit = ext4fs__dirw_dx_limit(fs, EXT4FS_DX_ROOT_COUNT_OFFSET);
+	unsigned node_limit = ext4fs__dirw_dx_limit(fs, EXT4FS_DX_NODE_COUNT_OFFSET);
 	unsigned max_levels = ext4fs_has_incompat(fs, EXT4FS_FEATURE_INCOMPAT_LARGEDIR) ? 2 : 1;
 	unsigned levels = 0;
 	uint64_t node[MAX_LEVELS] = { 0 };   /* the index block being filled at each level */
@@ -175,13 +175,13 @@ static int build_index(struct image *im, uint32_t dir, uint32_t parent, uint8_t 
 
 	for (reach = root_limit; leaves > reach; reach *= node_limit)
 		if (++levels > max_levels)
-			return fs_fail(fs, EXT4FS_E_DIR_FULL,
-				       "directory %u: %llu leaves are more than %u index levels can name", dir,
-				       (unsigned long long)leaves, max_levels);
+			return ext4fs__fs_fail(fs, EXT4FS_E_DIR_FULL,
+					       "directory %u: %llu leaves are more than %u index levels can name", dir,
+					       (unsigned long long)leaves, max_levels);
 
 	memset(root, 0, im->bs);
-	dirw_entry_store(fs, root, 0, DOT_REC_LEN, ".", 1, dir, file_type_dir);
-	dirw_entry_store(fs, root, DOT_REC_LEN, im->bs - DOT_REC_LEN, "..", 2, parent, file_type_dir);
+	ext4fs__dirw_entry_store(fs, root, 0, DOT_REC_LEN, ".", 1, dir, file_type_dir);
+	ext4fs__dirw_entry_store(fs, root, DOT_REC_LEN, im->bs - DOT_REC_LEN, "..", 2, parent, file_type_dir);
 	root[ROOT_HASH_OFF] = fs->sb.s_def_hash_version;
 	root[ROOT_INFO_LEN_OFF] = ROOT_INFO_LEN;
 	root[ROOT_LEVELS_OFF] = (unsigned char)levels;
@@ -195,13 +195,13 @@ static int build_index(struct image *im, uint32_t dir, uint32_t parent, uint8_t 
 		while (l > 0 && (!node[l] || index_count(im, node[l]) >= node_limit))
 			l--;
 		if (l == 0 && index_count(im, 0) >= root_limit)
-			return fs_fail(fs, EXT4FS_E_DIR_FULL, "directory %u: the index root is full", dir);
+			return ext4fs__fs_fail(fs, EXT4FS_E_DIR_FULL, "directory %u: the index root is full", dir);
 		for (unsigned k = l + 1; k <= levels; k++) {
 			uint64_t b;
 			err = image_add(im, &b);
 			if (err)
 				return err;
-			dirw_dx_node_init(fs, block_at(im, b), 0);
+			ext4fs__dirw_dx_node_init(fs, block_at(im, b), 0);
 			index_add(im, node[k - 1], hash, b);
 			node[k] = b;
 		}
@@ -244,7 +244,7 @@ static int map_all(struct ext4fs_fs *fs, uint32_t dir, struct ext4fs_inode *inod
 				size_t cap = capmade ? capmade * 2 : 8;
 				void *grown = realloc(made, cap * sizeof(*made));
 				if (!grown) {
-					err = fs_fail(fs, EXT4FS_E_NO_MEMORY, "directory %u: no memory", dir);
+					err = ext4fs__fs_fail(fs, EXT4FS_E_NO_MEMORY, "directory %u: no memory", dir);
 					break;
 				}
 				made = grown;
@@ -277,20 +277,20 @@ static int write_all(struct image *im, uint32_t dir, const struct ext4fs_inode *
 		uint64_t pblk = 0, run = 1;
 		int err = ext4fs_bmap(im->fs, dir, inode, lblk, &pblk, &run, NULL);
 		if (!err && !pblk)
-			err = fs_fail(im->fs, EXT4FS_E_DIR_CORRUPT,
-				      "directory %u: logical block %llu is not mapped", dir,
-				      (unsigned long long)lblk);
+			err = ext4fs__fs_fail(im->fs, EXT4FS_E_DIR_CORRUPT,
+					      "directory %u: logical block %llu is not mapped", dir,
+					      (unsigned long long)lblk);
 		if (err)
 			return err;
 		if (run > im->n - lblk)
 			run = im->n - lblk;
 		for (uint64_t k = 0; k < run; k++)
-			dirw_block_seal(im->fs, dir, inode, lblk + k, block_at(im, lblk + k));
+			ext4fs__dirw_block_seal(im->fs, dir, inode, lblk + k, block_at(im, lblk + k));
 		err = ext4fs_blocks_write(im->fs, pblk, run, block_at(im, lblk));
 		if (err)
-			return fs_fail(im->fs, err, "directory %u: writing logical blocks %llu-%llu (blocks %llu-): %s",
-				       dir, (unsigned long long)lblk, (unsigned long long)(lblk + run - 1),
-				       (unsigned long long)pblk, ext4fs_strerror(err));
+			return ext4fs__fs_fail(im->fs, err, "directory %u: writing logical blocks %llu-%llu (blocks %llu-): %s",
+					       dir, (unsigned long long)lblk, (unsigned long long)(lblk + run - 1),
+					       (unsigned long long)pblk, ext4fs_strerror(err));
 		lblk += run;
 	}
 	return 0;
@@ -301,26 +301,26 @@ int ext4fs_dir_rebuild(struct ext4fs_fs *fs, uint32_t dir, struct ext4fs_inode *
 		       const struct ext4fs_dir_rebuild_opts *opts, uint64_t *nblocks)
 {
 	struct image im = { .fs = fs, .bs = fs->geom.block_size };
-	uint32_t end = dirw_leaf_end(fs), slack = MIN_REC;
+	uint32_t end = ext4fs__dirw_leaf_end(fs), slack = MIN_REC;
 	struct ext4fs_inode next = *inode;
 	uint64_t b, total;
 	int err;
 
 	if (!fs_writable(fs))
-		return fs_fail(fs, EXT4FS_E_READ_ONLY, "directory %u: the file system is open read-only", dir);
+		return ext4fs__fs_fail(fs, EXT4FS_E_READ_ONLY, "directory %u: the file system is open read-only", dir);
 	if (!EXT4FS_ISDIR(inode->i_mode) || ext4fs_inode_has_inline_data(inode))
-		return fs_fail(fs, EXT4FS_E_INVALID_ARG,
-			       "directory %u: only a directory whose entries live in blocks can be rebuilt",
-			       dir);
+		return ext4fs__fs_fail(fs, EXT4FS_E_INVALID_ARG,
+				       "directory %u: only a directory whose entries live in blocks can be rebuilt",
+				       dir);
 	/* Such a directory files names under hashes kept in the entries, which are not written here. */
 	if (opts->indexed && (inode->i_flags & EXT4FS_ENCRYPT_FL) && (inode->i_flags & EXT4FS_CASEFOLD_FL))
-		return fs_fail(fs, EXT4FS_E_INVALID_ARG,
-			       "directory %u: an encrypted and casefolded directory is not indexed here", dir);
+		return ext4fs__fs_fail(fs, EXT4FS_E_INVALID_ARG,
+				       "directory %u: an encrypted and casefolded directory is not indexed here", dir);
 	if (opts->slack_percent > 100)
-		return fs_fail(fs, EXT4FS_E_INVALID_ARG, "directory %u: slack of %u%%", dir, opts->slack_percent);
+		return ext4fs__fs_fail(fs, EXT4FS_E_INVALID_ARG, "directory %u: slack of %u%%", dir, opts->slack_percent);
 	for (size_t i = 0; i < n; i++)
 		if (!ents[i].name_len || !ents[i].inode || ents[i].inode > fs->sb.s_inodes_count)
-			return fs_fail(fs, EXT4FS_E_INVALID_ARG, "directory %u: entry %zu is not valid", dir, i);
+			return ext4fs__fs_fail(fs, EXT4FS_E_INVALID_ARG, "directory %u: entry %zu is not valid", dir, i);
 
 	if (opts->indexed) {
 		slack = end * opts->slack_percent / 100;
@@ -361,7 +361,7 @@ int ext4fs_dir_rebuild(struct ext4fs_fs *fs, uint32_t dir, struct ext4fs_inode *
 	}
 	goto out;
 nomem:
-	err = fs_fail(fs, EXT4FS_E_NO_MEMORY, "directory %u: no memory to rebuild it", dir);
+	err = ext4fs__fs_fail(fs, EXT4FS_E_NO_MEMORY, "directory %u: no memory to rebuild it", dir);
 out:
 	free(im.buf);
 	free(im.first_hash);

@@ -8,6 +8,7 @@
  * new record gets the rest).  When no block has room a block is appended,
  * except that a one-block directory on a dir_index file system is first
  * turned into an htree, as the kernel does (htree_write.c does the rest).
+ * The blocks themselves are edited with dir_block.c's calls.
  * A removed entry's record is merged into the previous record of its
  * block, or, when it is the first of its block, kept with inode 0.
  *
@@ -24,116 +25,13 @@
 #include "ext4fs/htree.h"
 #include "dir_internal.h"
 #include "fs_internal.h"
+#include "fs_write_internal.h"
+#include "htree_write_internal.h"
 #include "ondisk_le.h"
 
 #define DOT_REC_LEN 12                     /* "." padded to 4 bytes */
-#define SMALL_DIR_MAX_BYTES 0x80000000ULL  /* without largedir: e2fsck's 2 GiB limit */
-#define LARGE_DIR_MAX_BLOCKS (1ULL << 28)  /* what an htree's 28-bit block numbers reach */
 
 /* -- leaf blocks in memory ------------------------------------------------- */
-
-uint32_t dirw_leaf_end(const struct ext4fs_fs *fs)
-{
-	return fs->geom.block_size - (fs->geom.has_metadata_csum ? EXT4FS_DIRENT_TAIL_SIZE : 0);
-}
-
-uint16_t dirw_rec_len_disk(uint32_t len)
-{
-	/* 64 KiB blocks spell a whole-block record 65535; shorter ones fit as they are. */
-	return len < 65536 ? (uint16_t)len : 65535;
-}
-
-uint32_t dirw_rec_len(const struct ext4fs_fs *fs, const unsigned char *buf, uint32_t off)
-{
-	return ext4fs_dirent_rec_len(le16_load(buf + off + DIRW_DE_REC_LEN), fs->geom.block_size);
-}
-
-static int leaf_corrupt(struct ext4fs_fs *fs, uint32_t dir, uint64_t lblk, uint32_t off,
-			const char *what)
-{
-	return fs_fail(fs, EXT4FS_E_DIR_CORRUPT, "directory %u: logical block %llu, offset %u: %s",
-		       dir, (unsigned long long)lblk, off, what);
-}
-
-int dirw_leaf_scan(struct ext4fs_fs *fs, uint32_t dir, const unsigned char *buf, uint64_t lblk,
-		   const char *name, size_t len, uint32_t need, struct dirw_scan *s)
-{
-	uint32_t end = dirw_leaf_end(fs), off = 0, prev = DIRW_NO_PREV;
-
-	memset(s, 0, sizeof(*s));
-	if (fs->geom.has_metadata_csum && ext4fs_dirent_tail_offset(fs, buf) < 0)
-		return leaf_corrupt(fs, dir, lblk, end, "no checksum tail");
-	while (off < end) {
-		if (end - off < DIRW_DE_HEADER)
-			return leaf_corrupt(fs, dir, lblk, off, "entry header runs past the end");
-		uint32_t ino = le32_load(buf + off + DIRW_DE_INODE);
-		uint32_t rl = dirw_rec_len(fs, buf, off);
-		uint32_t nl = buf[off + DIRW_DE_NAME_LEN];
-
-		if (rl < DIRW_DE_HEADER || rl % 4 || rl > end - off || dirw_rec_size(nl) > rl)
-			return leaf_corrupt(fs, dir, lblk, off, "bad rec_len or name_len");
-		if (ino && nl == len && memcmp(buf + off + DIRW_DE_NAME, name, len) == 0) {
-			s->found = 1;
-			s->off = off;
-			s->prev = prev;
-			s->found_ino = ino;
-			return 0;
-		}
-		if (need && !s->has_room && (ino ? rl - dirw_rec_size(nl) : rl) >= need) {
-			s->has_room = 1;
-			s->room = off;
-		}
-		prev = off;
-		off += rl;
-	}
-	return 0;
-}
-
-void dirw_entry_store(struct ext4fs_fs *fs, unsigned char *buf, uint32_t off, uint32_t rec_len,
-		      const char *name, size_t len, uint32_t ino, uint8_t file_type)
-{
-	uint32_t size = dirw_rec_size((uint32_t)len);
-
-	le32_store(buf + off + DIRW_DE_INODE, ino);
-	le16_store(buf + off + DIRW_DE_REC_LEN, dirw_rec_len_disk(rec_len));
-	buf[off + DIRW_DE_NAME_LEN] = (unsigned char)len;
-	buf[off + DIRW_DE_FILE_TYPE] = fs->geom.has_filetype ? file_type : 0;
-	memcpy(buf + off + DIRW_DE_NAME, name, len);
-	/* Padding up to the next 4 bytes: no stale name bytes behind the name. */
-	memset(buf + off + DIRW_DE_NAME + len, 0, size - DIRW_DE_HEADER - len);
-}
-
-void dirw_leaf_put(struct ext4fs_fs *fs, unsigned char *buf, uint32_t off, const char *name,
-		   size_t len, uint32_t ino, uint8_t file_type)
-{
-	uint32_t rl = dirw_rec_len(fs, buf, off);
-
-	if (le32_load(buf + off + DIRW_DE_INODE)) {
-		uint32_t used = dirw_rec_size(buf[off + DIRW_DE_NAME_LEN]);
-		le16_store(buf + off + DIRW_DE_REC_LEN, dirw_rec_len_disk(used));
-		off += used;
-		rl -= used;
-	}
-	dirw_entry_store(fs, buf, off, rl, name, len, ino, file_type);
-}
-
-/* The fixed fields of the checksum tail (its checksum is left 0). */
-static void tail_init(struct ext4fs_fs *fs, unsigned char *buf)
-{
-	uint32_t tail = fs->geom.block_size - EXT4FS_DIRENT_TAIL_SIZE;
-
-	memset(buf + tail, 0, EXT4FS_DIRENT_TAIL_SIZE);
-	le16_store(buf + tail + DIRW_DE_REC_LEN, EXT4FS_DIRENT_TAIL_SIZE);
-	buf[tail + DIRW_DE_FILE_TYPE] = EXT4FS_FT_DIR_CSUM;
-}
-
-void dirw_leaf_init(struct ext4fs_fs *fs, unsigned char *buf)
-{
-	memset(buf, 0, fs->geom.block_size);
-	le16_store(buf + DIRW_DE_REC_LEN, dirw_rec_len_disk(dirw_leaf_end(fs)));
-	if (fs->geom.has_metadata_csum)
-		tail_init(fs, buf);
-}
 
 /* Take the entry at off (after prev) out of its block. */
 static void leaf_remove(struct ext4fs_fs *fs, unsigned char *buf, uint32_t off, uint32_t prev)
@@ -142,119 +40,8 @@ static void leaf_remove(struct ext4fs_fs *fs, unsigned char *buf, uint32_t off, 
 		le32_store(buf + off + DIRW_DE_INODE, 0);
 		return;
 	}
-	uint32_t merged = dirw_rec_len(fs, buf, prev) + dirw_rec_len(fs, buf, off);
-	le16_store(buf + prev + DIRW_DE_REC_LEN, dirw_rec_len_disk(merged));
-}
-
-/* -- index blocks ------------------------------------------------------------ */
-
-unsigned dirw_dx_limit(const struct ext4fs_fs *fs, uint32_t count_off)
-{
-	uint32_t space = fs->geom.block_size - count_off;
-
-	if (fs->geom.has_metadata_csum)
-		space -= EXT4FS_DX_TAIL_SIZE;
-	return space / 8;   /* le32 hash, le32 block */
-}
-
-void dirw_dx_node_init(struct ext4fs_fs *fs, unsigned char *buf, unsigned count)
-{
-	memset(buf, 0, fs->geom.block_size);
-	le16_store(buf + DIRW_DE_REC_LEN, dirw_rec_len_disk(fs->geom.block_size));
-	le16_store(buf + EXT4FS_DX_NODE_COUNT_OFFSET, (uint16_t)dirw_dx_limit(fs, EXT4FS_DX_NODE_COUNT_OFFSET));
-	le16_store(buf + EXT4FS_DX_NODE_COUNT_OFFSET + 2, (uint16_t)count);
-}
-
-/* -- blocks ------------------------------------------------------------------ */
-
-void dirw_block_seal(struct ext4fs_fs *fs, uint32_t dir, const struct ext4fs_inode *inode,
-		     uint64_t lblk, unsigned char *buf)
-{
-	uint32_t bs = fs->geom.block_size, tail, csum, stored;
-	unsigned kind;
-
-	if (!fs->geom.has_metadata_csum)
-		return;
-	kind = ext4fs_dir_block_kind(fs, inode, lblk, buf);
-	if (kind) {
-		uint32_t count_off = kind == EXT4FS_DIRENT_DX_ROOT ? EXT4FS_DX_ROOT_COUNT_OFFSET
-								   : EXT4FS_DX_NODE_COUNT_OFFSET;
-		/* The dx tail after `limit' entries: a reserved word, then the checksum. */
-		tail = count_off + (uint32_t)le16_load(buf + count_off) * 8;
-		/*
-		 * `limit' comes from disk, and a root's is not checked by
-		 * ext4fs_dir_block_kind(): a damaged one (met with checksums
-		 * ignored) puts the tail past the block.  Such a block has no
-		 * place for a checksum, so none is written, as the kernel does.
-		 */
-		if (tail > bs - EXT4FS_DX_TAIL_SIZE)
-			return;
-		le32_store(buf + tail, 0);
-		if (ext4fs_dx_block_csum(fs, dir, inode->i_generation, buf, count_off, &csum,
-					 &stored) == 0)
-			le32_store(buf + tail + 4, csum);
-		return;
-	}
-	tail = bs - EXT4FS_DIRENT_TAIL_SIZE;
-	tail_init(fs, buf);
-	le32_store(buf + tail + 8, ext4fs_dirent_csum(fs, dir, inode->i_generation, buf, tail));
-}
-
-int dirw_block_write(struct ext4fs_fs *fs, uint32_t dir, const struct ext4fs_inode *inode,
-		     uint64_t lblk, uint64_t pblk, unsigned char *buf)
-{
-	int err;
-
-	dirw_block_seal(fs, dir, inode, lblk, buf);
-	err = ext4fs_block_write(fs, pblk, buf);
-	if (err)
-		return fs_fail(fs, err, "directory %u: writing logical block %llu (block %llu): %s",
-			       dir, (unsigned long long)lblk, (unsigned long long)pblk,
-			       ext4fs_strerror(err));
-	return 0;
-}
-
-int dirw_block_read(struct ext4fs_fs *fs, uint32_t dir, const struct ext4fs_inode *inode,
-		    uint64_t lblk, unsigned char *buf, uint64_t *pblk)
-{
-	int err = ext4fs_dir_block_read(fs, dir, inode, lblk, buf, pblk);
-
-	if (err)
-		return err;
-	if (fs->geom.has_metadata_csum && fs_csum_strict(fs))
-		return ext4fs_dir_block_csum_verify(fs, dir, inode, lblk, buf);
-	return 0;
-}
-
-int dirw_block_append(struct ext4fs_fs *fs, uint32_t dir, struct ext4fs_inode *inode,
-		      uint32_t *lblk, uint64_t *pblk)
-{
-	uint32_t bs = fs->geom.block_size, got = 0;
-	uint64_t n = ext4fs_inode_size(inode) / bs;
-	uint64_t max = ext4fs_has_incompat(fs, EXT4FS_FEATURE_INCOMPAT_LARGEDIR)
-		       ? LARGE_DIR_MAX_BLOCKS : SMALL_DIR_MAX_BYTES / bs;
-	int err;
-
-	if (n >= max)
-		return fs_fail(fs, EXT4FS_E_DIR_FULL, "directory %u already has %llu blocks, the most it may have",
-			       dir, (unsigned long long)n);
-	err = ext4fs_bmap_alloc(fs, dir, inode, n, 1, 0, EXT4FS_ALLOC_DIRECTORY, 0, pblk, &got);
-	if (err)
-		return err;
-	ext4fs_inode_set_size(inode, (n + 1) * bs);
-	*lblk = (uint32_t)n;
-	return 0;
-}
-
-int dirw_touch(struct ext4fs_fs *fs, uint32_t dir, struct ext4fs_inode *inode)
-{
-	int64_t sec;
-	uint32_t nsec;
-
-	ext4fs_now(fs, &sec, &nsec);
-	ext4fs_inode_set_time(inode, 'm', sec, nsec);
-	ext4fs_inode_set_time(inode, 'c', sec, nsec);
-	return ext4fs_inode_write(fs, dir, inode);
+	uint32_t merged = ext4fs__dirw_rec_len(fs, buf, prev) + ext4fs__dirw_rec_len(fs, buf, off);
+	le16_store(buf + prev + DIRW_DE_REC_LEN, ext4fs__dirw_rec_len_disk(merged));
 }
 
 /* -- checks shared by the public calls ---------------------------------------- */
@@ -267,26 +54,26 @@ static int is_dots(const char *name, size_t len)
 /* A directory this module can change: writable handle, block-based, plain names. */
 static int check_dir(struct ext4fs_fs *fs, uint32_t dir, const struct ext4fs_inode *inode)
 {
-	int err = fs_require_rw(fs, "changing a directory");
+	int err = ext4fs__fs_require_rw(fs, "changing a directory");
 
 	if (err)
 		return err;
 	if (!EXT4FS_ISDIR(inode->i_mode))
-		return fs_fail(fs, EXT4FS_E_NOT_DIR, "inode %u is not a directory", dir);
+		return ext4fs__fs_fail(fs, EXT4FS_E_NOT_DIR, "inode %u is not a directory", dir);
 	if (ext4fs_inode_has_inline_data(inode))
-		return fs_fail(fs, EXT4FS_E_INVALID_ARG,
-			       "directory %u keeps its entries inline; changing those is not supported",
-			       dir);
+		return ext4fs__fs_fail(fs, EXT4FS_E_INVALID_ARG,
+				       "directory %u keeps its entries inline; changing those is not supported",
+				       dir);
 	if (inode->i_flags & EXT4FS_ENCRYPT_FL)
-		return fs_fail(fs, EXT4FS_E_INVALID_ARG,
-			       "directory %u is encrypted; changing it is not supported", dir);
+		return ext4fs__fs_fail(fs, EXT4FS_E_INVALID_ARG,
+				       "directory %u is encrypted; changing it is not supported", dir);
 	if (inode->i_flags & EXT4FS_CASEFOLD_FL)
-		return fs_fail(fs, EXT4FS_E_INVALID_ARG,
-			       "directory %u is casefolded; changing it is not supported", dir);
+		return ext4fs__fs_fail(fs, EXT4FS_E_INVALID_ARG,
+				       "directory %u is casefolded; changing it is not supported", dir);
 	if (ext4fs_inode_size(inode) == 0 || ext4fs_inode_size(inode) % fs->geom.block_size)
-		return fs_fail(fs, EXT4FS_E_DIR_CORRUPT,
-			       "directory %u has size %llu, not a whole number of blocks", dir,
-			       (unsigned long long)ext4fs_inode_size(inode));
+		return ext4fs__fs_fail(fs, EXT4FS_E_DIR_CORRUPT,
+				       "directory %u has size %llu, not a whole number of blocks", dir,
+				       (unsigned long long)ext4fs_inode_size(inode));
 	return 0;
 }
 
@@ -294,30 +81,30 @@ static int check_name(struct ext4fs_fs *fs, uint32_t dir, const char *name, size
 		      int dots_ok)
 {
 	if (len == 0)
-		return fs_fail(fs, EXT4FS_E_INVALID_ARG, "directory %u: empty name", dir);
+		return ext4fs__fs_fail(fs, EXT4FS_E_INVALID_ARG, "directory %u: empty name", dir);
 	if (len > EXT4FS_NAME_LEN)
-		return fs_fail(fs, EXT4FS_E_NAME_TOO_LONG,
-			       "directory %u: a name of %zu bytes is longer than %u", dir, len,
-			       EXT4FS_NAME_LEN);
+		return ext4fs__fs_fail(fs, EXT4FS_E_NAME_TOO_LONG,
+				       "directory %u: a name of %zu bytes is longer than %u", dir, len,
+				       EXT4FS_NAME_LEN);
 	if (memchr(name, '/', len) || memchr(name, '\0', len))
-		return fs_fail(fs, EXT4FS_E_INVALID_ARG,
-			       "directory %u: name \"%.*s\" contains '/' or a NUL byte", dir,
-			       (int)len, name);
+		return ext4fs__fs_fail(fs, EXT4FS_E_INVALID_ARG,
+				       "directory %u: name \"%.*s\" contains '/' or a NUL byte", dir,
+				       (int)len, name);
 	if (!dots_ok && is_dots(name, len))
-		return fs_fail(fs, EXT4FS_E_INVALID_ARG, "directory %u: \"%.*s\" cannot be changed",
-			       dir, (int)len, name);
+		return ext4fs__fs_fail(fs, EXT4FS_E_INVALID_ARG, "directory %u: \"%.*s\" cannot be changed",
+				       dir, (int)len, name);
 	return 0;
 }
 
 static int check_target(struct ext4fs_fs *fs, uint32_t dir, uint32_t ino, uint8_t file_type)
 {
 	if (ino == 0 || ino > fs->geom.inodes_count)
-		return fs_fail(fs, EXT4FS_E_INVALID_ARG,
-			       "directory %u: an entry cannot point to inode %u (1-%u)", dir, ino,
-			       fs->geom.inodes_count);
+		return ext4fs__fs_fail(fs, EXT4FS_E_INVALID_ARG,
+				       "directory %u: an entry cannot point to inode %u (1-%u)", dir, ino,
+				       fs->geom.inodes_count);
 	if (file_type > EXT4FS_FT_SYMLINK)
-		return fs_fail(fs, EXT4FS_E_INVALID_ARG, "directory %u: file type %u is not valid",
-			       dir, file_type);
+		return ext4fs__fs_fail(fs, EXT4FS_E_INVALID_ARG, "directory %u: file type %u is not valid",
+				       dir, file_type);
 	return 0;
 }
 
@@ -326,7 +113,7 @@ static unsigned char *block_buf(struct ext4fs_fs *fs, uint32_t dir)
 	unsigned char *buf = malloc(fs->geom.block_size);
 
 	if (!buf)
-		fs_fail(fs, EXT4FS_E_NO_MEMORY, "directory %u: no memory for a block", dir);
+		ext4fs__fs_fail(fs, EXT4FS_E_NO_MEMORY, "directory %u: no memory for a block", dir);
 	return buf;
 }
 
@@ -339,10 +126,10 @@ static int linear_find(struct ext4fs_fs *fs, uint32_t dir, const struct ext4fs_i
 	int err;
 
 	for (uint64_t lblk = 0; lblk < nblocks; lblk++) {
-		err = dirw_block_read(fs, dir, inode, lblk, buf, &loc->pblk);
+		err = ext4fs__dirw_block_read(fs, dir, inode, lblk, buf, &loc->pblk);
 		if (err)
 			return err;
-		err = dirw_leaf_scan(fs, dir, buf, lblk, name, len, 0, &s);
+		err = ext4fs__dirw_leaf_scan(fs, dir, buf, lblk, name, len, 0, &s);
 		if (err)
 			return err;
 		if (s.found) {
@@ -353,8 +140,8 @@ static int linear_find(struct ext4fs_fs *fs, uint32_t dir, const struct ext4fs_i
 			return 0;
 		}
 	}
-	return fs_fail(fs, EXT4FS_E_NOT_FOUND, "directory %u has no entry \"%.*s\"", dir, (int)len,
-		       name);
+	return ext4fs__fs_fail(fs, EXT4FS_E_NOT_FOUND, "directory %u has no entry \"%.*s\"", dir, (int)len,
+			       name);
 }
 
 /* Find name wherever the directory keeps it. */
@@ -362,7 +149,7 @@ static int dir_find(struct ext4fs_fs *fs, uint32_t dir, struct ext4fs_inode *ino
 		    const char *name, size_t len, unsigned char *buf, struct dirw_loc *loc)
 {
 	if (inode->i_flags & EXT4FS_INDEX_FL)
-		return dirw_htree_find(fs, dir, inode, name, len, buf, loc);
+		return ext4fs__dirw_htree_find(fs, dir, inode, name, len, buf, loc);
 	return linear_find(fs, dir, inode, name, len, buf, loc);
 }
 
@@ -374,16 +161,16 @@ static int dir_find(struct ext4fs_fs *fs, uint32_t dir, struct ext4fs_inode *ino
 static int dot_in_place(struct ext4fs_fs *fs, uint32_t dir, const unsigned char *buf, const char *name,
 			size_t len, struct dirw_loc *loc)
 {
-	uint32_t first = dirw_rec_len(fs, buf, 0), off = len == 1 ? 0 : first;
+	uint32_t first = ext4fs__dirw_rec_len(fs, buf, 0), off = len == 1 ? 0 : first;
 
-	if (off + DIRW_DE_HEADER + len <= dirw_leaf_end(fs) && buf[off + DIRW_DE_NAME_LEN] == len &&
+	if (off + DIRW_DE_HEADER + len <= ext4fs__dirw_leaf_end(fs) && buf[off + DIRW_DE_NAME_LEN] == len &&
 	    memcmp(buf + off + DIRW_DE_NAME, name, len) == 0) {
 		loc->off = off;
 		loc->prev = off ? 0 : DIRW_NO_PREV;
 		loc->ino = 0;
 		return 0;
 	}
-	return fs_fail(fs, EXT4FS_E_DIR_CORRUPT, "directory %u has no \"%.*s\" entry", dir, (int)len, name);
+	return ext4fs__fs_fail(fs, EXT4FS_E_DIR_CORRUPT, "directory %u has no \"%.*s\" entry", dir, (int)len, name);
 }
 
 /*
@@ -397,7 +184,7 @@ static int dots_find(struct ext4fs_fs *fs, uint32_t dir, struct ext4fs_inode *in
 	int err;
 
 	memset(loc, 0, sizeof(*loc));
-	err = dirw_block_read(fs, dir, inode, 0, buf, &loc->pblk);
+	err = ext4fs__dirw_block_read(fs, dir, inode, 0, buf, &loc->pblk);
 	if (err)
 		return err;
 	if (ext4fs_dir_block_kind(fs, inode, 0, buf) == EXT4FS_DIRENT_DX_ROOT) {
@@ -405,7 +192,7 @@ static int dots_find(struct ext4fs_fs *fs, uint32_t dir, struct ext4fs_inode *in
 		loc->ino = le32_load(buf + loc->off);
 		return 0;
 	}
-	err = dirw_leaf_scan(fs, dir, buf, 0, name, len, 0, &s);
+	err = ext4fs__dirw_leaf_scan(fs, dir, buf, 0, name, len, 0, &s);
 	if (err)
 		return err;
 	if (!s.found)
@@ -421,19 +208,19 @@ static int dots_find(struct ext4fs_fs *fs, uint32_t dir, struct ext4fs_inode *in
 /* What a new directory's inode must look like before its first block is given to it. */
 static int dir_init_check(struct ext4fs_fs *fs, uint32_t ino, const struct ext4fs_inode *inode, uint32_t parent)
 {
-	int err = fs_require_rw(fs, "making a directory");
+	int err = ext4fs__fs_require_rw(fs, "making a directory");
 
 	if (err)
 		return err;
 	if (!EXT4FS_ISDIR(inode->i_mode))
-		return fs_fail(fs, EXT4FS_E_NOT_DIR, "inode %u is not a directory", ino);
+		return ext4fs__fs_fail(fs, EXT4FS_E_NOT_DIR, "inode %u is not a directory", ino);
 	if (ext4fs_inode_size(inode) != 0 || ext4fs_inode_has_inline_data(inode) ||
 	    (inode->i_flags & (EXT4FS_ENCRYPT_FL | EXT4FS_CASEFOLD_FL)))
-		return fs_fail(fs, EXT4FS_E_INVALID_ARG,
-			       "directory %u is not a new, empty, plain directory inode", ino);
+		return ext4fs__fs_fail(fs, EXT4FS_E_INVALID_ARG,
+				       "directory %u is not a new, empty, plain directory inode", ino);
 	if (parent == 0 || parent > fs->geom.inodes_count)
-		return fs_fail(fs, EXT4FS_E_INVALID_ARG, "directory %u: parent %u is not an inode",
-			       ino, parent);
+		return ext4fs__fs_fail(fs, EXT4FS_E_INVALID_ARG, "directory %u: parent %u is not an inode",
+				       ino, parent);
 	return 0;
 }
 
@@ -445,10 +232,10 @@ static int dir_init_write(struct ext4fs_fs *fs, uint32_t ino, struct ext4fs_inod
 	int err;
 
 	memset(buf, 0, bs);
-	dirw_entry_store(fs, buf, 0, DOT_REC_LEN, ".", 1, ino, EXT4FS_FT_DIR);
-	dirw_entry_store(fs, buf, DOT_REC_LEN, dirw_leaf_end(fs) - DOT_REC_LEN, "..", 2, parent,
-			 EXT4FS_FT_DIR);
-	err = dirw_block_write(fs, ino, inode, 0, pblk, buf);
+	ext4fs__dirw_entry_store(fs, buf, 0, DOT_REC_LEN, ".", 1, ino, EXT4FS_FT_DIR);
+	ext4fs__dirw_entry_store(fs, buf, DOT_REC_LEN, ext4fs__dirw_leaf_end(fs) - DOT_REC_LEN, "..", 2, parent,
+				 EXT4FS_FT_DIR);
+	err = ext4fs__dirw_block_write(fs, ino, inode, 0, pblk, buf);
 	if (err)
 		return err;
 	ext4fs_inode_set_size(inode, bs);
@@ -483,10 +270,10 @@ int ext4fs_dir_init_at(struct ext4fs_fs *fs, uint32_t ino, struct ext4fs_inode *
 	if (err)
 		return err;
 	if (!ext4fs_block_ptr_valid(fs, pblk))
-		return fs_fail(fs, EXT4FS_E_INVALID_ARG, "directory %u: block %llu is not in the file system",
-			       ino, (unsigned long long)pblk);
+		return ext4fs__fs_fail(fs, EXT4FS_E_INVALID_ARG, "directory %u: block %llu is not in the file system",
+				       ino, (unsigned long long)pblk);
 	if (ext4fs_inode_blocks_raw(fs, inode) != 0)
-		return fs_fail(fs, EXT4FS_E_INVALID_ARG, "directory %u already has blocks", ino);
+		return ext4fs__fs_fail(fs, EXT4FS_E_INVALID_ARG, "directory %u already has blocks", ino);
 	buf = block_buf(fs, ino);
 	if (!buf)
 		return EXT4FS_E_NO_MEMORY;
@@ -510,15 +297,15 @@ static int linear_add(struct ext4fs_fs *fs, uint32_t dir, struct ext4fs_inode *i
 
 	/* Every block is scanned: the name must not be there already. */
 	for (uint64_t b = 0; b < nblocks; b++) {
-		err = dirw_block_read(fs, dir, inode, b, buf, &pblk);
+		err = ext4fs__dirw_block_read(fs, dir, inode, b, buf, &pblk);
 		if (err)
 			return err;
-		err = dirw_leaf_scan(fs, dir, buf, b, name, len, have_room ? 0 : need, &s);
+		err = ext4fs__dirw_leaf_scan(fs, dir, buf, b, name, len, have_room ? 0 : need, &s);
 		if (err)
 			return err;
 		if (s.found)
-			return fs_fail(fs, EXT4FS_E_EXISTS, "directory %u already has \"%.*s\"", dir,
-				       (int)len, name);
+			return ext4fs__fs_fail(fs, EXT4FS_E_EXISTS, "directory %u already has \"%.*s\"", dir,
+					       (int)len, name);
 		if (s.has_room) {
 			have_room = 1;
 			room_lblk = b;
@@ -526,28 +313,28 @@ static int linear_add(struct ext4fs_fs *fs, uint32_t dir, struct ext4fs_inode *i
 		}
 	}
 	if (have_room) {
-		err = dirw_block_read(fs, dir, inode, room_lblk, buf, &pblk);
+		err = ext4fs__dirw_block_read(fs, dir, inode, room_lblk, buf, &pblk);
 		if (err)
 			return err;
-		dirw_leaf_put(fs, buf, room_off, name, len, ino, file_type);
-		return dirw_block_write(fs, dir, inode, room_lblk, pblk, buf);
+		ext4fs__dirw_leaf_put(fs, buf, room_off, name, len, ino, file_type);
+		return ext4fs__dirw_block_write(fs, dir, inode, room_lblk, pblk, buf);
 	}
 	if (flags & EXT4FS_DIR_ADD_NO_GROW)
-		return fs_fail(fs, EXT4FS_E_DIR_NO_SPACE, "directory %u has no room for \"%.*s\"", dir,
-			       (int)len, name);
+		return ext4fs__fs_fail(fs, EXT4FS_E_DIR_NO_SPACE, "directory %u has no room for \"%.*s\"", dir,
+				       (int)len, name);
 	if (nblocks == 1 && ext4fs_has_compat(fs, EXT4FS_FEATURE_COMPAT_DIR_INDEX)) {
 		/* buf still holds block 0. */
-		err = dirw_htree_convert(fs, dir, inode, buf, pblk);
+		err = ext4fs__dirw_htree_convert(fs, dir, inode, buf, pblk);
 		if (err)
 			return err;
-		return dirw_htree_add(fs, dir, inode, name, len, ino, file_type);
+		return ext4fs__dirw_htree_add(fs, dir, inode, name, len, ino, file_type);
 	}
-	err = dirw_block_append(fs, dir, inode, &lblk, &pblk);
+	err = ext4fs__dirw_block_append(fs, dir, inode, &lblk, &pblk);
 	if (err)
 		return err;
-	dirw_leaf_init(fs, buf);
-	dirw_leaf_put(fs, buf, 0, name, len, ino, file_type);
-	return dirw_block_write(fs, dir, inode, lblk, pblk, buf);
+	ext4fs__dirw_leaf_init(fs, buf);
+	ext4fs__dirw_leaf_put(fs, buf, 0, name, len, ino, file_type);
+	return ext4fs__dirw_block_write(fs, dir, inode, lblk, pblk, buf);
 }
 
 int ext4fs_dir_add(struct ext4fs_fs *fs, uint32_t dir, struct ext4fs_inode *dir_inode,
@@ -563,7 +350,7 @@ int ext4fs_dir_add_flags(struct ext4fs_fs *fs, uint32_t dir, struct ext4fs_inode
 	int err = check_dir(fs, dir, dir_inode);
 
 	if (!err && (flags & ~(unsigned)EXT4FS_DIR_ADD_NO_GROW))
-		err = fs_fail(fs, EXT4FS_E_INVALID_ARG, "directory %u: unknown flags %#x", dir, flags);
+		err = ext4fs__fs_fail(fs, EXT4FS_E_INVALID_ARG, "directory %u: unknown flags %#x", dir, flags);
 	if (!err)
 		err = check_name(fs, dir, name, len, 0);
 	if (!err)
@@ -571,7 +358,7 @@ int ext4fs_dir_add_flags(struct ext4fs_fs *fs, uint32_t dir, struct ext4fs_inode
 	if (err)
 		return err;
 	if (dir_inode->i_flags & EXT4FS_INDEX_FL) {
-		err = dirw_htree_add(fs, dir, dir_inode, name, len, ino, file_type);
+		err = ext4fs__dirw_htree_add(fs, dir, dir_inode, name, len, ino, file_type);
 	} else {
 		buf = block_buf(fs, dir);
 		if (!buf)
@@ -581,7 +368,7 @@ int ext4fs_dir_add_flags(struct ext4fs_fs *fs, uint32_t dir, struct ext4fs_inode
 	}
 	if (err)
 		return err;
-	return dirw_touch(fs, dir, dir_inode);
+	return ext4fs__dirw_touch(fs, dir, dir_inode);
 }
 
 int ext4fs_dir_expand(struct ext4fs_fs *fs, uint32_t dir, struct ext4fs_inode *dir_inode)
@@ -593,16 +380,16 @@ int ext4fs_dir_expand(struct ext4fs_fs *fs, uint32_t dir, struct ext4fs_inode *d
 	int err = check_dir(fs, dir, dir_inode);
 
 	if (!err && (dir_inode->i_flags & EXT4FS_INDEX_FL))
-		err = fs_fail(fs, EXT4FS_E_INVALID_ARG, "directory %u is indexed: it grows by its index", dir);
+		err = ext4fs__fs_fail(fs, EXT4FS_E_INVALID_ARG, "directory %u is indexed: it grows by its index", dir);
 	if (err)
 		return err;
 	buf = block_buf(fs, dir);
 	if (!buf)
 		return EXT4FS_E_NO_MEMORY;
-	err = dirw_block_append(fs, dir, dir_inode, &lblk, &pblk);
+	err = ext4fs__dirw_block_append(fs, dir, dir_inode, &lblk, &pblk);
 	if (!err) {
-		dirw_leaf_init(fs, buf);
-		err = dirw_block_write(fs, dir, dir_inode, lblk, pblk, buf);
+		ext4fs__dirw_leaf_init(fs, buf);
+		err = ext4fs__dirw_block_write(fs, dir, dir_inode, lblk, pblk, buf);
 		if (err) {
 			/* The new block holds nothing yet: give it back and keep the old size. */
 			(void)ext4fs_bmap_unmap(fs, dir, dir_inode, lblk, 1);
@@ -620,32 +407,32 @@ int ext4fs_dir_fill_hole(struct ext4fs_fs *fs, uint32_t dir, struct ext4fs_inode
 {
 	uint32_t bs = fs->geom.block_size;
 	unsigned char *buf;
-	int err = fs_require_rw(fs, "filling a directory hole");
+	int err = ext4fs__fs_require_rw(fs, "filling a directory hole");
 
 	if (err)
 		return err;
 	/* An empty block holds no name: encrypted and casefolded directories take one as well. */
 	if (!EXT4FS_ISDIR(dir_inode->i_mode))
-		return fs_fail(fs, EXT4FS_E_NOT_DIR, "inode %u is not a directory", dir);
+		return ext4fs__fs_fail(fs, EXT4FS_E_NOT_DIR, "inode %u is not a directory", dir);
 	if (ext4fs_inode_has_inline_data(dir_inode))
-		return fs_fail(fs, EXT4FS_E_INVALID_ARG, "directory %u keeps its entries inline", dir);
+		return ext4fs__fs_fail(fs, EXT4FS_E_INVALID_ARG, "directory %u keeps its entries inline", dir);
 	if (!ext4fs_block_ptr_valid(fs, pblk))
-		return fs_fail(fs, EXT4FS_E_INVALID_ARG, "directory %u: block %llu is not in the file system", dir,
-			       (unsigned long long)pblk);
+		return ext4fs__fs_fail(fs, EXT4FS_E_INVALID_ARG, "directory %u: block %llu is not in the file system", dir,
+				       (unsigned long long)pblk);
 	buf = block_buf(fs, dir);
 	if (!buf)
 		return EXT4FS_E_NO_MEMORY;
 	if (lblk == 0) {
 		/* The first block: "." and ".." (the root as parent, for the checker to correct). */
 		memset(buf, 0, bs);
-		dirw_entry_store(fs, buf, 0, DOT_REC_LEN, ".", 1, dir, EXT4FS_FT_DIR);
-		dirw_entry_store(fs, buf, DOT_REC_LEN, dirw_leaf_end(fs) - DOT_REC_LEN, "..", 2, EXT4FS_ROOT_INO,
-				 EXT4FS_FT_DIR);
+		ext4fs__dirw_entry_store(fs, buf, 0, DOT_REC_LEN, ".", 1, dir, EXT4FS_FT_DIR);
+		ext4fs__dirw_entry_store(fs, buf, DOT_REC_LEN, ext4fs__dirw_leaf_end(fs) - DOT_REC_LEN, "..", 2, EXT4FS_ROOT_INO,
+					 EXT4FS_FT_DIR);
 	} else {
-		dirw_leaf_init(fs, buf);
+		ext4fs__dirw_leaf_init(fs, buf);
 	}
 	/* Written before it is mapped: a failure leaves the directory as it was. */
-	err = dirw_block_write(fs, dir, dir_inode, lblk, pblk, buf);
+	err = ext4fs__dirw_block_write(fs, dir, dir_inode, lblk, pblk, buf);
 	free(buf);
 	if (!err)
 		err = ext4fs_bmap_set(fs, dir, dir_inode, lblk, pblk, 1, 0);
@@ -676,12 +463,12 @@ int ext4fs_dir_remove(struct ext4fs_fs *fs, uint32_t dir, struct ext4fs_inode *d
 	if (err)
 		goto out;
 	leaf_remove(fs, buf, loc.off, loc.prev);
-	err = dirw_block_write(fs, dir, dir_inode, loc.lblk, loc.pblk, buf);
+	err = ext4fs__dirw_block_write(fs, dir, dir_inode, loc.lblk, loc.pblk, buf);
 	if (err)
 		goto out;
 	if (ino)
 		*ino = loc.ino;
-	err = dirw_touch(fs, dir, dir_inode);
+	err = ext4fs__dirw_touch(fs, dir, dir_inode);
 out:
 	free(buf);
 	return err;
@@ -714,12 +501,12 @@ int ext4fs_dir_set_entry(struct ext4fs_fs *fs, uint32_t dir, struct ext4fs_inode
 		goto out;
 	le32_store(buf + loc.off + DIRW_DE_INODE, ino);
 	buf[loc.off + DIRW_DE_FILE_TYPE] = fs->geom.has_filetype ? file_type : 0;
-	err = dirw_block_write(fs, dir, dir_inode, loc.lblk, loc.pblk, buf);
+	err = ext4fs__dirw_block_write(fs, dir, dir_inode, loc.lblk, loc.pblk, buf);
 	if (err)
 		goto out;
 	if (old_ino)
 		*old_ino = loc.ino;
-	err = dirw_touch(fs, dir, dir_inode);
+	err = ext4fs__dirw_touch(fs, dir, dir_inode);
 out:
 	free(buf);
 	return err;

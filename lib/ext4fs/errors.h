@@ -18,7 +18,13 @@ extern "C" {
 
 #define EXT4FS_ERR_BASE 10000
 
-/* A code's value is its place in this table: new codes go at the end, none is ever removed or moved. */
+/*
+ * APPEND ONLY.  A code's value is its place in this table
+ * (EXT4FS_E_x == -(EXT4FS_ERR_BASE + 1 + its index)), and programs built
+ * against the library keep the values they were compiled with.  A new code
+ * goes at the end, with its EXT4FS_E_* define at the end of the list below;
+ * no code is ever removed, moved or given another meaning.
+ */
 
 #define EXT4FS_ERROR_TABLE(X) \
 	X(BAD_MAGIC,        "Bad magic number in super-block") \

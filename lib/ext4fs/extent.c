@@ -40,16 +40,16 @@ static int check_header(struct ext4fs_fs *fs, uint32_t ino, uint64_t blk, const 
 			unsigned capacity, int expect_depth)
 {
 	if (h->magic != EXT4FS_EXTENT_MAGIC)
-		return fs_fail(fs, EXT4FS_E_EXTENT_HEADER,
+		return ext4fs__fs_fail(fs, EXT4FS_E_EXTENT_HEADER,
 				   "inode %u: extent node %s%llu has bad magic 0x%04x", ino,
 				   blk ? "at block " : "in inode ", (unsigned long long)blk, h->magic);
 	if (h->max > capacity || h->max == 0 || h->entries > h->max)
-		return fs_fail(fs, EXT4FS_E_EXTENT_HEADER,
+		return ext4fs__fs_fail(fs, EXT4FS_E_EXTENT_HEADER,
 				   "inode %u: extent node %s%llu has %u entries, max %u (room for %u)",
 				   ino, blk ? "at block " : "in inode ", (unsigned long long)blk,
 				   h->entries, h->max, capacity);
 	if (expect_depth < 0 ? h->depth > EXT4FS_EXTENT_MAX_DEPTH : h->depth != (unsigned)expect_depth)
-		return fs_fail(fs, EXT4FS_E_EXTENT_HEADER,
+		return ext4fs__fs_fail(fs, EXT4FS_E_EXTENT_HEADER,
 				   "inode %u: extent node %s%llu has depth %u, expected %d", ino,
 				   blk ? "at block " : "in inode ", (unsigned long long)blk, h->depth,
 				   expect_depth < 0 ? EXT4FS_EXTENT_MAX_DEPTH : expect_depth);
@@ -68,7 +68,7 @@ static int check_node_csum(struct ext4fs_fs *fs, uint32_t ino, uint32_t generati
 		return 0;
 	want = ext4fs_crc32c(ext4fs_inode_csum_seed(fs, ino, generation), node, tail);
 	if (le32_load(node + tail) != want)
-		return fs_fail(fs, EXT4FS_E_EXTENT_CSUM,
+		return ext4fs__fs_fail(fs, EXT4FS_E_EXTENT_CSUM,
 				   "inode %u: extent block %llu checksum is 0x%08x, should be 0x%08x",
 				   ino, (unsigned long long)blk, le32_load(node + tail), want);
 	return 0;
@@ -90,7 +90,7 @@ static int check_child_block(struct walk *w, uint64_t blk)
 	struct ext4fs_fs *fs = w->fs;
 
 	if (!ext4fs_block_ptr_valid(fs, blk) || blk < fs->geom.first_data_block + 1)
-		return fs_fail(fs, EXT4FS_E_EXTENT_CORRUPT,
+		return ext4fs__fs_fail(fs, EXT4FS_E_EXTENT_CORRUPT,
 				   "inode %u: extent index points to block %llu outside the file system",
 				   w->ino, (unsigned long long)blk);
 	return 0;
@@ -105,7 +105,7 @@ static int read_child(struct walk *w, unsigned level, uint64_t blk, int depth, s
 		return err;
 	err = ext4fs_block_read(fs, blk, w->bufs[level]);
 	if (err)
-		return fs_fail(fs, err, "inode %u: reading extent block %llu: %s", w->ino,
+		return ext4fs__fs_fail(fs, err, "inode %u: reading extent block %llu: %s", w->ino,
 				   (unsigned long long)blk, ext4fs_strerror(err));
 	eh_decode(h, w->bufs[level]);
 	err = check_header(fs, w->ino, blk, h, (fs->geom.block_size - EH_SIZE) / ENTRY_SIZE, depth);
@@ -131,7 +131,7 @@ static int walk_node(struct walk *w, unsigned level, uint64_t blk, const unsigne
 		};
 		v.lblk = le32_load(e);
 		if (v.lblk < prev_end || v.lblk >= hi || (i == 0 && level > 0 && v.lblk < lo))
-			return fs_fail(fs, EXT4FS_E_EXTENT_CORRUPT,
+			return ext4fs__fs_fail(fs, EXT4FS_E_EXTENT_CORRUPT,
 					   "inode %u: extent node %llu entry %u starts at logical block %u, out of order or outside its range %llu-%llu",
 					   w->ino, (unsigned long long)blk, i, v.lblk,
 					   (unsigned long long)lo, (unsigned long long)hi - 1);
@@ -142,12 +142,12 @@ static int walk_node(struct walk *w, unsigned level, uint64_t blk, const unsigne
 			v.pblk = ((uint64_t)le16_load(e + 6) << 32) | le32_load(e + 8);
 			v.range_end = (uint64_t)v.lblk + v.len;
 			if (v.len == 0 || v.range_end > hi)
-				return fs_fail(fs, EXT4FS_E_EXTENT_CORRUPT,
+				return ext4fs__fs_fail(fs, EXT4FS_E_EXTENT_CORRUPT,
 						   "inode %u: extent %u-%llu in node %llu has a bad length %u",
 						   w->ino, v.lblk, (unsigned long long)v.range_end - 1,
 						   (unsigned long long)blk, v.len);
 			if (!ext4fs_block_ptr_valid(fs, v.pblk) || v.len > fs->geom.blocks_count - v.pblk)
-				return fs_fail(fs, EXT4FS_E_EXTENT_CORRUPT,
+				return ext4fs__fs_fail(fs, EXT4FS_E_EXTENT_CORRUPT,
 						   "inode %u: extent at logical %u maps blocks %llu-%llu outside the file system",
 						   w->ino, v.lblk, (unsigned long long)v.pblk,
 						   (unsigned long long)(v.pblk + v.len - 1));
@@ -160,7 +160,7 @@ static int walk_node(struct walk *w, unsigned level, uint64_t blk, const unsigne
 		v.pblk = ((uint64_t)le16_load(e + 8) << 32) | le32_load(e + 4);
 		v.range_end = (i + 1 < h->entries) ? le32_load(e + ENTRY_SIZE) : hi;
 		if (v.range_end <= v.lblk || v.range_end > hi)
-			return fs_fail(fs, EXT4FS_E_EXTENT_CORRUPT,
+			return ext4fs__fs_fail(fs, EXT4FS_E_EXTENT_CORRUPT,
 					   "inode %u: extent index node %llu entries %u and %u are out of order",
 					   w->ino, (unsigned long long)blk, i, i + 1);
 		prev_end = v.lblk + 1;
@@ -186,7 +186,7 @@ static int root_header(struct ext4fs_fs *fs, uint32_t ino, const struct ext4fs_i
 		       struct eh *h)
 {
 	if (!(inode->i_flags & EXT4FS_EXTENTS_FL))
-		return fs_fail(fs, EXT4FS_E_INVALID_ARG, "inode %u does not use extents", ino);
+		return ext4fs__fs_fail(fs, EXT4FS_E_INVALID_ARG, "inode %u does not use extents", ino);
 	eh_decode(h, inode->i_block);
 	return check_header(fs, ino, 0, h, ROOT_CAPACITY, -1);
 }
@@ -204,7 +204,7 @@ int ext4fs_extent_walk(struct ext4fs_fs *fs, uint32_t ino, const struct ext4fs_i
 	for (unsigned i = 1; i <= h.depth; i++) {
 		w.bufs[i] = malloc(fs->geom.block_size);
 		if (!w.bufs[i]) {
-			err = fs_fail(fs, EXT4FS_E_NO_MEMORY, "no memory to walk inode %u", ino);
+			err = ext4fs__fs_fail(fs, EXT4FS_E_NO_MEMORY, "no memory to walk inode %u", ino);
 			goto out;
 		}
 	}
@@ -231,7 +231,7 @@ int ext4fs_extent_map(struct ext4fs_fs *fs, uint32_t ino, const struct ext4fs_in
 		return err;
 	buf = malloc(fs->geom.block_size);
 	if (!buf)
-		return fs_fail(fs, EXT4FS_E_NO_MEMORY, "no memory to map inode %u", ino);
+		return ext4fs__fs_fail(fs, EXT4FS_E_NO_MEMORY, "no memory to map inode %u", ino);
 	w.bufs[1] = buf;
 	for (;;) {
 		/* Last entry starting at or before lblk (entries are checked ascending as we go). */
@@ -240,7 +240,7 @@ int ext4fs_extent_map(struct ext4fs_fs *fs, uint32_t ino, const struct ext4fs_in
 		for (unsigned i = 0; i < h.entries; i++) {
 			uint32_t start = le32_load(node + EH_SIZE + (size_t)i * ENTRY_SIZE);
 			if ((i > 0 && start <= prev) || start < lo || start >= hi) {
-				err = fs_fail(fs, EXT4FS_E_EXTENT_CORRUPT,
+				err = ext4fs__fs_fail(fs, EXT4FS_E_EXTENT_CORRUPT,
 						  "inode %u: extent node %llu entries are out of order",
 						  ino, (unsigned long long)blk);
 				goto out;
@@ -262,7 +262,7 @@ int ext4fs_extent_map(struct ext4fs_fs *fs, uint32_t ino, const struct ext4fs_in
 				uint64_t p = ((uint64_t)le16_load(e + 6) << 32) | le32_load(e + 8);
 				if ((uint64_t)start + len > lblk) {
 					if (!ext4fs_block_ptr_valid(fs, p) || len > fs->geom.blocks_count - p) {
-						err = fs_fail(fs, EXT4FS_E_EXTENT_CORRUPT,
+						err = ext4fs__fs_fail(fs, EXT4FS_E_EXTENT_CORRUPT,
 								  "inode %u: extent at logical %u maps blocks outside the file system",
 								  ino, start);
 						goto out;

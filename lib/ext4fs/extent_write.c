@@ -35,7 +35,7 @@
 #include "ext4fs/alloc.h"
 #include "ext4fs/crc.h"
 #include "ext4fs/extent.h"
-#include "blockmap_internal.h"
+#include "extent_write_internal.h"
 #include "fs_internal.h"
 #include "ondisk_le.h"
 
@@ -170,7 +170,7 @@ static int tree_open(struct tree *t, struct ext4fs_fs *fs, uint32_t ino, struct 
 		free(t->ext);
 		t->blocks = NULL;
 		t->ext = NULL;
-		return fs_fail(fs, EXT4FS_E_NO_MEMORY, "no memory to change the extent tree of inode %u", ino);
+		return ext4fs__fs_fail(fs, EXT4FS_E_NO_MEMORY, "no memory to change the extent tree of inode %u", ino);
 	}
 	t->tmp = t->ext + t->cap + 4;
 	return 0;
@@ -220,18 +220,18 @@ static int node_load(struct tree *t, unsigned level, uint64_t blk, unsigned char
 	l->hi = hi;
 	if (magic != EXT4FS_EXTENT_MAGIC || l->max == 0 || l->max > capacity || l->entries > l->max ||
 	    (want_depth < 0 ? l->depth > EXT4FS_EXTENT_MAX_DEPTH : l->depth != (unsigned)want_depth))
-		return fs_fail(fs, EXT4FS_E_EXTENT_HEADER,
-			       "inode %u: extent node %s has a bad header (magic 0x%04x, %u entries of %u, depth %u)",
-			       t->ino, node_name(blk, nb, sizeof(nb)), magic, l->entries, l->max, l->depth);
+		return ext4fs__fs_fail(fs, EXT4FS_E_EXTENT_HEADER,
+				       "inode %u: extent node %s has a bad header (magic 0x%04x, %u entries of %u, depth %u)",
+				       t->ino, node_name(blk, nb, sizeof(nb)), magic, l->entries, l->max, l->depth);
 	/* The root is told by its level, not by blk: a block number is what disk supplies. */
 	if (level > 0 && fs->geom.has_metadata_csum && fs_csum_strict(fs)) {
 		size_t tail = EH_SIZE + (size_t)ENTRY_SIZE * l->max;
 		if (tail + 4 <= t->bs) {
 			uint32_t want = ext4fs_crc32c(t->seed, node, tail);
 			if (le32_load(node + tail) != want)
-				return fs_fail(fs, EXT4FS_E_EXTENT_CSUM,
-					       "inode %u: extent block %llu checksum is 0x%08x, should be 0x%08x",
-					       t->ino, (unsigned long long)blk, le32_load(node + tail), want);
+				return ext4fs__fs_fail(fs, EXT4FS_E_EXTENT_CSUM,
+						       "inode %u: extent block %llu checksum is 0x%08x, should be 0x%08x",
+						       t->ino, (unsigned long long)blk, le32_load(node + tail), want);
 		}
 	}
 	for (unsigned i = 0; i < l->entries; i++) {
@@ -239,26 +239,26 @@ static int node_load(struct tree *t, unsigned level, uint64_t blk, unsigned char
 		uint32_t key = le32_load(e);
 
 		if (key < prev_end || key >= hi)
-			return fs_fail(fs, EXT4FS_E_EXTENT_CORRUPT,
-				       "inode %u: extent node %s entry %u starts at logical block %u, out of order or outside %llu-%llu",
-				       t->ino, node_name(blk, nb, sizeof(nb)), i, key,
-				       (unsigned long long)lo, (unsigned long long)hi - 1);
+			return ext4fs__fs_fail(fs, EXT4FS_E_EXTENT_CORRUPT,
+					       "inode %u: extent node %s entry %u starts at logical block %u, out of order or outside %llu-%llu",
+					       t->ino, node_name(blk, nb, sizeof(nb)), i, key,
+					       (unsigned long long)lo, (unsigned long long)hi - 1);
 		if (l->depth == 0) {
 			struct ext x;
 			ext_decode(&x, e);
 			if (x.len == 0 || ext_end(&x) > hi || !ext4fs_block_ptr_valid(fs, x.pblk) ||
 			    x.len > fs->geom.blocks_count - x.pblk)
-				return fs_fail(fs, EXT4FS_E_EXTENT_CORRUPT,
-					       "inode %u: extent at logical block %u (node %s) maps %u blocks from %llu, outside its range or the file system",
-					       t->ino, key, node_name(blk, nb, sizeof(nb)), x.len,
-					       (unsigned long long)x.pblk);
+				return ext4fs__fs_fail(fs, EXT4FS_E_EXTENT_CORRUPT,
+						       "inode %u: extent at logical block %u (node %s) maps %u blocks from %llu, outside its range or the file system",
+						       t->ino, key, node_name(blk, nb, sizeof(nb)), x.len,
+						       (unsigned long long)x.pblk);
 			prev_end = ext_end(&x);
 		} else {
 			uint64_t child = idx_child(e);
 			if (!ext4fs_block_ptr_valid(fs, child) || child <= fs->geom.first_data_block)
-				return fs_fail(fs, EXT4FS_E_EXTENT_CORRUPT,
-					       "inode %u: extent index %s points to block %llu outside the file system",
-					       t->ino, node_name(blk, nb, sizeof(nb)), (unsigned long long)child);
+				return ext4fs__fs_fail(fs, EXT4FS_E_EXTENT_CORRUPT,
+						       "inode %u: extent index %s points to block %llu outside the file system",
+						       t->ino, node_name(blk, nb, sizeof(nb)), (unsigned long long)child);
 			prev_end = (uint64_t)key + 1;
 		}
 	}
@@ -285,8 +285,8 @@ static int child_load(struct tree *t, unsigned level, unsigned i)
 	int err = ext4fs_block_read(t->fs, child, buf);
 
 	if (err)
-		return fs_fail(t->fs, err, "inode %u: reading extent block %llu: %s", t->ino,
-			       (unsigned long long)child, ext4fs_strerror(err));
+		return ext4fs__fs_fail(t->fs, err, "inode %u: reading extent block %llu: %s", t->ino,
+				       (unsigned long long)child, ext4fs_strerror(err));
 	l->pos = (int)i;
 	return node_load(t, level + 1, child, buf, t->cap, (int)l->depth - 1, le32_load(e), hi);
 }
@@ -309,9 +309,9 @@ static int find_path(struct tree *t, uint32_t lblk)
 		char nb[48];
 
 		if (l->entries == 0)
-			return fs_fail(t->fs, EXT4FS_E_EXTENT_CORRUPT,
-				       "inode %u: extent index node %s is empty", t->ino,
-				       node_name(l->blk, nb, sizeof(nb)));
+			return ext4fs__fs_fail(t->fs, EXT4FS_E_EXTENT_CORRUPT,
+					       "inode %u: extent index node %s is empty", t->ino,
+					       node_name(l->blk, nb, sizeof(nb)));
 		while (i + 1 < l->entries && key_at(l->node, i + 1) <= lblk)
 			i++;
 		err = child_load(t, level, i);
@@ -340,8 +340,8 @@ static int block_store(struct tree *t, uint64_t blk, unsigned char *node, unsign
 	node_csum(t, node, max);
 	err = ext4fs_block_write(t->fs, blk, node);
 	if (err)
-		return fs_fail(t->fs, err, "inode %u: writing extent block %llu: %s", t->ino,
-			       (unsigned long long)blk, ext4fs_strerror(err));
+		return ext4fs__fs_fail(t->fs, err, "inode %u: writing extent block %llu: %s", t->ino,
+				       (unsigned long long)blk, ext4fs_strerror(err));
 	return 0;
 }
 
@@ -375,7 +375,7 @@ static int tree_block_alloc(struct tree *t, uint32_t lblk, uint64_t *blk)
 	err = ext4fs_inode_add_blocks(t->fs, t->inode, 1);
 	if (err) {
 		ext4fs_free_blocks(t->fs, *blk, 1);
-		return fs_fail(t->fs, err, "inode %u: block count would overflow i_blocks", t->ino);
+		return ext4fs__fs_fail(t->fs, err, "inode %u: block count would overflow i_blocks", t->ino);
 	}
 	t->dirty = 1;
 	return 0;
@@ -422,9 +422,9 @@ static int grow_depth(struct tree *t)
 	int err;
 
 	if (r->depth >= EXT4FS_EXTENT_MAX_DEPTH)
-		return fs_fail(t->fs, EXT4FS_E_FILE_TOO_BIG,
-			       "inode %u: the extent tree would grow beyond %d levels", t->ino,
-			       EXT4FS_EXTENT_MAX_DEPTH);
+		return ext4fs__fs_fail(t->fs, EXT4FS_E_FILE_TOO_BIG,
+				       "inode %u: the extent tree would grow beyond %d levels", t->ino,
+				       EXT4FS_EXTENT_MAX_DEPTH);
 	err = tree_block_alloc(t, first, &blk);
 	if (err)
 		return err;
@@ -495,9 +495,9 @@ static int make_room(struct tree *t, unsigned level, int at_end)
 		return grow_depth(t);
 	n = t->lv[level].entries;
 	if (n < 2)
-		return fs_fail(t->fs, EXT4FS_E_EXTENT_CORRUPT,
-			       "inode %u: extent node %s is too small to split (%u entries of %u)",
-			       t->ino, node_name(t->lv[level].blk, nb, sizeof(nb)), n, t->lv[level].max);
+		return ext4fs__fs_fail(t->fs, EXT4FS_E_EXTENT_CORRUPT,
+				       "inode %u: extent node %s is too small to split (%u entries of %u)",
+				       t->ino, node_name(t->lv[level].blk, nb, sizeof(nb)), n, t->lv[level].max);
 	at = at_end ? n - 1 : n / 2;
 	return split_node(t, level, at);
 }
@@ -624,16 +624,16 @@ static int leaf_splice(struct tree *t, unsigned from, unsigned to, const struct 
 
 static int no_progress(struct tree *t, uint64_t lblk)
 {
-	return fs_fail(t->fs, EXT4FS_E_EXTENT_CORRUPT,
-		       "inode %u: no room could be made in the extent tree for logical block %llu",
-		       t->ino, (unsigned long long)lblk);
+	return ext4fs__fs_fail(t->fs, EXT4FS_E_EXTENT_CORRUPT,
+			       "inode %u: no room could be made in the extent tree for logical block %llu",
+			       t->ino, (unsigned long long)lblk);
 }
 
 static int already_mapped(struct tree *t, uint64_t lblk, uint64_t len)
 {
-	return fs_fail(t->fs, EXT4FS_E_INVALID_ARG,
-		       "inode %u: logical blocks %llu-%llu are already mapped, in part or whole", t->ino,
-		       (unsigned long long)lblk, (unsigned long long)(lblk + len - 1));
+	return ext4fs__fs_fail(t->fs, EXT4FS_E_INVALID_ARG,
+			       "inode %u: logical blocks %llu-%llu are already mapped, in part or whole", t->ino,
+			       (unsigned long long)lblk, (unsigned long long)(lblk + len - 1));
 }
 
 /*
@@ -772,10 +772,10 @@ static int remove_range(struct tree *t, uint64_t start, uint64_t end, int free_d
 			uint64_t f = ext_end(e) < end ? ext_end(e) : end;
 			err = ext4fs_free_blocks(t->fs, e->pblk + (s - e->lblk), f - s);
 			if (err)
-				return fs_fail(t->fs, err, "inode %u: freeing blocks %llu-%llu: %s", t->ino,
-					       (unsigned long long)(e->pblk + (s - e->lblk)),
-					       (unsigned long long)(e->pblk + (f - e->lblk) - 1),
-					       ext4fs_strerror(err));
+				return ext4fs__fs_fail(t->fs, err, "inode %u: freeing blocks %llu-%llu: %s", t->ino,
+						       (unsigned long long)(e->pblk + (s - e->lblk)),
+						       (unsigned long long)(e->pblk + (f - e->lblk) - 1),
+						       ext4fs_strerror(err));
 			ext4fs_inode_add_blocks(t->fs, t->inode, -(int64_t)(f - s));
 			t->dirty = 1;
 		}
@@ -871,17 +871,17 @@ static void undo_remove(struct tree *t, uint64_t lblk, uint64_t len)
 static int check_range(struct ext4fs_fs *fs, uint32_t ino, uint64_t lblk, uint64_t len)
 {
 	if (len == 0)
-		return fs_fail(fs, EXT4FS_E_INVALID_ARG, "inode %u: mapping zero blocks", ino);
+		return ext4fs__fs_fail(fs, EXT4FS_E_INVALID_ARG, "inode %u: mapping zero blocks", ino);
 	if (lblk >= LBLK_LIMIT || len > LBLK_LIMIT - lblk)
-		return fs_fail(fs, EXT4FS_E_FILE_TOO_BIG,
-			       "inode %u: logical blocks %llu-%llu are beyond what extents address", ino,
-			       (unsigned long long)lblk, (unsigned long long)(lblk + len - 1));
+		return ext4fs__fs_fail(fs, EXT4FS_E_FILE_TOO_BIG,
+				       "inode %u: logical blocks %llu-%llu are beyond what extents address", ino,
+				       (unsigned long long)lblk, (unsigned long long)(lblk + len - 1));
 	return 0;
 }
 
-int extent_bmap_alloc(struct ext4fs_fs *fs, uint32_t ino, struct ext4fs_inode *inode,
-		      uint64_t lblk, uint32_t len, uint64_t file_blocks, unsigned alloc_flags,
-		      int unwritten, uint64_t *pblk, uint32_t *got, int *dirty)
+int ext4fs__extent_bmap_alloc(struct ext4fs_fs *fs, uint32_t ino, struct ext4fs_inode *inode,
+			      uint64_t lblk, uint32_t len, uint64_t file_blocks, unsigned alloc_flags,
+			      int unwritten, uint64_t *pblk, uint32_t *got, int *dirty)
 {
 	struct ext4fs_alloc_request req = {
 		.ino = ino, .lblk = (uint32_t)lblk, .len = len, .min_len = 1,
@@ -920,7 +920,7 @@ int extent_bmap_alloc(struct ext4fs_fs *fs, uint32_t ino, struct ext4fs_inode *i
 	err = ext4fs_inode_add_blocks(fs, inode, n);
 	if (err) {
 		ext4fs_free_blocks(fs, start, n);
-		err = fs_fail(fs, err, "inode %u: block count would overflow i_blocks", ino);
+		err = ext4fs__fs_fail(fs, err, "inode %u: block count would overflow i_blocks", ino);
 		goto out;
 	}
 	t.dirty = 1;
@@ -937,8 +937,8 @@ out:
 	return tree_close(&t, err, dirty);
 }
 
-int extent_bmap_set(struct ext4fs_fs *fs, uint32_t ino, struct ext4fs_inode *inode,
-		    uint64_t lblk, uint64_t pblk, uint32_t len, int unwritten, int *dirty)
+int ext4fs__extent_bmap_set(struct ext4fs_fs *fs, uint32_t ino, struct ext4fs_inode *inode,
+			    uint64_t lblk, uint64_t pblk, uint32_t len, int unwritten, int *dirty)
 {
 	struct tree t;
 	struct ext prev;
@@ -949,9 +949,9 @@ int extent_bmap_set(struct ext4fs_fs *fs, uint32_t ino, struct ext4fs_inode *ino
 		return err;
 	if (!ext4fs_block_ptr_valid(fs, pblk) || pblk <= fs->geom.first_data_block ||
 	    len > fs->geom.blocks_count - pblk)
-		return fs_fail(fs, EXT4FS_E_INVALID_ARG,
-			       "inode %u: blocks %llu-%llu are not all inside the file system", ino,
-			       (unsigned long long)pblk, (unsigned long long)(pblk + len - 1));
+		return ext4fs__fs_fail(fs, EXT4FS_E_INVALID_ARG,
+				       "inode %u: blocks %llu-%llu are not all inside the file system", ino,
+				       (unsigned long long)pblk, (unsigned long long)(pblk + len - 1));
 	err = tree_open(&t, fs, ino, inode, 0);
 	if (err)
 		return err;
@@ -963,7 +963,7 @@ int extent_bmap_set(struct ext4fs_fs *fs, uint32_t ino, struct ext4fs_inode *ino
 		goto out;
 	err = ext4fs_inode_add_blocks(fs, inode, len);
 	if (err) {
-		err = fs_fail(fs, err, "inode %u: block count would overflow i_blocks", ino);
+		err = ext4fs__fs_fail(fs, err, "inode %u: block count would overflow i_blocks", ino);
 		goto out;
 	}
 	t.dirty = 1;
@@ -976,8 +976,8 @@ out:
 	return tree_close(&t, err, dirty);
 }
 
-int extent_bmap_unmap(struct ext4fs_fs *fs, uint32_t ino, struct ext4fs_inode *inode,
-		      uint64_t lblk, uint64_t len, int *dirty)
+int ext4fs__extent_bmap_unmap(struct ext4fs_fs *fs, uint32_t ino, struct ext4fs_inode *inode,
+			      uint64_t lblk, uint64_t len, int *dirty)
 {
 	uint64_t end = len >= LBLK_LIMIT - lblk ? LBLK_LIMIT : lblk + len;
 	struct tree t;
@@ -994,8 +994,8 @@ int extent_bmap_unmap(struct ext4fs_fs *fs, uint32_t ino, struct ext4fs_inode *i
 	return tree_close(&t, err, dirty);
 }
 
-int extent_bmap_mark_written(struct ext4fs_fs *fs, uint32_t ino, struct ext4fs_inode *inode,
-			     uint64_t lblk, uint64_t len, int *dirty)
+int ext4fs__extent_bmap_mark_written(struct ext4fs_fs *fs, uint32_t ino, struct ext4fs_inode *inode,
+				     uint64_t lblk, uint64_t len, int *dirty)
 {
 	uint64_t end = len >= LBLK_LIMIT - lblk ? LBLK_LIMIT : lblk + len;
 	struct tree t;

@@ -7,7 +7,7 @@
 #include "ext4fs/errors.h"
 #include "extset.h"
 
-size_t extset_first_after(const struct extset *s, uint64_t blk)
+size_t ext4fs__extset_first_after(const struct extset *s, uint64_t blk)
 {
 	size_t lo = 0, hi = s->n;
 
@@ -21,7 +21,7 @@ size_t extset_first_after(const struct extset *s, uint64_t blk)
 	return lo;
 }
 
-int extset_add(struct extset *s, uint64_t start, uint64_t len)
+int ext4fs__extset_add(struct extset *s, uint64_t start, uint64_t len)
 {
 	uint64_t end = start + len;
 	size_t i, j;
@@ -29,7 +29,7 @@ int extset_add(struct extset *s, uint64_t start, uint64_t len)
 	if (len == 0)
 		return 0;
 	/* Ranges from i to j-1 overlap or touch [start, end) and are absorbed. */
-	i = extset_first_after(s, start > 0 ? start - 1 : 0);
+	i = ext4fs__extset_first_after(s, start > 0 ? start - 1 : 0);
 	j = i;
 	while (j < s->n && s->r[j].start <= end)
 		j++;
@@ -59,18 +59,18 @@ int extset_add(struct extset *s, uint64_t start, uint64_t len)
 	return 0;
 }
 
-int extset_is_clear(const struct extset *s, uint64_t start, uint64_t len)
+int ext4fs__extset_is_clear(const struct extset *s, uint64_t start, uint64_t len)
 {
-	size_t i = extset_first_after(s, start);
+	size_t i = ext4fs__extset_first_after(s, start);
 
 	return i == s->n || s->r[i].start >= start + len;
 }
 
-uint64_t extset_count(const struct extset *s, uint64_t start, uint64_t len)
+uint64_t ext4fs__extset_count(const struct extset *s, uint64_t start, uint64_t len)
 {
 	uint64_t end = start + len, count = 0;
 
-	for (size_t i = extset_first_after(s, start); i < s->n && s->r[i].start < end; i++) {
+	for (size_t i = ext4fs__extset_first_after(s, start); i < s->n && s->r[i].start < end; i++) {
 		uint64_t a = s->r[i].start > start ? s->r[i].start : start;
 		uint64_t b = s->r[i].start + s->r[i].len < end ? s->r[i].start + s->r[i].len : end;
 		count += b - a;
@@ -78,7 +78,7 @@ uint64_t extset_count(const struct extset *s, uint64_t start, uint64_t len)
 	return count;
 }
 
-uint64_t extset_total(const struct extset *s)
+uint64_t ext4fs__extset_total(const struct extset *s)
 {
 	uint64_t total = 0;
 
@@ -87,7 +87,7 @@ uint64_t extset_total(const struct extset *s)
 	return total;
 }
 
-void extset_free(struct extset *s)
+void ext4fs__extset_free(struct extset *s)
 {
 	free(s->r);
 	memset(s, 0, sizeof(*s));

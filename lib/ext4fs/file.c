@@ -5,10 +5,8 @@
 #include "ext4fs/blockmap.h"
 #include "ext4fs/file.h"
 #include "ext4fs/xattr.h"
+#include "blockmap_internal.h"
 #include "fs_internal.h"
-
-/* Largest number of blocks fetched with one request. */
-#define MAX_RUN_BLOCKS 4096U
 
 struct inline_find {
 	const unsigned char *value;
@@ -46,27 +44,27 @@ int ext4fs_inline_data_read(struct ext4fs_fs *fs, uint32_t ino, const struct ext
 	*data = NULL;
 	*len = 0;
 	if (!ext4fs_inode_has_inline_data(inode))
-		return fs_fail(fs, EXT4FS_E_INVALID_ARG, "inode %u has no inline data", ino);
+		return ext4fs__fs_fail(fs, EXT4FS_E_INVALID_ARG, "inode %u has no inline data", ino);
 	err = ext4fs_xattr_iterate(fs, ino, inode,
 				   EXT4FS_XATTR_ITER_NO_BLOCK | EXT4FS_XATTR_ITER_NO_EA_VALUES,
 				   find_system_data, &f);
 	if (err == EXT4FS_E_NO_MEMORY) {
-		err = fs_fail(fs, err, "inode %u: no memory for inline data", ino);
+		err = ext4fs__fs_fail(fs, err, "inode %u: no memory for inline data", ino);
 		goto out;
 	}
 	if (err < 0)
 		goto out;
 	err = 0;
 	if (f.found && f.inum) {
-		err = fs_fail(fs, EXT4FS_E_INLINE_CORRUPT,
-			      "inode %u: system.data is stored in EA inode %u", ino, f.inum);
+		err = ext4fs__fs_fail(fs, EXT4FS_E_INLINE_CORRUPT,
+				      "inode %u: system.data is stored in EA inode %u", ino, f.inum);
 		goto out;
 	}
 	if (!f.found) {
 		f.len = 0;
 		f.copy = malloc(EXT4FS_INLINE_IBLOCK_SIZE);
 		if (!f.copy) {
-			err = fs_fail(fs, EXT4FS_E_NO_MEMORY, "inode %u: no memory for inline data", ino);
+			err = ext4fs__fs_fail(fs, EXT4FS_E_NO_MEMORY, "inode %u: no memory for inline data", ino);
 			goto out;
 		}
 	}
@@ -103,88 +101,6 @@ out:
 	return err;
 }
 
-/*
- * Length of the physically contiguous, written run starting at logical
- * block lblk (which maps to pblk), at most max blocks.  Indirect maps report
- * runs of one block, so neighbours are asked for until the run breaks.
- */
-static int contiguous_run(struct ext4fs_fs *fs, uint32_t ino, const struct ext4fs_inode *inode,
-			  uint64_t lblk, uint64_t pblk, uint64_t first_run, uint64_t max,
-			  uint64_t *n)
-{
-	uint64_t count = first_run < max ? first_run : max;
-
-	while (count < max) {
-		uint64_t p, r;
-		int unwritten, err = ext4fs_bmap(fs, ino, inode, lblk + count, &p, &r, &unwritten);
-
-		if (err)
-			return err;
-		if (p != pblk + count || unwritten || r == 0)
-			break;
-		count += r < max - count ? r : max - count;
-	}
-	*n = count;
-	return 0;
-}
-
-static int read_mapped(struct ext4fs_fs *fs, uint32_t ino, const struct ext4fs_inode *inode,
-		       uint64_t offset, unsigned char *buf, size_t len, size_t *got)
-{
-	uint32_t bs = fs->geom.block_size;
-	uint64_t pos = offset, end = offset + len;
-	unsigned char *bounce = NULL;
-	int err = 0;
-
-	while (pos < end) {
-		uint64_t lblk = pos / bs, pblk, run, n;
-		uint32_t boff = (uint32_t)(pos % bs);
-		size_t done = (size_t)(pos - offset);
-		int unwritten;
-
-		err = ext4fs_bmap(fs, ino, inode, lblk, &pblk, &run, &unwritten);
-		if (err)
-			goto out;
-		if (run == 0)
-			run = 1;
-		if (!pblk || unwritten) {
-			/* Hole or unwritten extent: zeros up to the end of the run. */
-			uint64_t avail = run * bs - boff;
-			n = avail < end - pos ? avail : end - pos;
-			memset(buf + done, 0, (size_t)n);
-			pos += n;
-			continue;
-		}
-		if (boff || end - pos < bs) {
-			/* Partial block at either end of the request. */
-			if (!bounce && !(bounce = malloc(bs))) {
-				err = fs_fail(fs, EXT4FS_E_NO_MEMORY, "inode %u: no memory to read data", ino);
-				goto out;
-			}
-			err = ext4fs_blocks_read(fs, pblk, 1, bounce);
-			if (err)
-				goto out;
-			n = bs - boff < end - pos ? bs - boff : end - pos;
-			memcpy(buf + done, bounce + boff, (size_t)n);
-			pos += n;
-			continue;
-		}
-		uint64_t full = (end - pos) / bs;
-		err = contiguous_run(fs, ino, inode, lblk, pblk, run,
-				     full < MAX_RUN_BLOCKS ? full : MAX_RUN_BLOCKS, &n);
-		if (err)
-			goto out;
-		err = ext4fs_blocks_read(fs, pblk, n, buf + done);
-		if (err)
-			goto out;
-		pos += n * bs;
-	}
-out:
-	*got = (size_t)(pos - offset);
-	free(bounce);
-	return err;
-}
-
 int ext4fs_file_read(struct ext4fs_fs *fs, uint32_t ino, const struct ext4fs_inode *inode,
 		     uint64_t offset, void *buf, size_t len, size_t *got)
 {
@@ -203,7 +119,7 @@ int ext4fs_file_read(struct ext4fs_fs *fs, uint32_t ino, const struct ext4fs_ino
 		*got = len;
 		return 0;
 	}
-	return read_mapped(fs, ino, inode, offset, buf, len, got);
+	return ext4fs__blockmap_read(fs, ino, inode, offset, buf, len, got);
 }
 
 int ext4fs_symlink_target(struct ext4fs_fs *fs, uint32_t ino, const struct ext4fs_inode *inode,
@@ -216,16 +132,16 @@ int ext4fs_symlink_target(struct ext4fs_fs *fs, uint32_t ino, const struct ext4f
 
 	*len = 0;
 	if (!EXT4FS_ISLNK(inode->i_mode))
-		return fs_fail(fs, EXT4FS_E_INVALID_ARG, "inode %u is not a symbolic link", ino);
+		return ext4fs__fs_fail(fs, EXT4FS_E_INVALID_ARG, "inode %u is not a symbolic link", ino);
 	if (bufsize == 0)
-		return fs_fail(fs, EXT4FS_E_INVALID_ARG, "no room for the target of symlink %u", ino);
+		return ext4fs__fs_fail(fs, EXT4FS_E_INVALID_ARG, "no room for the target of symlink %u", ino);
 	if (size >= fs->geom.block_size)
-		return fs_fail(fs, EXT4FS_E_INODE_CORRUPT,
-			       "symlink %u: size %llu is not below the block size %u", ino,
-			       (unsigned long long)size, fs->geom.block_size);
+		return ext4fs__fs_fail(fs, EXT4FS_E_INODE_CORRUPT,
+				       "symlink %u: size %llu is not below the block size %u", ino,
+				       (unsigned long long)size, fs->geom.block_size);
 	target = malloc((size_t)size + 1);
 	if (!target)
-		return fs_fail(fs, EXT4FS_E_NO_MEMORY, "no memory for the target of symlink %u", ino);
+		return ext4fs__fs_fail(fs, EXT4FS_E_NO_MEMORY, "no memory for the target of symlink %u", ino);
 	err = ext4fs_file_read(fs, ino, inode, 0, target, (size_t)size, &got);
 	if (err)
 		goto out;

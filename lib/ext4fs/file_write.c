@@ -23,37 +23,38 @@
 #include <string.h>
 #include "ext4fs/alloc.h"
 #include "ext4fs/file.h"
-#include "blockmap_internal.h"
+#include "blockmap_write_internal.h"
 #include "fs_internal.h"
+#include "fs_write_internal.h"
 
 #define SMALL_FILE_LIMIT 0x7FFFFFFFULL   /* largest size without the large_file feature */
 
 static int file_check(struct ext4fs_fs *fs, uint32_t ino, const struct ext4fs_inode *inode,
 		      const char *what)
 {
-	int err = fs_require_rw(fs, what);
+	int err = ext4fs__fs_require_rw(fs, what);
 
 	if (err)
 		return err;
-	if (map_kind_of(fs, inode) != MAP_NONE)
+	if (ext4fs__map_kind_of(fs, inode) != MAP_NONE)
 		return 0;
 	if (ext4fs_inode_has_inline_data(inode))
-		return fs_fail(fs, EXT4FS_E_INVALID_ARG,
-			       "inode %u keeps its data inline; writing inline data is not supported yet", ino);
-	return fs_fail(fs, EXT4FS_E_INVALID_ARG,
-		       "inode %u has no data blocks to change (a fast symlink or a special file)", ino);
+		return ext4fs__fs_fail(fs, EXT4FS_E_INVALID_ARG,
+				       "inode %u keeps its data inline; writing inline data is not supported yet", ino);
+	return ext4fs__fs_fail(fs, EXT4FS_E_INVALID_ARG,
+			       "inode %u has no data blocks to change (a fast symlink or a special file)", ino);
 }
 
 /* Can the map address size bytes? */
 static int reach_check(struct ext4fs_fs *fs, uint32_t ino, const struct ext4fs_inode *inode,
 		       uint64_t size)
 {
-	uint64_t limit = map_max_blocks(fs, inode) * fs->geom.block_size;
+	uint64_t limit = ext4fs__map_max_blocks(fs, inode) * fs->geom.block_size;
 
 	if (size > limit)
-		return fs_fail(fs, EXT4FS_E_FILE_TOO_BIG,
-			       "inode %u: %llu bytes is beyond the %llu its block map addresses", ino,
-			       (unsigned long long)size, (unsigned long long)limit);
+		return ext4fs__fs_fail(fs, EXT4FS_E_FILE_TOO_BIG,
+				       "inode %u: %llu bytes is beyond the %llu its block map addresses", ino,
+				       (unsigned long long)size, (unsigned long long)limit);
 	return 0;
 }
 
@@ -67,8 +68,8 @@ static int size_check(struct ext4fs_fs *fs, uint32_t ino, const struct ext4fs_in
 		return err;
 	if (size > SMALL_FILE_LIMIT && EXT4FS_ISREG(inode->i_mode) &&
 	    !ext4fs_has_ro_compat(fs, EXT4FS_FEATURE_RO_COMPAT_LARGE_FILE))
-		return fs_fail(fs, EXT4FS_E_FILE_TOO_BIG,
-			       "inode %u: files over 2 GiB need the large_file feature", ino);
+		return ext4fs__fs_fail(fs, EXT4FS_E_FILE_TOO_BIG,
+				       "inode %u: files over 2 GiB need the large_file feature", ino);
 	return 0;
 }
 
@@ -84,7 +85,7 @@ static unsigned data_alloc_flags(const struct ext4fs_fs *fs, const struct ext4fs
 static int get_bounce(struct ext4fs_fs *fs, uint32_t ino, unsigned char **bounce)
 {
 	if (!*bounce && !(*bounce = malloc(fs->geom.block_size)))
-		return fs_fail(fs, EXT4FS_E_NO_MEMORY, "inode %u: no memory to write data", ino);
+		return ext4fs__fs_fail(fs, EXT4FS_E_NO_MEMORY, "inode %u: no memory to write data", ino);
 	return 0;
 }
 
@@ -109,7 +110,7 @@ static int zero_in_block(struct ext4fs_fs *fs, uint32_t ino, const struct ext4fs
 
 	if (from >= to)
 		return 0;
-	err = map_run(fs, ino, inode, from / bs, 1, &pblk, &run, &unwritten);
+	err = ext4fs__map_run(fs, ino, inode, from / bs, 1, &pblk, &run, &unwritten);
 	if (err || !pblk || unwritten)
 		return err;
 	err = get_bounce(fs, ino, bounce);
@@ -176,7 +177,7 @@ static void unmap_quietly(struct ext4fs_fs *fs, uint32_t ino, struct ext4fs_inod
 	int dirty = 0;
 
 	memcpy(msg, fs->errmsg, sizeof(msg));
-	map_unmap(fs, ino, inode, lblk, len, &dirty);
+	ext4fs__map_unmap(fs, ino, inode, lblk, len, &dirty);
 	memcpy(fs->errmsg, msg, sizeof(msg));
 }
 
@@ -203,7 +204,7 @@ int ext4fs_file_write(struct ext4fs_fs *fs, uint32_t ino, struct ext4fs_inode *i
 	if (err || len == 0)
 		return err;
 	if (offset > UINT64_MAX - len)
-		return fs_fail(fs, EXT4FS_E_FILE_TOO_BIG, "inode %u: write past 2^64 bytes", ino);
+		return ext4fs__fs_fail(fs, EXT4FS_E_FILE_TOO_BIG, "inode %u: write past 2^64 bytes", ino);
 	end = offset + len;
 	err = size_check(fs, ino, inode, end);
 	if (err)
@@ -220,13 +221,13 @@ int ext4fs_file_write(struct ext4fs_fs *fs, uint32_t ino, struct ext4fs_inode *i
 		uint64_t lblk = pos / bs, want = (end - 1) / bs - lblk + 1, pblk, run, wend;
 		int unwritten;
 
-		err = map_run(fs, ino, inode, lblk, want, &pblk, &run, &unwritten);
+		err = ext4fs__map_run(fs, ino, inode, lblk, want, &pblk, &run, &unwritten);
 		if (err)
 			break;
 		if (!pblk) {
 			uint32_t got;
-			err = map_alloc(fs, ino, inode, lblk, run > UINT32_MAX ? UINT32_MAX : (uint32_t)run,
-					file_blocks, flags, 0, &pblk, &got, &dirty);
+			err = ext4fs__map_alloc(fs, ino, inode, lblk, run > UINT32_MAX ? UINT32_MAX : (uint32_t)run,
+						file_blocks, flags, 0, &pblk, &got, &dirty);
 			if (err)
 				break;
 			wend = (lblk + got) * bs < end ? (lblk + got) * bs : end;
@@ -239,8 +240,8 @@ int ext4fs_file_write(struct ext4fs_fs *fs, uint32_t ino, struct ext4fs_inode *i
 			wend = (lblk + run) * bs < end ? (lblk + run) * bs : end;
 			err = write_run(fs, ino, lblk, pblk, pos, wend, src + (pos - offset), unwritten, &bounce);
 			if (!err && unwritten)
-				err = map_mark_written(fs, ino, inode, lblk,
-						       (wend - lblk * bs + bs - 1) / bs, &dirty);
+				err = ext4fs__map_mark_written(fs, ino, inode, lblk,
+							       (wend - lblk * bs + bs - 1) / bs, &dirty);
 			if (err)
 				break;
 		}
@@ -271,7 +272,7 @@ int ext4fs_file_truncate(struct ext4fs_fs *fs, uint32_t ino, struct ext4fs_inode
 	if (size <= old_size) {
 		/* Everything past the new end goes, blocks kept past the old end (fallocate) too. */
 		uint64_t first = (size + bs - 1) / bs;
-		err = map_unmap(fs, ino, inode, first, UINT64_MAX - first, &dirty);
+		err = ext4fs__map_unmap(fs, ino, inode, first, UINT64_MAX - first, &dirty);
 		if (!err)
 			err = zero_in_block(fs, ino, inode, size, round_up(size, bs), &bounce);
 	} else {
@@ -296,16 +297,16 @@ int ext4fs_file_punch(struct ext4fs_fs *fs, uint32_t ino, struct ext4fs_inode *i
 	if (err)
 		return err;
 	if (len == 0)
-		return fs_fail(fs, EXT4FS_E_INVALID_ARG, "inode %u: punching an empty range", ino);
+		return ext4fs__fs_fail(fs, EXT4FS_E_INVALID_ARG, "inode %u: punching an empty range", ino);
 	/* Nothing past what the map addresses can be mapped: clip there (no overflow after). */
-	limit = map_max_blocks(fs, inode) * bs;
+	limit = ext4fs__map_max_blocks(fs, inode) * bs;
 	end = offset > limit || len > limit - offset ? limit : offset + len;
 	if (offset > end)
 		offset = end;
 	first = (offset + bs - 1) / bs;   /* whole blocks [first, stop) */
 	stop = end / bs;
 	if (first < stop)
-		err = map_unmap(fs, ino, inode, first, stop - first, &dirty);
+		err = ext4fs__map_unmap(fs, ino, inode, first, stop - first, &dirty);
 	if (!err && first > stop) {
 		err = zero_in_block(fs, ino, inode, offset, end, &bounce);
 	} else if (!err) {
@@ -330,11 +331,11 @@ int ext4fs_file_fallocate(struct ext4fs_fs *fs, uint32_t ino, struct ext4fs_inod
 	if (err)
 		return err;
 	if (len == 0 || (flags & ~EXT4FS_FALLOC_KEEP_SIZE))
-		return fs_fail(fs, EXT4FS_E_INVALID_ARG, "inode %u: bad fallocate range or flags", ino);
+		return ext4fs__fs_fail(fs, EXT4FS_E_INVALID_ARG, "inode %u: bad fallocate range or flags", ino);
 	if (offset > UINT64_MAX - len)
-		return fs_fail(fs, EXT4FS_E_FILE_TOO_BIG, "inode %u: range past 2^64 bytes", ino);
+		return ext4fs__fs_fail(fs, EXT4FS_E_FILE_TOO_BIG, "inode %u: range past 2^64 bytes", ino);
 	end = offset + len;
-	extents = map_kind_of(fs, inode) == MAP_EXTENTS;
+	extents = ext4fs__map_kind_of(fs, inode) == MAP_EXTENTS;
 	err = keep ? reach_check(fs, ino, inode, end) : size_check(fs, ino, inode, end);
 	if (err)
 		return err;
@@ -342,23 +343,23 @@ int ext4fs_file_fallocate(struct ext4fs_fs *fs, uint32_t ino, struct ext4fs_inod
 	last = (end + bs - 1) / bs;
 	/* Written blocks past i_size are corruption to e2fsck; only unwritten extents may lie there. */
 	if (!extents && keep && last > (old_size + bs - 1) / bs)
-		return fs_fail(fs, EXT4FS_E_INVALID_ARG,
-			       "inode %u: a block map cannot keep blocks past the end of file", ino);
+		return ext4fs__fs_fail(fs, EXT4FS_E_INVALID_ARG,
+				       "inode %u: a block map cannot keep blocks past the end of file", ino);
 	file_blocks = last > (old_size + bs - 1) / bs ? last : (old_size + bs - 1) / bs;
 	while (lblk < last) {
 		uint64_t pblk, run;
 		uint32_t got;
 		int unwritten;
 
-		err = map_run(fs, ino, inode, lblk, last - lblk, &pblk, &run, &unwritten);
+		err = ext4fs__map_run(fs, ino, inode, lblk, last - lblk, &pblk, &run, &unwritten);
 		if (err)
 			break;
 		if (pblk) {
 			lblk += run;
 			continue;
 		}
-		err = map_alloc(fs, ino, inode, lblk, run > UINT32_MAX ? UINT32_MAX : (uint32_t)run,
-				file_blocks, alloc_flags, extents, &pblk, &got, &dirty);
+		err = ext4fs__map_alloc(fs, ino, inode, lblk, run > UINT32_MAX ? UINT32_MAX : (uint32_t)run,
+					file_blocks, alloc_flags, extents, &pblk, &got, &dirty);
 		if (err)
 			break;
 		/* A block map has no unwritten state: its new blocks must read as zeros. */

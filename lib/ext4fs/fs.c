@@ -1,4 +1,8 @@
-/* fs.c - opening a file system: superblock validation, descriptors, block cache. */
+/*
+ * fs.c - the handle: superblock validation, descriptors, block cache, and
+ * the listeners through which the layers above hear about it.  Opening is
+ * fs_open.c's (the write layer); the read-only half of it is here.
+ */
 #include "config.h"
 #include <errno.h>
 #include <stdarg.h>
@@ -24,7 +28,7 @@
 #define GD_MIN_64BIT_SIZE 64
 #define GD_MAX_SIZE 1024
 
-int fs_fail(struct ext4fs_fs *fs, int err, const char *fmt, ...)
+int ext4fs__fs_fail(struct ext4fs_fs *fs, int err, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -161,16 +165,16 @@ int ext4fs_blocks_read(struct ext4fs_fs *fs, uint64_t blk, uint64_t count, void 
 	if (count == 0)
 		return 0;
 	if (blk >= fs->geom.blocks_count || count > fs->geom.blocks_count - blk)
-		return fs_fail(fs, EXT4FS_E_BAD_BLOCK_NUM,
+		return ext4fs__fs_fail(fs, EXT4FS_E_BAD_BLOCK_NUM,
 				   "block %llu (+%llu) is beyond the end of the file system (%llu blocks)",
 				   (unsigned long long)blk, (unsigned long long)count,
 				   (unsigned long long)fs->geom.blocks_count);
 	if (count > SIZE_MAX / bs)
-		return fs_fail(fs, EXT4FS_E_INVALID_ARG, "read of %llu blocks is too large",
+		return ext4fs__fs_fail(fs, EXT4FS_E_INVALID_ARG, "read of %llu blocks is too large",
 				   (unsigned long long)count);
 	err = ext4fs_io_read(fs->io, blk * bs, buf, (size_t)(count * bs));
 	if (err)
-		return fs_fail(fs, err, "reading block %llu%s: %s", (unsigned long long)blk,
+		return ext4fs__fs_fail(fs, err, "reading block %llu%s: %s", (unsigned long long)blk,
 				   count > 1 ? " and following" : "", ext4fs_strerror(err));
 	return 0;
 }
@@ -306,15 +310,15 @@ static int load_group_descs(struct ext4fs_fs *fs, uint64_t sb_block)
 	 * group count that a tiny corrupt image can make huge.
 	 */
 	if (geo->desc_blocks > fs->io->size / geo->block_size)
-		return fs_fail(fs, EXT4FS_E_OUT_OF_IMAGE,
-			       "the group descriptor table (%u blocks for %u groups) is larger than the image",
-			       geo->desc_blocks, geo->group_count);
+		return ext4fs__fs_fail(fs, EXT4FS_E_OUT_OF_IMAGE,
+				       "the group descriptor table (%u blocks for %u groups) is larger than the image",
+				       geo->desc_blocks, geo->group_count);
 	fs->groups = calloc(geo->group_count, sizeof(*fs->groups));
 	fs->gd_raw = calloc(geo->group_count, geo->desc_size);
 	fs->gd_csum_ok = calloc(geo->group_count, 1);
 	block = malloc(geo->block_size);
 	if (!fs->groups || !fs->gd_raw || !fs->gd_csum_ok || !block) {
-		err = fs_fail(fs, EXT4FS_E_NO_MEMORY, "no memory for %u group descriptors",
+		err = ext4fs__fs_fail(fs, EXT4FS_E_NO_MEMORY, "no memory for %u group descriptors",
 				  geo->group_count);
 		goto out;
 	}
@@ -327,7 +331,7 @@ static int load_group_descs(struct ext4fs_fs *fs, uint64_t sb_block)
 			n = geo->desc_per_block;
 		err = ext4fs_blocks_read(fs, blk, 1, block);
 		if (err) {
-			fs_fail(fs, err, "reading group descriptor block %llu: %s",
+			ext4fs__fs_fail(fs, err, "reading group descriptor block %llu: %s",
 				    (unsigned long long)blk, ext4fs_strerror(err));
 			goto out;
 		}
@@ -346,19 +350,19 @@ static int load_group_descs(struct ext4fs_fs *fs, uint64_t sb_block)
 		fs->gd_csum_ok[g] = (!geo->has_metadata_csum && !geo->has_gdt_csum) ||
 				    ext4fs_group_desc_csum(fs, g) == gd->checksum;
 		if (!ext4fs_block_ptr_valid(fs, gd->block_bitmap)) {
-			err = fs_fail(fs, EXT4FS_E_GD_BAD_BLOCK_MAP,
+			err = ext4fs__fs_fail(fs, EXT4FS_E_GD_BAD_BLOCK_MAP,
 					  "group %u: block bitmap at %llu is not in the file system",
 					  g, (unsigned long long)gd->block_bitmap);
 			goto out;
 		}
 		if (!ext4fs_block_ptr_valid(fs, gd->inode_bitmap)) {
-			err = fs_fail(fs, EXT4FS_E_GD_BAD_INODE_MAP,
+			err = ext4fs__fs_fail(fs, EXT4FS_E_GD_BAD_INODE_MAP,
 					  "group %u: inode bitmap at %llu is not in the file system",
 					  g, (unsigned long long)gd->inode_bitmap);
 			goto out;
 		}
 		if (!ext4fs_block_range_valid(fs, gd->inode_table, geo->inode_blocks_per_group)) {
-			err = fs_fail(fs, EXT4FS_E_GD_BAD_INODE_TABLE,
+			err = ext4fs__fs_fail(fs, EXT4FS_E_GD_BAD_INODE_TABLE,
 					  "group %u: inode table at %llu is not in the file system",
 					  g, (unsigned long long)gd->inode_table);
 			goto out;
@@ -386,7 +390,7 @@ int ext4fs_group_descs_check(struct ext4fs_fs *fs, uint32_t *bad_group)
 	int err = 0;
 
 	if (!taken)
-		return fs_fail(fs, EXT4FS_E_NO_MEMORY, "no memory to check the group descriptors");
+		return ext4fs__fs_fail(fs, EXT4FS_E_NO_MEMORY, "no memory to check the group descriptors");
 #define TAKEN(b) (taken[(b) >> 3] & (1u << ((b) & 7)))
 #define TAKE(b) (taken[(b) >> 3] |= (unsigned char)(1u << ((b) & 7)))
 	for (uint32_t g = 0; g < geo->group_count; g++) {
@@ -435,8 +439,8 @@ int ext4fs_group_descs_check(struct ext4fs_fs *fs, uint32_t *bad_group)
 		if (err) {
 			if (bad_group)
 				*bad_group = g;
-			fs_fail(fs, err, "group %u: the %s is outside the group or on blocks other metadata uses", g,
-				what);
+			ext4fs__fs_fail(fs, err, "group %u: the %s is outside the group or on blocks other metadata uses", g,
+					what);
 		}
 	}
 #undef TAKEN
@@ -445,7 +449,7 @@ int ext4fs_group_descs_check(struct ext4fs_fs *fs, uint32_t *bad_group)
 	return err;
 }
 
-#define BAD_SUPER(...) fs_fail(fs, EXT4FS_E_CORRUPT_SUPER, __VA_ARGS__)
+#define BAD_SUPER(...) ext4fs__fs_fail(fs, EXT4FS_E_CORRUPT_SUPER, __VA_ARGS__)
 
 /* Check the superblock and derive the geometry; every bound later code relies on is set here. */
 static int validate_super(struct ext4fs_fs *fs)
@@ -454,7 +458,7 @@ static int validate_super(struct ext4fs_fs *fs)
 	struct ext4fs_geom *geo = &fs->geom;
 
 	if (sb->s_magic != EXT4FS_SUPER_MAGIC)
-		return fs_fail(fs, EXT4FS_E_BAD_MAGIC, "bad magic 0x%04x in superblock (expected 0x%04x)",
+		return ext4fs__fs_fail(fs, EXT4FS_E_BAD_MAGIC, "bad magic 0x%04x in superblock (expected 0x%04x)",
 				   sb->s_magic, EXT4FS_SUPER_MAGIC);
 	if (sb->s_rev_level > 1)
 		return BAD_SUPER("superblock revision level %u is not supported", sb->s_rev_level);
@@ -575,60 +579,16 @@ static int validate_super(struct ext4fs_fs *fs)
 	return 0;
 }
 
-/*
- * The descriptor copies beside a backup superblock are as old as the backup
- * (mkfs or the last resize): their UNINIT flags and unused-inode counts may
- * hide blocks and inodes in use since.  As e2fsprogs does, they are dropped
- * (checksums recomputed) so readers scan every group in full.  A writable
- * handle first loads the bitmaps (while the flags still say which groups
- * have none on disk) and then owes everything to the next flush: bitmaps
- * with fresh checksums, every descriptor block and the superblock, which is
- * how a damaged primary copy gets repaired.  The blocks it skipped are read
- * for their findings (ext4fs_bitmap_group_flags()) only: a checker that no
- * longer believes the flags finds what they hold.  Errors: as the bitmap
- * loaders.
- */
-static int distrust_backup_descs(struct ext4fs_fs *fs)
-{
-	const struct ext4fs_geom *geo = &fs->geom;
-	const struct ext4fs_bitmap *loaded;
-	int err = 0;
-
-	if (fs_writable(fs)) {
-		err = ext4fs_fs_block_bitmap(fs, &loaded);
-		if (!err)
-			err = ext4fs_fs_inode_bitmap(fs, &loaded);
-		if (err)
-			return err;
-	}
-	for (uint32_t g = 0; g < geo->group_count; g++) {
-		if (geo->has_metadata_csum || geo->has_gdt_csum) {
-			struct ext4fs_group_desc gd = fs->groups[g];
-			if (fs_writable(fs) && fs->gd_csum_ok[g]) {
-				if (gd.flags & EXT4FS_BG_BLOCK_UNINIT)
-					err = bitmap_note_block(fs, fs->block_map, 0, g);
-				if (!err && (gd.flags & EXT4FS_BG_INODE_UNINIT))
-					err = bitmap_note_block(fs, fs->inode_map, 1, g);
-				if (err)
-					return err;
-			}
-			gd.flags &= (uint16_t)~(EXT4FS_BG_BLOCK_UNINIT | EXT4FS_BG_INODE_UNINIT);
-			gd.itable_unused = 0;
-			fs_group_desc_store(fs, g, &gd);
-		}
-		if (fs->group_dirty)
-			fs->group_dirty[g] |= FS_DIRTY_DESC | FS_DIRTY_BLOCK_BITMAP | FS_DIRTY_INODE_BITMAP;
-	}
-	if (fs_writable(fs))
-		fs->super_dirty = 1;
-	return 0;
-}
-
 void ext4fs_close(struct ext4fs_fs *fs)
 {
 	if (!fs)
 		return;
-	fs_write_release(fs);
+	/* Newest first: the allocator goes before the write layer it sits on. */
+	while (fs->nlisteners) {
+		struct ext4fs__listener_slot l = fs->listeners[--fs->nlisteners];
+		if (l.ops->close)
+			l.ops->close(fs, l.ctx);
+	}
 	ext4fs_io_close(fs->io);
 	free(fs->groups);
 	free(fs->gd_raw);
@@ -642,32 +602,29 @@ static int read_super_at(struct ext4fs_fs *fs, uint64_t byte_offset)
 	int err = ext4fs_io_read(fs->io, byte_offset, fs->sb_raw, EXT4FS_SUPER_SIZE);
 
 	if (err)
-		return fs_fail(fs, err, "reading the superblock at byte %llu: %s",
+		return ext4fs__fs_fail(fs, err, "reading the superblock at byte %llu: %s",
 				   (unsigned long long)byte_offset, ext4fs_strerror(err));
 	ext4fs_super_decode(&fs->sb, fs->sb_raw);
 	return 0;
 }
 
-int ext4fs_open_io(struct ext4fs_io *io, const struct ext4fs_open_opts *opts,
-		   struct ext4fs_fs **out, char *errmsg, size_t errmsg_len)
+struct ext4fs_fs *ext4fs__fs_alloc(struct ext4fs_io *io, unsigned flags)
 {
-	static const struct ext4fs_open_opts defaults;
-	struct ext4fs_fs *fs;
-	uint64_t sb_block = 0;
-	int err;
+	struct ext4fs_fs *fs = calloc(1, sizeof(*fs));
 
-	*out = NULL;
-	if (!opts)
-		opts = &defaults;
-	fs = calloc(1, sizeof(*fs));
 	if (!fs) {
 		ext4fs_io_close(io);
-		if (errmsg && errmsg_len)
-			snprintf(errmsg, errmsg_len, "no memory");
-		return EXT4FS_E_NO_MEMORY;
+		return NULL;
 	}
 	fs->io = io;
-	fs->flags = opts->flags;
+	fs->flags = flags;
+	return fs;
+}
+
+int ext4fs__fs_load(struct ext4fs_fs *fs, const struct ext4fs_open_opts *opts)
+{
+	uint64_t sb_block = 0;
+	int err;
 
 	if (opts->superblock) {
 		/* A backup: try the given block size, else each one until the magic matches. */
@@ -679,10 +636,10 @@ int ext4fs_open_io(struct ext4fs_io *io, const struct ext4fs_open_opts *opts,
 				break;
 			if (opts->block_size || bs >= 65536) {
 				if (!err)
-					err = fs_fail(fs, EXT4FS_E_BAD_MAGIC,
+					err = ext4fs__fs_fail(fs, EXT4FS_E_BAD_MAGIC,
 							  "no superblock at block %llu",
 							  (unsigned long long)opts->superblock);
-				goto fail;
+				return err;
 			}
 			bs <<= 1;
 		}
@@ -690,76 +647,81 @@ int ext4fs_open_io(struct ext4fs_io *io, const struct ext4fs_open_opts *opts,
 	} else {
 		err = read_super_at(fs, EXT4FS_SUPER_OFFSET);
 		if (err)
-			goto fail;
+			return err;
 	}
 	err = validate_super(fs);
 	if (err)
-		goto fail;
+		return err;
 	/* The primary is at byte 1024: block 1 with 1 KiB blocks even when bigalloc makes s_first_data_block 0. */
 	if (!opts->superblock)
 		sb_block = EXT4FS_SUPER_OFFSET / fs->geom.block_size;
 	if (fs->geom.has_metadata_csum && fs_csum_strict(fs) &&
-	    ext4fs_super_csum(fs->sb_raw) != fs->sb.s_checksum) {
-		err = fs_fail(fs, EXT4FS_E_SB_CSUM, "superblock checksum is 0x%08x, should be 0x%08x",
-				  fs->sb.s_checksum, ext4fs_super_csum(fs->sb_raw));
-		goto fail;
-	}
+	    ext4fs_super_csum(fs->sb_raw) != fs->sb.s_checksum)
+		return ext4fs__fs_fail(fs, EXT4FS_E_SB_CSUM, "superblock checksum is 0x%08x, should be 0x%08x",
+				       fs->sb.s_checksum, ext4fs_super_csum(fs->sb_raw));
 	if ((fs->sb.s_feature_incompat & ~READ_INCOMPAT_SUPPORTED) &&
-	    !(fs->flags & EXT4FS_OPEN_FORCE)) {
-		err = fs_fail(fs, EXT4FS_E_UNSUPP_FEATURE,
-				  "unsupported incompatible features 0x%x",
-				  fs->sb.s_feature_incompat & ~READ_INCOMPAT_SUPPORTED);
-		goto fail;
-	}
+	    !(fs->flags & EXT4FS_OPEN_FORCE))
+		return ext4fs__fs_fail(fs, EXT4FS_E_UNSUPP_FEATURE,
+				       "unsupported incompatible features 0x%x",
+				       fs->sb.s_feature_incompat & ~READ_INCOMPAT_SUPPORTED);
 	fs->cache_data = malloc((size_t)EXT4FS_CACHE_SLOTS * fs->geom.block_size);
-	if (!fs->cache_data) {
-		err = fs_fail(fs, EXT4FS_E_NO_MEMORY, "no memory for the block cache");
-		goto fail;
-	}
-	err = load_group_descs(fs, sb_block);
-	if (err)
-		goto fail;
-	if (fs->flags & EXT4FS_OPEN_RW) {
-		/* A handle that may write bitmaps and inodes must not put them over other metadata. */
-		err = ext4fs_group_descs_check(fs, NULL);
-		if (!err)
-			err = fs_write_open_check(fs);
-		if (err)
-			goto fail;
-	}
-	if (opts->superblock) {
-		err = distrust_backup_descs(fs);
-		if (err)
-			goto fail;
-	}
-	fs->errmsg[0] = '\0';
-	*out = fs;
-	return 0;
-
-fail:
-	if (errmsg && errmsg_len)
-		snprintf(errmsg, errmsg_len, "%s", fs->errmsg[0] ? fs->errmsg : ext4fs_strerror(err));
-	ext4fs_close(fs);
-	return err;
+	if (!fs->cache_data)
+		return ext4fs__fs_fail(fs, EXT4FS_E_NO_MEMORY, "no memory for the block cache");
+	return load_group_descs(fs, sb_block);
 }
 
-int ext4fs_open(const char *path, const struct ext4fs_open_opts *opts,
-		struct ext4fs_fs **out, char *errmsg, size_t errmsg_len)
-{
-	struct ext4fs_io *io;
-	int err;
+/* -- listeners -- */
 
-	*out = NULL;
-	err = ext4fs_io_open_file(path,
-				  (opts && (opts->flags & (EXT4FS_OPEN_RW | EXT4FS_OPEN_RECOVERY))) ?
-				  EXT4FS_IO_RDWR : 0,
-				  opts ? opts->offset : 0, &io);
-	if (err) {
-		if (errmsg && errmsg_len)
-			snprintf(errmsg, errmsg_len, "%s: %s", path, ext4fs_strerror(err));
-		return err;
-	}
-	return ext4fs_open_io(io, opts, out, errmsg, errmsg_len);
+int ext4fs__fs_listen(struct ext4fs_fs *fs, const struct ext4fs__listener_ops *ops, void *ctx)
+{
+	if (fs->nlisteners == FS_LISTENERS_MAX)
+		return ext4fs__fs_fail(fs, EXT4FS_E_INVALID_ARG, "too many listeners on the handle");
+	fs->listeners[fs->nlisteners].ops = ops;
+	fs->listeners[fs->nlisteners].ctx = ctx;
+	fs->nlisteners++;
+	return 0;
+}
+
+void ext4fs__fs_unlisten(struct ext4fs_fs *fs, const struct ext4fs__listener_ops *ops)
+{
+	for (unsigned i = 0; i < fs->nlisteners; i++)
+		if (fs->listeners[i].ops == ops) {
+			memmove(&fs->listeners[i], &fs->listeners[i + 1],
+				(fs->nlisteners - i - 1) * sizeof(fs->listeners[0]));
+			fs->nlisteners--;
+			return;
+		}
+}
+
+void *ext4fs__fs_listener_ctx(const struct ext4fs_fs *fs, const struct ext4fs__listener_ops *ops)
+{
+	for (unsigned i = 0; i < fs->nlisteners; i++)
+		if (fs->listeners[i].ops == ops)
+			return fs->listeners[i].ctx;
+	return NULL;
+}
+
+int ext4fs__fs_listening(const struct ext4fs_fs *fs, const struct ext4fs__listener_ops *ops)
+{
+	for (unsigned i = 0; i < fs->nlisteners; i++)
+		if (fs->listeners[i].ops == ops)
+			return 1;
+	return 0;
+}
+
+void ext4fs__fs_space_changed(struct ext4fs_fs *fs, uint64_t blk, uint64_t count, int used)
+{
+	for (unsigned i = fs->nlisteners; i-- > 0;)
+		if (fs->listeners[i].ops->space_changed)
+			fs->listeners[i].ops->space_changed(fs, fs->listeners[i].ctx, blk, count, used);
+}
+
+void ext4fs__fs_descs_changed(struct ext4fs_fs *fs)
+{
+	/* Downwards: a listener that unregisters itself moves only those above it. */
+	for (unsigned i = fs->nlisteners; i-- > 0;)
+		if (fs->listeners[i].ops->descs_changed)
+			fs->listeners[i].ops->descs_changed(fs, fs->listeners[i].ctx);
 }
 
 static void group_desc_encode(const struct ext4fs_group_desc *gd, unsigned char *d, uint32_t size)
@@ -790,7 +752,7 @@ static void group_desc_encode(const struct ext4fs_group_desc *gd, unsigned char 
 	le16_store(d + 0x3A, (uint16_t)(gd->inode_bitmap_csum >> 16));
 }
 
-void fs_group_desc_store(struct ext4fs_fs *fs, uint32_t g, const struct ext4fs_group_desc *gd)
+void ext4fs__fs_group_desc_store(struct ext4fs_fs *fs, uint32_t g, const struct ext4fs_group_desc *gd)
 {
 	unsigned char *raw = fs->gd_raw + (size_t)g * fs->geom.desc_size;
 
@@ -801,7 +763,7 @@ void fs_group_desc_store(struct ext4fs_fs *fs, uint32_t g, const struct ext4fs_g
 	fs->gd_csum_ok[g] = 1;
 }
 
-void fs_super_store(struct ext4fs_fs *fs)
+void ext4fs__fs_super_store(struct ext4fs_fs *fs)
 {
 	ext4fs_super_encode(&fs->sb, fs->sb_raw);
 	if (fs->geom.has_metadata_csum) {
@@ -810,8 +772,8 @@ void fs_super_store(struct ext4fs_fs *fs)
 	}
 }
 
-int fs_new_in_memory(const struct ext4fs_super *sb, struct ext4fs_fs **out, char *errmsg,
-		     size_t errmsg_len)
+int ext4fs__fs_new_in_memory(const struct ext4fs_super *sb, struct ext4fs_fs **out, char *errmsg,
+			     size_t errmsg_len)
 {
 	struct ext4fs_fs *fs = calloc(1, sizeof(*fs));
 	int err;
@@ -828,14 +790,19 @@ int fs_new_in_memory(const struct ext4fs_super *sb, struct ext4fs_fs **out, char
 	fs->gd_raw = calloc(fs->geom.group_count, fs->geom.desc_size);
 	fs->gd_csum_ok = calloc(fs->geom.group_count, 1);
 	if (!fs->groups || !fs->gd_raw || !fs->gd_csum_ok) {
-		err = fs_fail(fs, EXT4FS_E_NO_MEMORY, "no memory for %u group descriptors",
-			      fs->geom.group_count);
+		err = ext4fs__fs_fail(fs, EXT4FS_E_NO_MEMORY, "no memory for %u group descriptors",
+				      fs->geom.group_count);
 		goto fail;
 	}
-	fs_super_store(fs);
+	ext4fs__fs_super_store(fs);
 	*out = fs;
 	return 0;
 fail:
+	return ext4fs__fs_abandon(fs, err, errmsg, errmsg_len);
+}
+
+int ext4fs__fs_abandon(struct ext4fs_fs *fs, int err, char *errmsg, size_t errmsg_len)
+{
 	if (errmsg && errmsg_len)
 		snprintf(errmsg, errmsg_len, "%s", fs->errmsg[0] ? fs->errmsg : ext4fs_strerror(err));
 	ext4fs_close(fs);

@@ -104,9 +104,7 @@ struct ext4fs_group_desc {
 	uint16_t checksum;
 };
 
-#define EXT4FS_BG_INODE_UNINIT  0x0001
-#define EXT4FS_BG_BLOCK_UNINIT  0x0002
-#define EXT4FS_BG_INODE_ZEROED  0x0004
+/* The flags word: EXT4FS_BG_* in super.h. */
 
 /* -- Open and close ------------------------------------------------------ */
 

@@ -9,6 +9,27 @@
 #include "ext4fs/fs.h"
 
 #define EXT4FS_CACHE_SLOTS 64   /* direct-mapped block cache: metadata re-reads are local */
+#define FS_LISTENERS_MAX 4      /* the write layer and the block allocator, with room to spare */
+
+struct ext4fs_fs;
+
+/*
+ * A listener: how a layer above the handle hears about it without the
+ * handle knowing that layer.  The write layer (fs_write.c) registers one
+ * when it takes a handle on (a writable open, or live bitmaps loaded), the
+ * block allocator (alloc.c) one when it builds its state; the handle calls
+ * them and calls nothing else above it.  Any callback may be NULL; ctx is
+ * the listener's own state, given back to it.
+ */
+struct ext4fs__listener_ops {
+	/* Blocks [blk, blk + count) were marked in use (used 1) or free in the live block bitmap. */
+	void (*space_changed)(struct ext4fs_fs *fs, void *ctx, uint64_t blk, uint64_t count, int used);
+	/* Group descriptors were set by hand: drop what was derived from the old counts
+	   (a listener may unregister itself here, and only itself). */
+	void (*descs_changed)(struct ext4fs_fs *fs, void *ctx);
+	/* The handle is closing (the listener is already unregistered): release ctx. */
+	void (*close)(struct ext4fs_fs *fs, void *ctx);
+};
 
 struct ext4fs_fs {
 	struct ext4fs_io *io;
@@ -24,7 +45,7 @@ struct ext4fs_fs {
 	unsigned char *cache_data;              /* EXT4FS_CACHE_SLOTS * block_size */
 	char errmsg[256];
 
-	/* Writable handles only (fs_write.c). */
+	/* The write layer's state (fs_write.c), released by its listener at close. */
 	struct ext4fs_bitmap *block_map;        /* live block bitmap, loaded on first use */
 	struct ext4fs_bitmap *inode_map;        /* live inode bitmap, loaded on first use */
 	unsigned char *group_dirty;             /* group_count entries of FS_DIRTY_* bits */
@@ -35,7 +56,12 @@ struct ext4fs_fs {
 	int time_fixed;
 	int64_t fixed_sec;
 	uint32_t fixed_nsec;
-	struct balloc *balloc;                  /* block allocator state (alloc.c), or NULL */
+	/* The layers above, listening (ext4fs__fs_listen() below); called newest first. */
+	struct ext4fs__listener_slot {
+		const struct ext4fs__listener_ops *ops;
+		void *ctx;
+	} listeners[FS_LISTENERS_MAX];
+	unsigned nlisteners;
 };
 
 #define FS_DIRTY_BLOCK_BITMAP 0x1
@@ -44,9 +70,9 @@ struct ext4fs_fs {
 
 /*
  * Record a description of a failure and return err, so a failing path reads
- * "return fs_fail(fs, EXT4FS_E_X, "inode %u: ...", ino);".
+ * "return ext4fs__fs_fail(fs, EXT4FS_E_X, "inode %u: ...", ino);".
  */
-int fs_fail(struct ext4fs_fs *fs, int err, const char *fmt, ...)
+int ext4fs__fs_fail(struct ext4fs_fs *fs, int err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
 /* Nonzero when checksum mismatches are to be reported as errors. */
@@ -61,14 +87,14 @@ static inline int fs_csum_strict(const struct ext4fs_fs *fs)
  * the descriptors start zeroed and there is no I/O channel.  Errors as
  * validation reports them, EXT4FS_E_NO_MEMORY; errmsg says which field.
  */
-int fs_new_in_memory(const struct ext4fs_super *sb, struct ext4fs_fs **out, char *errmsg,
-		     size_t errmsg_len);
+int ext4fs__fs_new_in_memory(const struct ext4fs_super *sb, struct ext4fs_fs **out, char *errmsg,
+			     size_t errmsg_len);
 
 /* Set group g's descriptor: encode it and its checksum into the raw table. */
-void fs_group_desc_store(struct ext4fs_fs *fs, uint32_t g, const struct ext4fs_group_desc *gd);
+void ext4fs__fs_group_desc_store(struct ext4fs_fs *fs, uint32_t g, const struct ext4fs_group_desc *gd);
 
 /* Encode fs->sb into fs->sb_raw with its checksum (metadata_csum). */
-void fs_super_store(struct ext4fs_fs *fs);
+void ext4fs__fs_super_store(struct ext4fs_fs *fs);
 
 /* Nonzero for a handle that may write. */
 static inline int fs_writable(const struct ext4fs_fs *fs)
@@ -76,40 +102,39 @@ static inline int fs_writable(const struct ext4fs_fs *fs)
 	return (fs->flags & EXT4FS_OPEN_RW) && fs->io != NULL;
 }
 
-/* Refuse with EXT4FS_E_READ_ONLY (and a message naming what) unless writable. */
-int fs_require_rw(struct ext4fs_fs *fs, const char *what);
-
-/* Check a writable open: features we keep up to date, no journal to replay (fs_write.c). */
-int fs_write_open_check(struct ext4fs_fs *fs);
-
-/* Release what a writable handle holds (bitmaps, allocator state) at close. */
-void fs_write_release(struct ext4fs_fs *fs);
-
-/* Update group g's descriptor in memory (counts, flags) and mark it dirty. */
-void fs_group_desc_update(struct ext4fs_fs *fs, uint32_t g, const struct ext4fs_group_desc *gd);
-
-/* -- Bitmap internals (bitmap.c) -- */
-void bitmap_set_range(struct ext4fs_bitmap *bm, uint64_t n, uint64_t count);
-void bitmap_clear_range(struct ext4fs_bitmap *bm, uint64_t n, uint64_t count);
-/* Copy nbits bits from bit first_bit into dst (bit 0 of dst = first_bit), padding
-   the rest of pad_bytes with ones, as on-disk bitmaps are padded. */
-void bitmap_copy_out(const struct ext4fs_bitmap *bm, uint64_t first_bit, uint64_t nbits,
-		     unsigned char *dst, size_t pad_bytes);
-/* The raw bit array (bit i = item start + (i << shift)) for the allocator. */
-const unsigned char *bitmap_bits(const struct ext4fs_bitmap *bm);
 /*
- * Read group g's block (inodes != 0: inode) bitmap block and record its
- * findings in bm without touching bm's bits: a backup open that stops
- * believing a group's UNINIT flag reports the block as a checker then
- * finds it.  Errors: EXT4FS_E_INVALID_ARG, EXT4FS_E_NO_MEMORY, read errors.
+ * Register a listener (ops, ctx) on fs.  Errors: EXT4FS_E_INVALID_ARG when
+ * FS_LISTENERS_MAX are registered already (a library bug).
  */
-int bitmap_note_block(struct ext4fs_fs *fs, struct ext4fs_bitmap *bm, int inodes, uint32_t g);
+int ext4fs__fs_listen(struct ext4fs_fs *fs, const struct ext4fs__listener_ops *ops, void *ctx);
 
-/* -- Block allocator hooks (alloc.c) -- */
-struct balloc;
-/* Told about every change ext4fs_blocks_mark_used/free made, to keep buddies in step. */
-void balloc_note(struct ext4fs_fs *fs, uint64_t blk, uint64_t count, int used);
-/* Free the allocator's state. */
-void balloc_destroy(struct ext4fs_fs *fs);
+/* Unregister the listener with these ops, if there is one. */
+void ext4fs__fs_unlisten(struct ext4fs_fs *fs, const struct ext4fs__listener_ops *ops);
+
+/* The ctx of the listener with these ops; NULL when none is registered. */
+void *ext4fs__fs_listener_ctx(const struct ext4fs_fs *fs, const struct ext4fs__listener_ops *ops);
+
+/* Nonzero when a listener with these ops is registered. */
+int ext4fs__fs_listening(const struct ext4fs_fs *fs, const struct ext4fs__listener_ops *ops);
+
+/* Tell every listener that blocks changed state in the live bitmap (the write layer calls this). */
+void ext4fs__fs_space_changed(struct ext4fs_fs *fs, uint64_t blk, uint64_t count, int used);
+
+/* Tell every listener that group descriptors were set by hand. */
+void ext4fs__fs_descs_changed(struct ext4fs_fs *fs);
+
+/*
+ * The read-only half of ext4fs_open_io(), whose writable half and backup
+ * handling are the write layer's (fs_open.c).  ext4fs__fs_alloc() makes a
+ * handle over io (which it takes) with these flags: NULL when out of
+ * memory (io closed then).  ext4fs__fs_load() reads and validates the
+ * superblock (at opts->superblock when given) and the group descriptors.
+ * Errors: as ext4fs_open(), with fs->errmsg set; the caller closes fs.
+ */
+struct ext4fs_fs *ext4fs__fs_alloc(struct ext4fs_io *io, unsigned flags);
+int ext4fs__fs_load(struct ext4fs_fs *fs, const struct ext4fs_open_opts *opts);
+
+/* A handle that failed to open: fs->errmsg (else err's text) into errmsg, fs closed; returns err. */
+int ext4fs__fs_abandon(struct ext4fs_fs *fs, int err, char *errmsg, size_t errmsg_len);
 
 #endif

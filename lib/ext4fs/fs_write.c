@@ -12,7 +12,9 @@
 #include "ext4fs/fs.h"
 #include "ext4fs/inode.h"
 #include "ext4fs/fsfeatures.h"
+#include "bitmap_internal.h"
 #include "fs_internal.h"
+#include "fs_write_internal.h"
 #include "ondisk_le.h"
 
 /*
@@ -34,48 +36,63 @@
 	 EXT4FS_FEATURE_INCOMPAT_ENCRYPT | EXT4FS_FEATURE_INCOMPAT_CASEFOLD | \
 	 EXT4FS_FEATURE_INCOMPAT_RECOVER)
 
-int fs_require_rw(struct ext4fs_fs *fs, const char *what)
+int ext4fs__fs_require_rw(struct ext4fs_fs *fs, const char *what)
 {
 	if (fs_writable(fs))
 		return 0;
-	return fs_fail(fs, EXT4FS_E_READ_ONLY, "%s: the file system is open read-only", what);
+	return ext4fs__fs_fail(fs, EXT4FS_E_READ_ONLY, "%s: the file system is open read-only", what);
 }
 
-int fs_write_open_check(struct ext4fs_fs *fs)
+/* Release the write layer's state at close, after a last flush of a writable handle. */
+static void write_close(struct ext4fs_fs *fs, void *ctx)
 {
-	const struct ext4fs_super *sb = &fs->sb;
-	uint32_t ro = sb->s_feature_ro_compat & ~WRITE_RO_COMPAT_SUPPORTED;
-	uint32_t inc = sb->s_feature_incompat & ~WRITE_INCOMPAT_SUPPORTED;
-
-	if (ro || inc) {
-		uint32_t f[3] = { 0, inc, ro };
-		char names[160];
-		ext4fs_features_format(f, names, sizeof(names));
-		return fs_fail(fs, inc ? EXT4FS_E_UNSUPP_FEATURE : EXT4FS_E_RO_UNSUPP_FEATURE,
-			       "cannot write: writing with feature(s) %s is not supported yet", names);
-	}
-	if (sb->s_feature_incompat & EXT4FS_FEATURE_INCOMPAT_RECOVER)
-		return fs_fail(fs, EXT4FS_E_NEEDS_RECOVERY,
-			       "cannot write: the journal needs recovery (run e2fsck first)");
-	if (fs->geom.cluster_ratio != 1)
-		return fs_fail(fs, EXT4FS_E_RO_UNSUPP_FEATURE, "cannot write: bigalloc is not supported");
-	fs->group_dirty = calloc(fs->geom.group_count, 1);
-	if (!fs->group_dirty)
-		return fs_fail(fs, EXT4FS_E_NO_MEMORY, "no memory for %u group flags",
-			       fs->geom.group_count);
-	return 0;
-}
-
-void fs_write_release(struct ext4fs_fs *fs)
-{
+	(void)ctx;
 	if (fs_writable(fs) && fs->group_dirty)
 		(void)ext4fs_flush(fs);
-	balloc_destroy(fs);
 	ext4fs_bitmap_free(fs->block_map);
 	ext4fs_bitmap_free(fs->inode_map);
 	free(fs->group_dirty);
 	fs->block_map = fs->inode_map = NULL;
 	fs->group_dirty = NULL;
+}
+
+static const struct ext4fs__listener_ops write_listener = { .close = write_close };
+
+/* Listen on the handle (once) so the state taken on is released at close. */
+static int attach(struct ext4fs_fs *fs)
+{
+	if (ext4fs__fs_listening(fs, &write_listener))
+		return 0;
+	return ext4fs__fs_listen(fs, &write_listener, NULL);
+}
+
+int ext4fs__fs_write_open(struct ext4fs_fs *fs)
+{
+	const struct ext4fs_super *sb = &fs->sb;
+	uint32_t ro = sb->s_feature_ro_compat & ~WRITE_RO_COMPAT_SUPPORTED;
+	uint32_t inc = sb->s_feature_incompat & ~WRITE_INCOMPAT_SUPPORTED;
+	int err;
+
+	if (ro || inc) {
+		uint32_t f[3] = { 0, inc, ro };
+		char names[160];
+		ext4fs_features_format(f, names, sizeof(names));
+		return ext4fs__fs_fail(fs, inc ? EXT4FS_E_UNSUPP_FEATURE : EXT4FS_E_RO_UNSUPP_FEATURE,
+				       "cannot write: writing with feature(s) %s is not supported yet", names);
+	}
+	if (sb->s_feature_incompat & EXT4FS_FEATURE_INCOMPAT_RECOVER)
+		return ext4fs__fs_fail(fs, EXT4FS_E_NEEDS_RECOVERY,
+				       "cannot write: the journal needs recovery (run e2fsck first)");
+	if (fs->geom.cluster_ratio != 1)
+		return ext4fs__fs_fail(fs, EXT4FS_E_RO_UNSUPP_FEATURE, "cannot write: bigalloc is not supported");
+	err = attach(fs);
+	if (err)
+		return err;
+	fs->group_dirty = calloc(fs->geom.group_count, 1);
+	if (!fs->group_dirty)
+		return ext4fs__fs_fail(fs, EXT4FS_E_NO_MEMORY, "no memory for %u group flags",
+				       fs->geom.group_count);
+	return 0;
 }
 
 /* -- time -- */
@@ -121,17 +138,17 @@ static void cache_forget(struct ext4fs_fs *fs, uint64_t blk, uint64_t count)
 static int check_range(struct ext4fs_fs *fs, uint64_t blk, uint64_t count, const char *what)
 {
 	if (blk >= fs->geom.blocks_count || count > fs->geom.blocks_count - blk)
-		return fs_fail(fs, EXT4FS_E_BAD_BLOCK_NUM,
-			       "%s block %llu (+%llu) is beyond the end of the file system (%llu blocks)",
-			       what, (unsigned long long)blk, (unsigned long long)count,
-			       (unsigned long long)fs->geom.blocks_count);
+		return ext4fs__fs_fail(fs, EXT4FS_E_BAD_BLOCK_NUM,
+				       "%s block %llu (+%llu) is beyond the end of the file system (%llu blocks)",
+				       what, (unsigned long long)blk, (unsigned long long)count,
+				       (unsigned long long)fs->geom.blocks_count);
 	return 0;
 }
 
 int ext4fs_blocks_write(struct ext4fs_fs *fs, uint64_t blk, uint64_t count, const void *buf)
 {
 	uint32_t bs = fs->geom.block_size;
-	int err = fs_require_rw(fs, "writing blocks");
+	int err = ext4fs__fs_require_rw(fs, "writing blocks");
 
 	if (err || count == 0)
 		return err;
@@ -139,13 +156,13 @@ int ext4fs_blocks_write(struct ext4fs_fs *fs, uint64_t blk, uint64_t count, cons
 	if (err)
 		return err;
 	if (count > SIZE_MAX / bs)
-		return fs_fail(fs, EXT4FS_E_INVALID_ARG, "write of %llu blocks is too large",
-			       (unsigned long long)count);
+		return ext4fs__fs_fail(fs, EXT4FS_E_INVALID_ARG, "write of %llu blocks is too large",
+				       (unsigned long long)count);
 	cache_forget(fs, blk, count);
 	err = ext4fs_io_write(fs->io, blk * bs, buf, (size_t)(count * bs));
 	if (err)
-		return fs_fail(fs, err, "writing block %llu%s: %s", (unsigned long long)blk,
-			       count > 1 ? " and following" : "", ext4fs_strerror(err));
+		return ext4fs__fs_fail(fs, err, "writing block %llu%s: %s", (unsigned long long)blk,
+				       count > 1 ? " and following" : "", ext4fs_strerror(err));
 	return 0;
 }
 
@@ -167,7 +184,7 @@ int ext4fs_block_write(struct ext4fs_fs *fs, uint64_t blk, const void *buf)
 int ext4fs_blocks_zero(struct ext4fs_fs *fs, uint64_t blk, uint64_t count)
 {
 	uint32_t bs = fs->geom.block_size;
-	int err = fs_require_rw(fs, "zeroing blocks");
+	int err = ext4fs__fs_require_rw(fs, "zeroing blocks");
 
 	if (err || count == 0)
 		return err;
@@ -177,8 +194,8 @@ int ext4fs_blocks_zero(struct ext4fs_fs *fs, uint64_t blk, uint64_t count)
 	cache_forget(fs, blk, count);
 	err = ext4fs_io_zeroout(fs->io, blk * bs, count * bs);
 	if (err)
-		return fs_fail(fs, err, "zeroing blocks %llu-%llu: %s", (unsigned long long)blk,
-			       (unsigned long long)(blk + count - 1), ext4fs_strerror(err));
+		return ext4fs__fs_fail(fs, err, "zeroing blocks %llu-%llu: %s", (unsigned long long)blk,
+				       (unsigned long long)(blk + count - 1), ext4fs_strerror(err));
 	return 0;
 }
 
@@ -186,16 +203,22 @@ int ext4fs_blocks_zero(struct ext4fs_fs *fs, uint64_t blk, uint64_t count)
 
 static int load_block_map(struct ext4fs_fs *fs)
 {
+	int err;
+
 	if (fs->block_map)
 		return 0;
-	return ext4fs_block_bitmap_load(fs, &fs->block_map);
+	err = attach(fs);
+	return err ? err : ext4fs_block_bitmap_load(fs, &fs->block_map);
 }
 
 static int load_inode_map(struct ext4fs_fs *fs)
 {
+	int err;
+
 	if (fs->inode_map)
 		return 0;
-	return ext4fs_inode_bitmap_load(fs, &fs->inode_map);
+	err = attach(fs);
+	return err ? err : ext4fs_inode_bitmap_load(fs, &fs->inode_map);
 }
 
 int ext4fs_fs_block_bitmap(struct ext4fs_fs *fs, const struct ext4fs_bitmap **out)
@@ -216,9 +239,9 @@ int ext4fs_fs_inode_bitmap(struct ext4fs_fs *fs, const struct ext4fs_bitmap **ou
 
 /* -- accounting -- */
 
-void fs_group_desc_update(struct ext4fs_fs *fs, uint32_t g, const struct ext4fs_group_desc *gd)
+void ext4fs__fs_group_desc_update(struct ext4fs_fs *fs, uint32_t g, const struct ext4fs_group_desc *gd)
 {
-	fs_group_desc_store(fs, g, gd);
+	ext4fs__fs_group_desc_store(fs, g, gd);
 	fs->group_dirty[g] |= FS_DIRTY_DESC;
 }
 
@@ -242,26 +265,26 @@ static int mark_blocks(struct ext4fs_fs *fs, uint64_t blk, uint64_t count, int u
 {
 	const struct ext4fs_geom *geo = &fs->geom;
 	uint64_t found;
-	int err = fs_require_rw(fs, used ? "allocating blocks" : "freeing blocks");
+	int err = ext4fs__fs_require_rw(fs, used ? "allocating blocks" : "freeing blocks");
 
 	if (err || count == 0)
 		return err;
 	if (blk < geo->first_data_block || blk >= geo->blocks_count ||
 	    count > geo->blocks_count - blk)
-		return fs_fail(fs, EXT4FS_E_BAD_BLOCK_NUM,
-			       "blocks %llu-%llu are not all in the file system",
-			       (unsigned long long)blk, (unsigned long long)(blk + count - 1));
+		return ext4fs__fs_fail(fs, EXT4FS_E_BAD_BLOCK_NUM,
+				       "blocks %llu-%llu are not all in the file system",
+				       (unsigned long long)blk, (unsigned long long)(blk + count - 1));
 	err = load_block_map(fs);
 	if (err)
 		return err;
 	/* All or nothing: a block already in the wanted state means the caller's view is wrong. */
 	if (ext4fs_bitmap_find(fs->block_map, blk, blk + count - 1, used, &found) == 0)
-		return fs_fail(fs, EXT4FS_E_BLOCK_STATE, "block %llu is already %s",
-			       (unsigned long long)found, used ? "in use" : "free");
+		return ext4fs__fs_fail(fs, EXT4FS_E_BLOCK_STATE, "block %llu is already %s",
+				       (unsigned long long)found, used ? "in use" : "free");
 	if (used)
-		bitmap_set_range(fs->block_map, blk, count);
+		ext4fs__bitmap_set_range(fs->block_map, blk, count);
 	else
-		bitmap_clear_range(fs->block_map, blk, count);
+		ext4fs__bitmap_clear_range(fs->block_map, blk, count);
 
 	for (uint64_t b = blk; b < blk + count;) {
 		uint32_t g = ext4fs_group_of_block(fs, b);
@@ -274,14 +297,14 @@ static int mark_blocks(struct ext4fs_fs *fs, uint64_t blk, uint64_t count, int u
 		else if (counted)
 			gd.free_blocks_count += (uint32_t)n;
 		gd.flags &= (uint16_t)~EXT4FS_BG_BLOCK_UNINIT;
-		fs_group_desc_update(fs, g, &gd);
+		ext4fs__fs_group_desc_update(fs, g, &gd);
 		fs->group_dirty[g] |= FS_DIRTY_BLOCK_BITMAP;
 		b += n;
 	}
 	if (counted)
 		super_add_free_blocks(fs, used ? -(int64_t)count : (int64_t)count);
 	/* Even uncounted, the allocator must see the bits, or it would hand the blocks out again. */
-	balloc_note(fs, blk, count, used);
+	ext4fs__fs_space_changed(fs, blk, count, used);
 	fs->bitmap_changed[EXT4FS_BLOCK_BITMAP] = 1;
 	return 0;
 }
@@ -316,7 +339,7 @@ static int zero_inode_records(struct ext4fs_fs *fs, uint32_t g, uint32_t first, 
 	int err = 0;
 
 	if (!block)
-		return fs_fail(fs, EXT4FS_E_NO_MEMORY, "no memory to clear inode table of group %u", g);
+		return ext4fs__fs_fail(fs, EXT4FS_E_NO_MEMORY, "no memory to clear inode table of group %u", g);
 	for (uint32_t i = first; i <= last && !err;) {
 		uint64_t blk = table + i / per_block;
 		uint32_t from = i % per_block, to = per_block - 1;
@@ -343,18 +366,18 @@ static int zero_inode_records(struct ext4fs_fs *fs, uint32_t g, uint32_t first, 
 static int mark_inode(struct ext4fs_fs *fs, uint32_t ino, int is_dir, int used, int counted)
 {
 	const struct ext4fs_geom *geo = &fs->geom;
-	int err = fs_require_rw(fs, used ? "allocating an inode" : "freeing an inode");
+	int err = ext4fs__fs_require_rw(fs, used ? "allocating an inode" : "freeing an inode");
 
 	if (err)
 		return err;
 	if (ino == 0 || ino > geo->inodes_count)
-		return fs_fail(fs, EXT4FS_E_BAD_INODE_NUM, "inode %u is not in the file system", ino);
+		return ext4fs__fs_fail(fs, EXT4FS_E_BAD_INODE_NUM, "inode %u is not in the file system", ino);
 	err = load_inode_map(fs);
 	if (err)
 		return err;
 	if (ext4fs_bitmap_test(fs->inode_map, ino) == used)
-		return fs_fail(fs, EXT4FS_E_INODE_STATE, "inode %u is already %s", ino,
-			       used ? "in use" : "free");
+		return ext4fs__fs_fail(fs, EXT4FS_E_INODE_STATE, "inode %u is already %s", ino,
+				       used ? "in use" : "free");
 
 	uint32_t g = (ino - 1) / geo->inodes_per_group, idx = (ino - 1) % geo->inodes_per_group;
 	struct ext4fs_group_desc gd = fs->groups[g];
@@ -384,9 +407,9 @@ static int mark_inode(struct ext4fs_fs *fs, uint32_t ino, int is_dir, int used, 
 		gd.flags &= (uint16_t)~EXT4FS_BG_INODE_UNINIT;
 	}
 	if (used)
-		bitmap_set_range(fs->inode_map, ino, 1);
+		ext4fs__bitmap_set_range(fs->inode_map, ino, 1);
 	else
-		bitmap_clear_range(fs->inode_map, ino, 1);
+		ext4fs__bitmap_clear_range(fs->inode_map, ino, 1);
 	if (counted && used) {
 		gd.free_inodes_count--;
 		if (is_dir)
@@ -400,7 +423,7 @@ static int mark_inode(struct ext4fs_fs *fs, uint32_t ino, int is_dir, int used, 
 		fs->sb.s_free_inodes_count++;
 		fs->super_dirty = 1;
 	}
-	fs_group_desc_update(fs, g, &gd);
+	ext4fs__fs_group_desc_update(fs, g, &gd);
 	fs->group_dirty[g] |= FS_DIRTY_INODE_BITMAP;
 	fs->bitmap_changed[EXT4FS_INODE_BITMAP] = 1;
 	return 0;
@@ -430,12 +453,12 @@ int ext4fs_bitmap_changed(const struct ext4fs_fs *fs, enum ext4fs_bitmap_kind ki
 
 int ext4fs_bitmap_rewrite(struct ext4fs_fs *fs, enum ext4fs_bitmap_kind kind)
 {
-	int err = fs_require_rw(fs, "rewriting a bitmap");
+	int err = ext4fs__fs_require_rw(fs, "rewriting a bitmap");
 
 	if (err)
 		return err;
 	if (kind != EXT4FS_BLOCK_BITMAP && kind != EXT4FS_INODE_BITMAP)
-		return fs_fail(fs, EXT4FS_E_INVALID_ARG, "unknown bitmap kind %d", (int)kind);
+		return ext4fs__fs_fail(fs, EXT4FS_E_INVALID_ARG, "unknown bitmap kind %d", (int)kind);
 	err = kind == EXT4FS_BLOCK_BITMAP ? load_block_map(fs) : load_inode_map(fs);
 	if (err)
 		return err;
@@ -447,15 +470,15 @@ int ext4fs_bitmap_rewrite(struct ext4fs_fs *fs, enum ext4fs_bitmap_kind kind)
 
 int ext4fs_group_desc_set(struct ext4fs_fs *fs, uint32_t g, const struct ext4fs_group_desc *gd)
 {
-	int err = fs_require_rw(fs, "setting a group descriptor");
+	int err = ext4fs__fs_require_rw(fs, "setting a group descriptor");
 
 	if (err)
 		return err;
 	if (g >= fs->geom.group_count)
-		return fs_fail(fs, EXT4FS_E_INVALID_ARG, "group %u does not exist", g);
-	fs_group_desc_update(fs, g, gd);
+		return ext4fs__fs_fail(fs, EXT4FS_E_INVALID_ARG, "group %u does not exist", g);
+	ext4fs__fs_group_desc_update(fs, g, gd);
 	/* The allocator's summaries were built from the old counts. */
-	balloc_destroy(fs);
+	ext4fs__fs_descs_changed(fs);
 	return 0;
 }
 
@@ -476,7 +499,7 @@ int ext4fs_super_set(struct ext4fs_fs *fs, const struct ext4fs_super *sb)
 {
 	const struct ext4fs_super *old = &fs->sb;
 	uint32_t ro_changed = sb->s_feature_ro_compat ^ old->s_feature_ro_compat;
-	int err = fs_require_rw(fs, "setting the superblock");
+	int err = ext4fs__fs_require_rw(fs, "setting the superblock");
 
 	if (err)
 		return err;
@@ -495,8 +518,8 @@ int ext4fs_super_set(struct ext4fs_fs *fs, const struct ext4fs_super *sb)
 	    sb->s_desc_size != old->s_desc_size ||
 	    sb->s_log_groups_per_flex != old->s_log_groups_per_flex ||
 	    sb->s_feature_incompat != old->s_feature_incompat || ro_changed)
-		return fs_fail(fs, EXT4FS_E_INVALID_ARG,
-			       "changing the geometry or features through the superblock is not supported");
+		return ext4fs__fs_fail(fs, EXT4FS_E_INVALID_ARG,
+				       "changing the geometry or features through the superblock is not supported");
 	fs->sb = *sb;
 	fs->geom.free_blocks_count = super_free_blocks(sb);
 	fs->geom.r_blocks_count = (uint64_t)sb->s_r_blocks_count_lo |
@@ -526,7 +549,7 @@ static int flush_bitmaps(struct ext4fs_fs *fs, unsigned char *block)
 			uint64_t first = (uint64_t)g * geo->clusters_per_group;
 			uint64_t last_blk = ext4fs_group_last_block(fs, g);
 			uint64_t nbits = last_blk - ext4fs_group_first_block(fs, g) + 1;
-			bitmap_copy_out(fs->block_map, first, nbits, block, geo->block_size);
+			ext4fs__bitmap_copy_out(fs->block_map, first, nbits, block, geo->block_size);
 			err = ext4fs_block_write(fs, gd.block_bitmap, block);
 			if (err)
 				return err;
@@ -538,8 +561,8 @@ static int flush_bitmaps(struct ext4fs_fs *fs, unsigned char *block)
 		if ((fs->group_dirty[g] & FS_DIRTY_INODE_BITMAP) && fs->inode_map &&
 		    !(gd.flags & EXT4FS_BG_INODE_UNINIT)) {
 			uint64_t first = (uint64_t)g * geo->inodes_per_group;
-			bitmap_copy_out(fs->inode_map, first, geo->inodes_per_group, block,
-					geo->block_size);
+			ext4fs__bitmap_copy_out(fs->inode_map, first, geo->inodes_per_group, block,
+						geo->block_size);
 			err = ext4fs_block_write(fs, gd.inode_bitmap, block);
 			if (err)
 				return err;
@@ -549,7 +572,7 @@ static int flush_bitmaps(struct ext4fs_fs *fs, unsigned char *block)
 			}
 		}
 		if (changed)
-			fs_group_desc_update(fs, g, &gd);
+			ext4fs__fs_group_desc_update(fs, g, &gd);
 		fs->group_dirty[g] &= (unsigned char)~(FS_DIRTY_BLOCK_BITMAP | FS_DIRTY_INODE_BITMAP);
 	}
 	return 0;
@@ -608,14 +631,14 @@ static int write_super_at(struct ext4fs_fs *fs, uint64_t byte, uint16_t group)
 	int err;
 
 	fs->sb.s_block_group_nr = group;
-	fs_super_store(fs);
+	ext4fs__fs_super_store(fs);
 	cache_forget(fs, byte / fs->geom.block_size, 1);
 	err = ext4fs_io_write(fs->io, byte, fs->sb_raw, EXT4FS_SUPER_SIZE);
 	fs->sb.s_block_group_nr = saved;
-	fs_super_store(fs);
+	ext4fs__fs_super_store(fs);
 	if (err)
-		return fs_fail(fs, err, "writing the superblock at byte %llu: %s",
-			       (unsigned long long)byte, ext4fs_strerror(err));
+		return ext4fs__fs_fail(fs, err, "writing the superblock at byte %llu: %s",
+				       (unsigned long long)byte, ext4fs_strerror(err));
 	return 0;
 }
 
@@ -644,13 +667,13 @@ int ext4fs_super_set_journal(struct ext4fs_fs *fs, const struct ext4fs_super *sb
 		return 0;
 	}
 	if (!(fs->flags & EXT4FS_OPEN_RECOVERY))
-		return fs_require_rw(fs, "changing the journal fields of the superblock");
+		return ext4fs__fs_require_rw(fs, "changing the journal fields of the superblock");
 	take_journal_state(&fs->sb, sb);
 	err = write_super_at(fs, EXT4FS_SUPER_OFFSET, 0);
 	if (err)
 		return err;
 	err = ext4fs_io_flush(fs->io);
-	return err ? fs_fail(fs, err, "flushing the superblock: %s", ext4fs_strerror(err)) : 0;
+	return err ? ext4fs__fs_fail(fs, err, "flushing the superblock: %s", ext4fs_strerror(err)) : 0;
 }
 
 static int flush_supers(struct ext4fs_fs *fs)
@@ -676,7 +699,7 @@ static int flush_supers(struct ext4fs_fs *fs)
 	/* The primary last, once everything it describes is on disk. */
 	err = ext4fs_io_flush(fs->io);
 	if (err)
-		return fs_fail(fs, err, "flushing %s: %s", fs->io->name, ext4fs_strerror(err));
+		return ext4fs__fs_fail(fs, err, "flushing %s: %s", fs->io->name, ext4fs_strerror(err));
 	err = write_super_at(fs, EXT4FS_SUPER_OFFSET, 0);
 	if (err)
 		return err;
@@ -689,7 +712,7 @@ int ext4fs_flush(struct ext4fs_fs *fs)
 	unsigned char *block;
 	int dirty = 0, err;
 
-	err = fs_require_rw(fs, "flushing");
+	err = ext4fs__fs_require_rw(fs, "flushing");
 	if (err)
 		return err;
 	for (uint32_t g = 0; g < fs->geom.group_count && !dirty; g++)
@@ -698,7 +721,7 @@ int ext4fs_flush(struct ext4fs_fs *fs)
 		return 0;
 	block = malloc(fs->geom.block_size);
 	if (!block)
-		return fs_fail(fs, EXT4FS_E_NO_MEMORY, "no memory to flush");
+		return ext4fs__fs_fail(fs, EXT4FS_E_NO_MEMORY, "no memory to flush");
 	err = flush_bitmaps(fs, block);
 	if (!err)
 		err = flush_descs(fs, block);
@@ -707,7 +730,7 @@ int ext4fs_flush(struct ext4fs_fs *fs)
 	if (!err) {
 		err = ext4fs_io_flush(fs->io);
 		if (err)
-			fs_fail(fs, err, "flushing %s: %s", fs->io->name, ext4fs_strerror(err));
+			ext4fs__fs_fail(fs, err, "flushing %s: %s", fs->io->name, ext4fs_strerror(err));
 	}
 	free(block);
 	return err;

@@ -16,6 +16,7 @@
 #include "ext4fs/fsops.h"
 #include "ext4fs/xattr.h"
 #include "fs_internal.h"
+#include "fs_write_internal.h"
 #include "ondisk_le.h"
 
 #define LINK_MAX 65000U            /* the kernel's EXT4_LINK_MAX */
@@ -26,10 +27,10 @@ static int check_name(struct ext4fs_fs *fs, const char *name, size_t *len)
 	size_t n = strnlen(name, EXT4FS_NAME_LEN + 1);
 
 	if (n == 0 || strchr(name, '/') || !strcmp(name, ".") || !strcmp(name, ".."))
-		return fs_fail(fs, EXT4FS_E_INVALID_ARG, "\"%s\" is not a valid file name", name);
+		return ext4fs__fs_fail(fs, EXT4FS_E_INVALID_ARG, "\"%s\" is not a valid file name", name);
 	if (n > EXT4FS_NAME_LEN)
-		return fs_fail(fs, EXT4FS_E_NAME_TOO_LONG, "file name \"%.40s...\" is longer than %u bytes",
-			       name, EXT4FS_NAME_LEN);
+		return ext4fs__fs_fail(fs, EXT4FS_E_NAME_TOO_LONG, "file name \"%.40s...\" is longer than %u bytes",
+				       name, EXT4FS_NAME_LEN);
 	*len = n;
 	return 0;
 }
@@ -41,7 +42,7 @@ static int read_dir(struct ext4fs_fs *fs, uint32_t dir, struct ext4fs_inode *in)
 	if (err)
 		return err;
 	if (!EXT4FS_ISDIR(in->i_mode))
-		return fs_fail(fs, EXT4FS_E_NOT_DIR, "inode %u is not a directory", dir);
+		return ext4fs__fs_fail(fs, EXT4FS_E_NOT_DIR, "inode %u is not a directory", dir);
 	return 0;
 }
 
@@ -61,9 +62,9 @@ static int dir_link_inc(struct ext4fs_fs *fs, uint32_t dir, struct ext4fs_inode 
 		return 0;
 	if (in->i_links_count + 1U >= LINK_MAX) {
 		if (!ext4fs_has_ro_compat(fs, EXT4FS_FEATURE_RO_COMPAT_DIR_NLINK))
-			return fs_fail(fs, EXT4FS_E_TOO_MANY_LINKS,
-				       "directory %u has %u subdirectories already", dir,
-				       in->i_links_count - 2U);
+			return ext4fs__fs_fail(fs, EXT4FS_E_TOO_MANY_LINKS,
+					       "directory %u has %u subdirectories already", dir,
+					       in->i_links_count - 2U);
 		in->i_links_count = 1;
 		return 0;
 	}
@@ -84,7 +85,7 @@ int ext4fs_inode_release(struct ext4fs_fs *fs, uint32_t ino)
 	struct ext4fs_inode in;
 	int64_t sec;
 	uint32_t nsec;
-	int err = fs_require_rw(fs, "releasing an inode");
+	int err = ext4fs__fs_require_rw(fs, "releasing an inode");
 
 	if (err)
 		return err;
@@ -92,9 +93,9 @@ int ext4fs_inode_release(struct ext4fs_fs *fs, uint32_t ino)
 	if (err)
 		return err;
 	if (ino == 0 || ino > ext4fs_geom(fs)->inodes_count)
-		return fs_fail(fs, EXT4FS_E_BAD_INODE_NUM, "inode %u is not in the file system", ino);
+		return ext4fs__fs_fail(fs, EXT4FS_E_BAD_INODE_NUM, "inode %u is not in the file system", ino);
 	if (ext4fs_bitmap_test(imap, ino) != 1)
-		return fs_fail(fs, EXT4FS_E_INODE_STATE, "inode %u is not in use", ino);
+		return ext4fs__fs_fail(fs, EXT4FS_E_INODE_STATE, "inode %u is not in use", ino);
 	err = ext4fs_inode_read(fs, ino, &in);
 	if (err)
 		return err;
@@ -136,7 +137,7 @@ static int new_inode(struct ext4fs_fs *fs, uint32_t dir, const struct ext4fs_new
 	/* The whole record: a reused inode's old in-inode xattrs must not come back to life. */
 	unsigned char *raw = calloc(1, ext4fs_geom(fs)->inode_size);
 	if (!raw)
-		err = fs_fail(fs, EXT4FS_E_NO_MEMORY, "no memory for inode %u", *ino);
+		err = ext4fs__fs_fail(fs, EXT4FS_E_NO_MEMORY, "no memory for inode %u", *ino);
 	if (raw) {
 		ext4fs_inode_encode(in, raw, ext4fs_geom(fs)->inode_size);
 		err = ext4fs_inode_write_raw(fs, *ino, raw);
@@ -183,14 +184,14 @@ int ext4fs_mknod(struct ext4fs_fs *fs, uint32_t dir, const char *name,
 	uint16_t type = attrs->mode & EXT4FS_S_IFMT;
 	size_t len;
 	uint32_t new_ino;
-	int err = fs_require_rw(fs, "creating a file");
+	int err = ext4fs__fs_require_rw(fs, "creating a file");
 
 	if (err || (err = check_name(fs, name, &len)) || (err = read_dir(fs, dir, &dir_in)))
 		return err;
 	if (type != EXT4FS_S_IFREG && type != EXT4FS_S_IFCHR && type != EXT4FS_S_IFBLK &&
 	    type != EXT4FS_S_IFIFO && type != EXT4FS_S_IFSOCK)
-		return fs_fail(fs, EXT4FS_E_INVALID_ARG, "%s: mode 0%o is not a file or device node",
-			       name, attrs->mode);
+		return ext4fs__fs_fail(fs, EXT4FS_E_INVALID_ARG, "%s: mode 0%o is not a file or device node",
+				       name, attrs->mode);
 	err = new_inode(fs, dir, attrs, attrs->mode, &in, &new_ino);
 	if (err)
 		return err;
@@ -215,13 +216,13 @@ int ext4fs_mkdir(struct ext4fs_fs *fs, uint32_t dir, const char *name,
 	uint16_t mode = (uint16_t)((attrs->mode & ~EXT4FS_S_IFMT) | EXT4FS_S_IFDIR);
 	size_t len;
 	uint32_t new_ino;
-	int err = fs_require_rw(fs, "creating a directory");
+	int err = ext4fs__fs_require_rw(fs, "creating a directory");
 
 	if (err || (err = check_name(fs, name, &len)) || (err = read_dir(fs, dir, &dir_in)))
 		return err;
 	if (dir_in.i_links_count + 1U >= LINK_MAX &&
 	    !ext4fs_has_ro_compat(fs, EXT4FS_FEATURE_RO_COMPAT_DIR_NLINK))
-		return fs_fail(fs, EXT4FS_E_TOO_MANY_LINKS, "directory %u has too many subdirectories", dir);
+		return ext4fs__fs_fail(fs, EXT4FS_E_TOO_MANY_LINKS, "directory %u has too many subdirectories", dir);
 	err = new_inode(fs, dir, attrs, mode, &in, &new_ino);
 	if (err)
 		return err;
@@ -252,14 +253,14 @@ int ext4fs_symlink(struct ext4fs_fs *fs, uint32_t dir, const char *name, const c
 	uint16_t mode = (uint16_t)((attrs->mode & 07777) | EXT4FS_S_IFLNK);
 	size_t len, tlen = strlen(target);
 	uint32_t new_ino;
-	int err = fs_require_rw(fs, "creating a symlink");
+	int err = ext4fs__fs_require_rw(fs, "creating a symlink");
 
 	if (err || (err = check_name(fs, name, &len)) || (err = read_dir(fs, dir, &dir_in)))
 		return err;
 	if (tlen == 0 || tlen >= ext4fs_geom(fs)->block_size)
-		return fs_fail(fs, tlen ? EXT4FS_E_NAME_TOO_LONG : EXT4FS_E_INVALID_ARG,
-			       "%s: a symlink target must be 1 to %u bytes", name,
-			       ext4fs_geom(fs)->block_size - 1);
+		return ext4fs__fs_fail(fs, tlen ? EXT4FS_E_NAME_TOO_LONG : EXT4FS_E_INVALID_ARG,
+				       "%s: a symlink target must be 1 to %u bytes", name,
+				       ext4fs_geom(fs)->block_size - 1);
 	err = new_inode(fs, dir, attrs, mode, &in, &new_ino);
 	if (err)
 		return err;
@@ -290,7 +291,7 @@ int ext4fs_link(struct ext4fs_fs *fs, uint32_t dir, const char *name, uint32_t i
 {
 	struct ext4fs_inode dir_in, in;
 	size_t len;
-	int err = fs_require_rw(fs, "linking");
+	int err = ext4fs__fs_require_rw(fs, "linking");
 
 	if (err || (err = check_name(fs, name, &len)) || (err = read_dir(fs, dir, &dir_in)))
 		return err;
@@ -298,10 +299,10 @@ int ext4fs_link(struct ext4fs_fs *fs, uint32_t dir, const char *name, uint32_t i
 	if (err)
 		return err;
 	if (EXT4FS_ISDIR(in.i_mode))
-		return fs_fail(fs, EXT4FS_E_IS_DIR, "inode %u is a directory: no hard links", ino);
+		return ext4fs__fs_fail(fs, EXT4FS_E_IS_DIR, "inode %u is a directory: no hard links", ino);
 	if (in.i_links_count >= LINK_MAX)
-		return fs_fail(fs, EXT4FS_E_TOO_MANY_LINKS, "inode %u has %u links already", ino,
-			       in.i_links_count);
+		return ext4fs__fs_fail(fs, EXT4FS_E_TOO_MANY_LINKS, "inode %u has %u links already", ino,
+				       in.i_links_count);
 	err = ext4fs_dir_add(fs, dir, &dir_in, name, len, ino, ext4fs_file_type_of_mode(in.i_mode));
 	if (err)
 		return err;
@@ -331,7 +332,7 @@ static int lookup(struct ext4fs_fs *fs, uint32_t dir, const char *name, size_t l
 	int err = ext4fs_dir_lookup(fs, dir, name, len, ino);
 
 	if (err == EXT4FS_E_NOT_FOUND)
-		return fs_fail(fs, err, "\"%s\" not found in directory %u", name, dir);
+		return ext4fs__fs_fail(fs, err, "\"%s\" not found in directory %u", name, dir);
 	if (err)
 		return err;
 	return ext4fs_inode_read(fs, *ino, in);
@@ -342,7 +343,7 @@ int ext4fs_unlink(struct ext4fs_fs *fs, uint32_t dir, const char *name)
 	struct ext4fs_inode dir_in, in;
 	uint32_t ino;
 	size_t len;
-	int err = fs_require_rw(fs, "unlinking");
+	int err = ext4fs__fs_require_rw(fs, "unlinking");
 
 	if (err || (err = check_name(fs, name, &len)) || (err = read_dir(fs, dir, &dir_in)))
 		return err;
@@ -350,7 +351,7 @@ int ext4fs_unlink(struct ext4fs_fs *fs, uint32_t dir, const char *name)
 	if (err)
 		return err;
 	if (EXT4FS_ISDIR(in.i_mode))
-		return fs_fail(fs, EXT4FS_E_IS_DIR, "\"%s\" is a directory", name);
+		return ext4fs__fs_fail(fs, EXT4FS_E_IS_DIR, "\"%s\" is a directory", name);
 	err = ext4fs_dir_remove(fs, dir, &dir_in, name, len, NULL);
 	if (err)
 		return err;
@@ -363,7 +364,7 @@ int ext4fs_rmdir(struct ext4fs_fs *fs, uint32_t dir, const char *name)
 	uint32_t ino;
 	size_t len;
 	int empty = 0;
-	int err = fs_require_rw(fs, "removing a directory");
+	int err = ext4fs__fs_require_rw(fs, "removing a directory");
 
 	if (err || (err = check_name(fs, name, &len)) || (err = read_dir(fs, dir, &dir_in)))
 		return err;
@@ -371,12 +372,12 @@ int ext4fs_rmdir(struct ext4fs_fs *fs, uint32_t dir, const char *name)
 	if (err)
 		return err;
 	if (!EXT4FS_ISDIR(in.i_mode))
-		return fs_fail(fs, EXT4FS_E_NOT_DIR, "\"%s\" is not a directory", name);
+		return ext4fs__fs_fail(fs, EXT4FS_E_NOT_DIR, "\"%s\" is not a directory", name);
 	err = ext4fs_dir_is_empty(fs, ino, &in, &empty);
 	if (err)
 		return err;
 	if (!empty)
-		return fs_fail(fs, EXT4FS_E_DIR_NOT_EMPTY, "directory \"%s\" is not empty", name);
+		return ext4fs__fs_fail(fs, EXT4FS_E_DIR_NOT_EMPTY, "directory \"%s\" is not empty", name);
 	err = ext4fs_dir_remove(fs, dir, &dir_in, name, len, NULL);
 	if (err)
 		return err;
@@ -410,7 +411,7 @@ static int is_within(struct ext4fs_fs *fs, uint32_t dir, uint32_t ancestor, int 
 			return err;
 		cur = parent;
 	}
-	return fs_fail(fs, EXT4FS_E_DIR_CORRUPT, "directory %u: \"..\" chain does not reach the root", dir);
+	return ext4fs__fs_fail(fs, EXT4FS_E_DIR_CORRUPT, "directory %u: \"..\" chain does not reach the root", dir);
 }
 
 int ext4fs_rename(struct ext4fs_fs *fs, uint32_t old_dir, const char *old_name,
@@ -419,7 +420,7 @@ int ext4fs_rename(struct ext4fs_fs *fs, uint32_t old_dir, const char *old_name,
 	struct ext4fs_inode odir_in, ndir_in, src_in, tgt_in;
 	uint32_t src, tgt = 0;
 	size_t olen, nlen;
-	int src_is_dir, err = fs_require_rw(fs, "renaming");
+	int src_is_dir, err = ext4fs__fs_require_rw(fs, "renaming");
 
 	if (err || (err = check_name(fs, old_name, &olen)) || (err = check_name(fs, new_name, &nlen)) ||
 	    (err = read_dir(fs, old_dir, &odir_in)) || (err = read_dir(fs, new_dir, &ndir_in)))
@@ -435,8 +436,8 @@ int ext4fs_rename(struct ext4fs_fs *fs, uint32_t old_dir, const char *old_name,
 		if (err)
 			return err;
 		if (within)
-			return fs_fail(fs, EXT4FS_E_INVALID_ARG,
-				       "cannot move directory \"%s\" into itself", old_name);
+			return ext4fs__fs_fail(fs, EXT4FS_E_INVALID_ARG,
+					       "cannot move directory \"%s\" into itself", old_name);
 	}
 	err = ext4fs_dir_lookup(fs, new_dir, new_name, nlen, &tgt);
 	if (err == EXT4FS_E_NOT_FOUND) {
@@ -450,24 +451,24 @@ int ext4fs_rename(struct ext4fs_fs *fs, uint32_t old_dir, const char *old_name,
 		if (err)
 			return err;
 		if (src_is_dir && !EXT4FS_ISDIR(tgt_in.i_mode))
-			return fs_fail(fs, EXT4FS_E_NOT_DIR, "\"%s\" is not a directory", new_name);
+			return ext4fs__fs_fail(fs, EXT4FS_E_NOT_DIR, "\"%s\" is not a directory", new_name);
 		if (!src_is_dir && EXT4FS_ISDIR(tgt_in.i_mode))
-			return fs_fail(fs, EXT4FS_E_IS_DIR, "\"%s\" is a directory", new_name);
+			return ext4fs__fs_fail(fs, EXT4FS_E_IS_DIR, "\"%s\" is a directory", new_name);
 		if (EXT4FS_ISDIR(tgt_in.i_mode)) {
 			int empty = 0;
 			err = ext4fs_dir_is_empty(fs, tgt, &tgt_in, &empty);
 			if (err)
 				return err;
 			if (!empty)
-				return fs_fail(fs, EXT4FS_E_DIR_NOT_EMPTY, "directory \"%s\" is not empty",
-					       new_name);
+				return ext4fs__fs_fail(fs, EXT4FS_E_DIR_NOT_EMPTY, "directory \"%s\" is not empty",
+						       new_name);
 		}
 	}
 	if (src_is_dir && old_dir != new_dir) {
 		if (!tgt && ndir_in.i_links_count + 1U >= LINK_MAX &&
 		    !ext4fs_has_ro_compat(fs, EXT4FS_FEATURE_RO_COMPAT_DIR_NLINK))
-			return fs_fail(fs, EXT4FS_E_TOO_MANY_LINKS,
-				       "directory %u has too many subdirectories", new_dir);
+			return ext4fs__fs_fail(fs, EXT4FS_E_TOO_MANY_LINKS,
+					       "directory %u has too many subdirectories", new_dir);
 	}
 
 	/* New name first: at every step the source stays reachable by at least one name. */

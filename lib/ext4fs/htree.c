@@ -25,27 +25,6 @@ static uint32_t dx_limit(const struct ext4fs_fs *fs, uint32_t count_offset)
 	return space / DX_ENTRY_SIZE;
 }
 
-int ext4fs_dx_block_csum(const struct ext4fs_fs *fs, uint32_t ino, uint32_t generation,
-			 const void *block, uint32_t count_offset, uint32_t *csum_calc,
-			 uint32_t *csum)
-{
-	static const unsigned char zero[4];
-	const unsigned char *b = block;
-	uint32_t limit = le16_load(b + count_offset);
-	uint32_t count = le16_load(b + count_offset + 2);
-	uint32_t tail = count_offset + limit * DX_ENTRY_SIZE;
-	uint32_t crc;
-
-	if (count > limit || tail > fs->geom.block_size - EXT4FS_DX_TAIL_SIZE)
-		return EXT4FS_E_HTREE_CORRUPT;
-	crc = ext4fs_crc32c(ext4fs_inode_csum_seed(fs, ino, generation), b,
-			    count_offset + count * DX_ENTRY_SIZE);
-	crc = ext4fs_crc32c(crc, b + tail, 4);
-	*csum_calc = ext4fs_crc32c(crc, zero, sizeof(zero));
-	*csum = le32_load(b + tail + 4);
-	return 0;
-}
-
 static uint64_t dir_dx_blocks(const struct ext4fs_fs *fs, const struct ext4fs_inode *inode)
 {
 	uint64_t size = ext4fs_inode_size(inode);
@@ -72,13 +51,13 @@ static int decode_entries(struct ext4fs_fs *fs, uint32_t ino, const struct ext4f
 	node->has_tail = 0;
 	node->csum = node->csum_calc = 0;
 	if (node->limit != want)
-		return fs_fail(fs, EXT4FS_E_HTREE_CORRUPT,
-			       "directory %u: htree index block %u has limit %u, should be %u",
-			       ino, lblk, node->limit, want);
+		return ext4fs__fs_fail(fs, EXT4FS_E_HTREE_CORRUPT,
+				       "directory %u: htree index block %u has limit %u, should be %u",
+				       ino, lblk, node->limit, want);
 	if (node->count == 0 || node->count > node->limit)
-		return fs_fail(fs, EXT4FS_E_HTREE_CORRUPT,
-			       "directory %u: htree index block %u has count %u (limit %u)", ino, lblk,
-			       node->count, node->limit);
+		return ext4fs__fs_fail(fs, EXT4FS_E_HTREE_CORRUPT,
+				       "directory %u: htree index block %u has count %u (limit %u)", ino, lblk,
+				       node->count, node->limit);
 	for (uint32_t i = 0; i < node->count; i++) {
 		const unsigned char *e = b + count_offset + (size_t)i * DX_ENTRY_SIZE;
 		struct ext4fs_dx_entry *x = &entries[i];
@@ -87,22 +66,22 @@ static int decode_entries(struct ext4fs_fs *fs, uint32_t ino, const struct ext4f
 		x->block_raw = le32_load(e + 4);
 		x->block = x->block_raw & EXT4FS_DX_BLOCK_MASK;
 		if (i >= 2 && x->hash < entries[i - 1].hash)
-			return fs_fail(fs, EXT4FS_E_HTREE_CORRUPT,
-				       "directory %u: htree index block %u: hash of entry %u (0x%08x) is below its predecessor's (0x%08x)",
-				       ino, lblk, i, x->hash, entries[i - 1].hash);
+			return ext4fs__fs_fail(fs, EXT4FS_E_HTREE_CORRUPT,
+					       "directory %u: htree index block %u: hash of entry %u (0x%08x) is below its predecessor's (0x%08x)",
+					       ino, lblk, i, x->hash, entries[i - 1].hash);
 		if (x->block == 0 || x->block >= nblocks)
-			return fs_fail(fs, EXT4FS_E_HTREE_CORRUPT,
-				       "directory %u: htree index block %u: entry %u points to block %u, outside the directory (%llu blocks)",
-				       ino, lblk, i, x->block, (unsigned long long)nblocks);
+			return ext4fs__fs_fail(fs, EXT4FS_E_HTREE_CORRUPT,
+					       "directory %u: htree index block %u: entry %u points to block %u, outside the directory (%llu blocks)",
+					       ino, lblk, i, x->block, (unsigned long long)nblocks);
 	}
 	/* With metadata_csum, limit == want leaves room for the tail; without, it never fits. */
 	if (ext4fs_dx_block_csum(fs, ino, inode->i_generation, b, count_offset, &node->csum_calc,
 				 &node->csum) == 0)
 		node->has_tail = 1;
 	if (fs->geom.has_metadata_csum && fs_csum_strict(fs) && node->csum != node->csum_calc)
-		return fs_fail(fs, EXT4FS_E_HTREE_CSUM,
-			       "directory %u: htree index block %u checksum is 0x%08x, should be 0x%08x",
-			       ino, lblk, node->csum, node->csum_calc);
+		return ext4fs__fs_fail(fs, EXT4FS_E_HTREE_CSUM,
+				       "directory %u: htree index block %u checksum is 0x%08x, should be 0x%08x",
+				       ino, lblk, node->csum, node->csum_calc);
 	return 0;
 }
 
@@ -123,16 +102,16 @@ static int root_check(struct ext4fs_fs *fs, uint32_t ino, const unsigned char *b
 	root->hash_version_eff = ext4fs_dx_hash_version_effective(root->hash_version, fs->sb.s_flags);
 	if (ext4fs_dirent_rec_len(le16_load(b + 4), bs) != 12 || b[6] != 1 ||
 	    ext4fs_dirent_rec_len(le16_load(b + 16), bs) != bs - 12 || b[18] != 2)
-		return fs_fail(fs, EXT4FS_E_HTREE_CORRUPT,
-			       "directory %u: htree root lacks its \".\" and \"..\" records", ino);
+		return ext4fs__fs_fail(fs, EXT4FS_E_HTREE_CORRUPT,
+				       "directory %u: htree root lacks its \".\" and \"..\" records", ino);
 	if (root->reserved_zero != 0 || root->info_length != ROOT_INFO_LEN)
-		return fs_fail(fs, EXT4FS_E_HTREE_CORRUPT,
-			       "directory %u: htree root info has reserved %u, length %u", ino,
-			       root->reserved_zero, root->info_length);
+		return ext4fs__fs_fail(fs, EXT4FS_E_HTREE_CORRUPT,
+				       "directory %u: htree root info has reserved %u, length %u", ino,
+				       root->reserved_zero, root->info_length);
 	if (root->indirect_levels >= max_levels)
-		return fs_fail(fs, EXT4FS_E_HTREE_CORRUPT,
-			       "directory %u: htree has %u indirect levels (at most %u)", ino,
-			       root->indirect_levels, max_levels - 1);
+		return ext4fs__fs_fail(fs, EXT4FS_E_HTREE_CORRUPT,
+				       "directory %u: htree has %u indirect levels (at most %u)", ino,
+				       root->indirect_levels, max_levels - 1);
 	return 0;
 }
 
@@ -150,7 +129,7 @@ int ext4fs_htree_root_decode(struct ext4fs_fs *fs, uint32_t ino, const struct ex
 		return err;
 	ents = malloc(sizeof(*ents) * (fs->geom.block_size / DX_ENTRY_SIZE));
 	if (!ents)
-		return fs_fail(fs, EXT4FS_E_NO_MEMORY, "directory %u: no memory for the htree", ino);
+		return ext4fs__fs_fail(fs, EXT4FS_E_NO_MEMORY, "directory %u: no memory for the htree", ino);
 	err = decode_entries(fs, ino, inode, root_block, EXT4FS_DX_ROOT_COUNT_OFFSET, 0, node, ents);
 	if (err) {
 		free(ents);
@@ -168,9 +147,9 @@ static int node_decode(struct ext4fs_fs *fs, uint32_t ino, const struct ext4fs_i
 {
 	if (le32_load(b) != 0 ||
 	    ext4fs_dirent_rec_len(le16_load(b + 4), fs->geom.block_size) != fs->geom.block_size)
-		return fs_fail(fs, EXT4FS_E_HTREE_CORRUPT,
-			       "directory %u: htree node %u does not start with an empty entry covering the block",
-			       ino, lblk);
+		return ext4fs__fs_fail(fs, EXT4FS_E_HTREE_CORRUPT,
+				       "directory %u: htree node %u does not start with an empty entry covering the block",
+				       ino, lblk);
 	return decode_entries(fs, ino, inode, b, EXT4FS_DX_NODE_COUNT_OFFSET, lblk, node, entries);
 }
 
@@ -305,8 +284,8 @@ static int walk_child(struct walk *w, unsigned level, unsigned entry)
 	int err;
 
 	if (w->visited[lblk / 8] & (1U << (lblk % 8)))
-		return fs_fail(fs, EXT4FS_E_HTREE_CORRUPT,
-			       "directory %u: htree block %u is referenced twice", w->ino, lblk);
+		return ext4fs__fs_fail(fs, EXT4FS_E_HTREE_CORRUPT,
+				       "directory %u: htree block %u is referenced twice", w->ino, lblk);
 	w->visited[lblk / 8] |= (unsigned char)(1U << (lblk % 8));
 	if (level >= w->root.indirect_levels)
 		return walk_leaf(w, level, entry, lblk);
@@ -358,9 +337,9 @@ static int walk_node(struct walk *w, unsigned level)
 static int check_indexed(struct ext4fs_fs *fs, uint32_t ino, const struct ext4fs_inode *inode)
 {
 	if (!EXT4FS_ISDIR(inode->i_mode))
-		return fs_fail(fs, EXT4FS_E_NOT_DIR, "inode %u is not a directory", ino);
+		return ext4fs__fs_fail(fs, EXT4FS_E_NOT_DIR, "inode %u is not a directory", ino);
 	if (!(inode->i_flags & EXT4FS_INDEX_FL) || ext4fs_inode_has_inline_data(inode))
-		return fs_fail(fs, EXT4FS_E_HTREE_CORRUPT, "directory %u is not hash-indexed", ino);
+		return ext4fs__fs_fail(fs, EXT4FS_E_HTREE_CORRUPT, "directory %u is not hash-indexed", ino);
 	return 0;
 }
 
@@ -385,7 +364,7 @@ int ext4fs_htree_walk(struct ext4fs_fs *fs, uint32_t ino, const struct ext4fs_in
 		w.ents[i] = malloc(sizeof(struct ext4fs_dx_entry) * (bs / DX_ENTRY_SIZE));
 	if (!w.visited || !w.bufs[0] || !w.bufs[1] || !w.bufs[2] || !w.bufs[3] || !w.ents[1] ||
 	    !w.ents[2]) {
-		err = fs_fail(fs, EXT4FS_E_NO_MEMORY, "directory %u: no memory to walk the htree", ino);
+		err = ext4fs__fs_fail(fs, EXT4FS_E_NO_MEMORY, "directory %u: no memory to walk the htree", ino);
 		goto out;
 	}
 	err = ext4fs_dir_block_read(fs, ino, inode, 0, w.bufs[0], NULL);
@@ -466,7 +445,7 @@ int ext4fs_htree_lookup(struct ext4fs_fs *fs, uint32_t ino, const struct ext4fs_
 	for (unsigned i = 1; i < MAX_INDEX_LEVELS; i++)
 		ents[i] = malloc(sizeof(struct ext4fs_dx_entry) * (bs / DX_ENTRY_SIZE));
 	if (!bufs[0] || !bufs[1] || !bufs[2] || !bufs[3] || !ents[1] || !ents[2]) {
-		err = fs_fail(fs, EXT4FS_E_NO_MEMORY, "directory %u: no memory to search the htree", ino);
+		err = ext4fs__fs_fail(fs, EXT4FS_E_NO_MEMORY, "directory %u: no memory to search the htree", ino);
 		goto out;
 	}
 	err = ext4fs_dir_block_read(fs, ino, inode, 0, bufs[0], NULL);
@@ -478,9 +457,9 @@ int ext4fs_htree_lookup(struct ext4fs_fs *fs, uint32_t ino, const struct ext4fs_
 	if (root.hash_version_eff == EXT4FS_HASH_SIPHASH ||
 	    ext4fs_htree_name_hash(fs, inode, root.hash_version_eff, name, len, &hash, &minor,
 				   &approx) || approx) {
-		err = fs_fail(fs, EXT4FS_E_UNKNOWN_HASH,
-			      "directory %u: cannot compute hash version %u here", ino,
-			      root.hash_version);
+		err = ext4fs__fs_fail(fs, EXT4FS_E_UNKNOWN_HASH,
+				      "directory %u: cannot compute hash version %u here", ino,
+				      root.hash_version);
 		goto out;
 	}
 
@@ -532,8 +511,8 @@ int ext4fs_htree_lookup(struct ext4fs_fs *fs, uint32_t ino, const struct ext4fs_
 			break;
 		start = (unsigned)l + 1;
 	}
-	err = fs_fail(fs, EXT4FS_E_NOT_FOUND, "directory %u has no entry \"%.*s\"", ino, (int)len,
-		      name);
+	err = ext4fs__fs_fail(fs, EXT4FS_E_NOT_FOUND, "directory %u has no entry \"%.*s\"", ino, (int)len,
+			      name);
 out:
 	for (unsigned i = 0; i <= MAX_INDEX_LEVELS; i++)
 		free(bufs[i]);

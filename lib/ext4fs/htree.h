@@ -38,10 +38,7 @@
 extern "C" {
 #endif
 
-#define EXT4FS_DX_BLOCK_MASK         0x0FFFFFFFU
-#define EXT4FS_DX_ROOT_COUNT_OFFSET  0x20
-#define EXT4FS_DX_NODE_COUNT_OFFSET  0x08
-#define EXT4FS_DX_TAIL_SIZE          8
+/* EXT4FS_DX_* (the index blocks' layout) and ext4fs_dx_block_csum() are in dir.h. */
 
 /* One index entry. */
 struct ext4fs_dx_entry {
@@ -166,17 +163,6 @@ int ext4fs_htree_lookup(struct ext4fs_fs *fs, uint32_t ino, const struct ext4fs_
 int ext4fs_htree_name_hash(const struct ext4fs_fs *fs, const struct ext4fs_inode *dir_inode,
 			   int hash_version_eff, const char *name, size_t len,
 			   uint32_t *hash, uint32_t *minor_hash, int *approx);
-
-/*
- * Checksum an index block should carry.  count_offset is
- * EXT4FS_DX_ROOT_COUNT_OFFSET or EXT4FS_DX_NODE_COUNT_OFFSET.  On success
- * *csum_calc is the checksum and *csum the stored one.  Errors:
- * EXT4FS_E_HTREE_CORRUPT when count exceeds limit or no tail fits (nothing
- * recorded on fs: the function is pure).
- */
-int ext4fs_dx_block_csum(const struct ext4fs_fs *fs, uint32_t ino, uint32_t generation,
-			 const void *block, uint32_t count_offset, uint32_t *csum_calc,
-			 uint32_t *csum);
 
 #ifdef __cplusplus
 }

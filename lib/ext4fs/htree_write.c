@@ -42,6 +42,7 @@
 #include "ext4fs/htree.h"
 #include "dir_internal.h"
 #include "fs_internal.h"
+#include "htree_write_internal.h"
 #include "ondisk_le.h"
 
 #define DX_ENTRY_SIZE    8    /* le32 hash, le32 block */
@@ -161,7 +162,7 @@ static int path_alloc(struct path *p, struct ext4fs_fs *fs, uint32_t dir, struct
 	if (!p->mem || !p->map) {
 		free(p->mem);
 		free(p->map);
-		return fs_fail(fs, EXT4FS_E_NO_MEMORY, "directory %u: no memory for the htree", dir);
+		return ext4fs__fs_fail(fs, EXT4FS_E_NO_MEMORY, "directory %u: no memory for the htree", dir);
 	}
 	for (unsigned i = 0; i < MAX_FRAMES; i++)
 		p->f[i].buf = p->mem + (size_t)i * bs;
@@ -188,7 +189,7 @@ static int path_open(struct path *p)
 
 	r->lblk = 0;
 	r->count_off = EXT4FS_DX_ROOT_COUNT_OFFSET;
-	err = dirw_block_read(p->fs, p->dir, p->inode, 0, r->buf, &r->pblk);
+	err = ext4fs__dirw_block_read(p->fs, p->dir, p->inode, 0, r->buf, &r->pblk);
 	if (err)
 		return err;
 	err = ext4fs_htree_root_decode(p->fs, p->dir, p->inode, r->buf, &root, &node, &ents);
@@ -196,8 +197,8 @@ static int path_open(struct path *p)
 	if (err)
 		return err;
 	if (root.hash_version_eff == EXT4FS_HASH_SIPHASH)
-		return fs_fail(p->fs, EXT4FS_E_UNKNOWN_HASH,
-			       "directory %u: its index uses siphash, which is not written here", p->dir);
+		return ext4fs__fs_fail(p->fs, EXT4FS_E_UNKNOWN_HASH,
+				       "directory %u: its index uses siphash, which is not written here", p->dir);
 	p->hash_version = root.hash_version_eff;
 	p->levels = root.indirect_levels;
 	return 0;
@@ -209,13 +210,13 @@ static int check_child(const struct path *p, unsigned l, uint32_t blk)
 	uint64_t nblocks = ext4fs_inode_size(p->inode) / p->bs;
 
 	if (blk == 0 || blk >= nblocks)
-		return fs_fail(p->fs, EXT4FS_E_HTREE_CORRUPT,
-			       "directory %u: htree block %u points to block %u, outside the directory (%llu blocks)",
-			       p->dir, p->f[l].lblk, blk, (unsigned long long)nblocks);
+		return ext4fs__fs_fail(p->fs, EXT4FS_E_HTREE_CORRUPT,
+				       "directory %u: htree block %u points to block %u, outside the directory (%llu blocks)",
+				       p->dir, p->f[l].lblk, blk, (unsigned long long)nblocks);
 	for (unsigned i = 1; i <= l; i++)
 		if (p->f[i].lblk == blk)
-			return fs_fail(p->fs, EXT4FS_E_HTREE_CORRUPT,
-				       "directory %u: htree block %u is its own descendant", p->dir, blk);
+			return ext4fs__fs_fail(p->fs, EXT4FS_E_HTREE_CORRUPT,
+					       "directory %u: htree block %u is its own descendant", p->dir, blk);
 	return 0;
 }
 
@@ -230,21 +231,21 @@ static int load_child(struct path *p, unsigned l)
 		return err;
 	if (l == p->levels) {
 		p->leaf_lblk = blk;
-		return dirw_block_read(p->fs, p->dir, p->inode, blk, p->leaf, &p->leaf_pblk);
+		return ext4fs__dirw_block_read(p->fs, p->dir, p->inode, blk, p->leaf, &p->leaf_pblk);
 	}
 	struct frame *c = &p->f[l + 1];
 	c->lblk = blk;
 	c->count_off = EXT4FS_DX_NODE_COUNT_OFFSET;
 	c->at = 0;
-	err = dirw_block_read(p->fs, p->dir, p->inode, blk, c->buf, &c->pblk);
+	err = ext4fs__dirw_block_read(p->fs, p->dir, p->inode, blk, c->buf, &c->pblk);
 	if (err)
 		return err;
-	if (le32_load(c->buf) != 0 || dirw_rec_len(p->fs, c->buf, 0) != p->bs ||
-	    dx_limit(c) != dirw_dx_limit(p->fs, c->count_off) || dx_count(c) == 0 ||
+	if (le32_load(c->buf) != 0 || ext4fs__dirw_rec_len(p->fs, c->buf, 0) != p->bs ||
+	    dx_limit(c) != ext4fs__dirw_dx_limit(p->fs, c->count_off) || dx_count(c) == 0 ||
 	    dx_count(c) > dx_limit(c))
-		return fs_fail(p->fs, EXT4FS_E_HTREE_CORRUPT,
-			       "directory %u: htree node %u is malformed (limit %u, count %u)", p->dir,
-			       blk, dx_limit(c), dx_count(c));
+		return ext4fs__fs_fail(p->fs, EXT4FS_E_HTREE_CORRUPT,
+				       "directory %u: htree node %u is malformed (limit %u, count %u)", p->dir,
+				       blk, dx_limit(c), dx_count(c));
 	return 0;
 }
 
@@ -291,8 +292,8 @@ static int name_hash(struct path *p, const char *name, size_t len, uint32_t *has
 					 &approx);
 
 	if (err)
-		return fs_fail(p->fs, err, "directory %u: cannot hash \"%.*s\" with hash version %d",
-			       p->dir, (int)len, name, p->hash_version);
+		return ext4fs__fs_fail(p->fs, err, "directory %u: cannot hash \"%.*s\" with hash version %d",
+				       p->dir, (int)len, name, p->hash_version);
 	return 0;
 }
 
@@ -311,7 +312,7 @@ static int find_entry(struct path *p, const char *name, size_t len, uint32_t has
 	if (err)
 		return err;
 	for (uint64_t steps = 0; steps < nblocks; steps++) {
-		err = dirw_leaf_scan(p->fs, p->dir, p->leaf, p->leaf_lblk, name, len, 0, s);
+		err = ext4fs__dirw_leaf_scan(p->fs, p->dir, p->leaf, p->leaf_lblk, name, len, 0, s);
 		if (err || s->found)
 			return err;
 		err = next_leaf(p, hash);
@@ -345,8 +346,8 @@ static int path_lookup(struct path *p, struct ext4fs_fs *fs, uint32_t dir, struc
 	return err;
 }
 
-int dirw_htree_find(struct ext4fs_fs *fs, uint32_t dir, struct ext4fs_inode *inode,
-		    const char *name, size_t len, unsigned char *buf, struct dirw_loc *loc)
+int ext4fs__dirw_htree_find(struct ext4fs_fs *fs, uint32_t dir, struct ext4fs_inode *inode,
+			    const char *name, size_t len, unsigned char *buf, struct dirw_loc *loc)
 {
 	struct path p;
 	struct dirw_scan s;
@@ -356,8 +357,8 @@ int dirw_htree_find(struct ext4fs_fs *fs, uint32_t dir, struct ext4fs_inode *ino
 	if (err)
 		return err;
 	if (!s.found) {
-		err = fs_fail(fs, EXT4FS_E_NOT_FOUND, "directory %u has no entry \"%.*s\"", dir,
-			      (int)len, name);
+		err = ext4fs__fs_fail(fs, EXT4FS_E_NOT_FOUND, "directory %u has no entry \"%.*s\"", dir,
+				      (int)len, name);
 		goto out;
 	}
 	memcpy(buf, p.leaf, p.bs);
@@ -376,7 +377,7 @@ out:
 /* Write a new block (already built) and the inode whose size now covers it. */
 static int write_new_block(struct path *p, uint32_t lblk, uint64_t pblk, unsigned char *buf)
 {
-	int err = dirw_block_write(p->fs, p->dir, p->inode, lblk, pblk, buf);
+	int err = ext4fs__dirw_block_write(p->fs, p->dir, p->inode, lblk, pblk, buf);
 
 	if (err)
 		return err;
@@ -385,7 +386,7 @@ static int write_new_block(struct path *p, uint32_t lblk, uint64_t pblk, unsigne
 
 static int write_frame(struct path *p, struct frame *fr)
 {
-	return dirw_block_write(p->fs, p->dir, p->inode, fr->lblk, fr->pblk, fr->buf);
+	return ext4fs__dirw_block_write(p->fs, p->dir, p->inode, fr->lblk, fr->pblk, fr->buf);
 }
 
 static int cmp_leaf_ent(const void *a, const void *b)
@@ -402,13 +403,13 @@ static int cmp_leaf_ent(const void *a, const void *b)
 /* Collect the live entries of the leaf with their hashes into p->map. */
 static int leaf_map(struct path *p, unsigned *n)
 {
-	uint32_t end = dirw_leaf_end(p->fs), off = 0;
+	uint32_t end = ext4fs__dirw_leaf_end(p->fs), off = 0;
 	int err;
 
 	*n = 0;
 	/* The leaf was scanned whole just before: its records are sound. */
 	while (off < end) {
-		uint32_t rl = dirw_rec_len(p->fs, p->leaf, off);
+		uint32_t rl = ext4fs__dirw_rec_len(p->fs, p->leaf, off);
 		uint32_t nl = p->leaf[off + DIRW_DE_NAME_LEN];
 
 		if (le32_load(p->leaf + off) != 0) {
@@ -431,19 +432,19 @@ static void leaf_pack(struct path *p, unsigned char *dst, unsigned from, unsigne
 {
 	uint32_t off = 0, last = 0;
 
-	dirw_leaf_init(p->fs, dst);
+	ext4fs__dirw_leaf_init(p->fs, dst);
 	for (unsigned i = from; i < to; i++) {
 		const struct leaf_ent *m = &p->map[i];
 		uint32_t nl = p->leaf[m->off + DIRW_DE_NAME_LEN];
 
 		memcpy(dst + off, p->leaf + m->off, DIRW_DE_HEADER + nl);
 		memset(dst + off + DIRW_DE_HEADER + nl, 0, m->size - DIRW_DE_HEADER - nl);
-		le16_store(dst + off + DIRW_DE_REC_LEN, dirw_rec_len_disk(m->size));
+		le16_store(dst + off + DIRW_DE_REC_LEN, ext4fs__dirw_rec_len_disk(m->size));
 		last = off;
 		off += m->size;
 	}
 	if (to > from)
-		le16_store(dst + last + DIRW_DE_REC_LEN, dirw_rec_len_disk(dirw_leaf_end(p->fs) - last));
+		le16_store(dst + last + DIRW_DE_REC_LEN, ext4fs__dirw_rec_len_disk(ext4fs__dirw_leaf_end(p->fs) - last));
 }
 
 /* Put the new entry into leaf buffer buf (lblk for messages), which must have room. */
@@ -451,15 +452,15 @@ static int leaf_put(struct path *p, unsigned char *buf, uint32_t lblk, const cha
 		    size_t len, uint32_t ino, uint8_t file_type)
 {
 	struct dirw_scan s;
-	int err = dirw_leaf_scan(p->fs, p->dir, buf, lblk, name, len, dirw_rec_size((uint32_t)len), &s);
+	int err = ext4fs__dirw_leaf_scan(p->fs, p->dir, buf, lblk, name, len, dirw_rec_size((uint32_t)len), &s);
 
 	if (err)
 		return err;
 	if (!s.has_room)
-		return fs_fail(p->fs, EXT4FS_E_DIR_CORRUPT,
-			       "directory %u: no room for \"%.*s\" in block %u after packing it",
-			       p->dir, (int)len, name, lblk);
-	dirw_leaf_put(p->fs, buf, s.room, name, len, ino, file_type);
+		return ext4fs__fs_fail(p->fs, EXT4FS_E_DIR_CORRUPT,
+				       "directory %u: no room for \"%.*s\" in block %u after packing it",
+				       p->dir, (int)len, name, lblk);
+	ext4fs__dirw_leaf_put(p->fs, buf, s.room, name, len, ino, file_type);
 	return 0;
 }
 
@@ -484,8 +485,8 @@ static int split_leaf(struct path *p, const char *name, size_t len, uint32_t has
 		err = leaf_put(p, p->spare[0], p->leaf_lblk, name, len, ino, file_type);
 		if (err)
 			return err;
-		return dirw_block_write(p->fs, p->dir, p->inode, p->leaf_lblk, p->leaf_pblk,
-					p->spare[0]);
+		return ext4fs__dirw_block_write(p->fs, p->dir, p->inode, p->leaf_lblk, p->leaf_pblk,
+						p->spare[0]);
 	}
 	/* Split where the bytes are halved, never leaving a half empty. */
 	for (unsigned i = 0; i < n; i++)
@@ -506,12 +507,12 @@ static int split_leaf(struct path *p, const char *name, size_t len, uint32_t has
 	leaf_pack(p, p->spare[1], s, n);
 	err = leaf_put(p, p->spare[hash >= hash2], p->leaf_lblk, name, len, ino, file_type);
 	if (!err)
-		err = dirw_block_append(p->fs, p->dir, p->inode, &lblk, &pblk);
+		err = ext4fs__dirw_block_append(p->fs, p->dir, p->inode, &lblk, &pblk);
 	if (!err)
 		err = write_new_block(p, lblk, pblk, p->spare[1]);
 	if (!err)
-		err = dirw_block_write(p->fs, p->dir, p->inode, p->leaf_lblk, p->leaf_pblk,
-				       p->spare[0]);
+		err = ext4fs__dirw_block_write(p->fs, p->dir, p->inode, p->leaf_lblk, p->leaf_pblk,
+					       p->spare[0]);
 	if (err)
 		return err;
 	dx_insert(parent, parent->at + 1, hash2 | continued, lblk);
@@ -528,12 +529,12 @@ static int split_node(struct path *p, unsigned l)
 	uint64_t pblk;
 	int err;
 
-	dirw_dx_node_init(p->fs, buf, moved);
+	ext4fs__dirw_dx_node_init(p->fs, buf, moved);
 	/* Entry 0's hash slot is the count: the first moved hash goes to the parent instead. */
 	memcpy(buf + EXT4FS_DX_NODE_COUNT_OFFSET + DX_BLOCK, dx_at(fr, keep) + DX_BLOCK, 4);
 	memcpy(buf + EXT4FS_DX_NODE_COUNT_OFFSET + DX_ENTRY_SIZE, dx_at(fr, keep + 1),
 	       (size_t)(moved - 1) * DX_ENTRY_SIZE);
-	err = dirw_block_append(p->fs, p->dir, p->inode, &lblk, &pblk);
+	err = ext4fs__dirw_block_append(p->fs, p->dir, p->inode, &lblk, &pblk);
 	if (!err)
 		err = write_new_block(p, lblk, pblk, buf);
 	if (err)
@@ -558,11 +559,11 @@ static int add_level(struct path *p)
 	uint64_t pblk;
 	int err;
 
-	dirw_dx_node_init(p->fs, buf, count);
+	ext4fs__dirw_dx_node_init(p->fs, buf, count);
 	memcpy(buf + EXT4FS_DX_NODE_COUNT_OFFSET + DX_BLOCK, dx_at(root, 0) + DX_BLOCK, 4);
 	memcpy(buf + EXT4FS_DX_NODE_COUNT_OFFSET + DX_ENTRY_SIZE, dx_at(root, 1),
 	       (size_t)(count - 1) * DX_ENTRY_SIZE);
-	err = dirw_block_append(p->fs, p->dir, p->inode, &lblk, &pblk);
+	err = ext4fs__dirw_block_append(p->fs, p->dir, p->inode, &lblk, &pblk);
 	if (!err)
 		err = write_new_block(p, lblk, pblk, buf);
 	if (err)
@@ -586,14 +587,14 @@ static int make_index_room(struct path *p)
 	if (l > 0)
 		return split_node(p, l);
 	if (p->levels >= max_levels)
-		return fs_fail(p->fs, EXT4FS_E_DIR_FULL,
-			       "directory %u: its %u-level index is full%s", p->dir, p->levels + 1,
-			       max_levels < 2 ? " (largedir would allow another level)" : "");
+		return ext4fs__fs_fail(p->fs, EXT4FS_E_DIR_FULL,
+				       "directory %u: its %u-level index is full%s", p->dir, p->levels + 1,
+				       max_levels < 2 ? " (largedir would allow another level)" : "");
 	return add_level(p);
 }
 
-int dirw_htree_add(struct ext4fs_fs *fs, uint32_t dir, struct ext4fs_inode *inode,
-		   const char *name, size_t len, uint32_t ino, uint8_t file_type)
+int ext4fs__dirw_htree_add(struct ext4fs_fs *fs, uint32_t dir, struct ext4fs_inode *inode,
+			   const char *name, size_t len, uint32_t ino, uint8_t file_type)
 {
 	struct path p;
 	struct dirw_scan s;
@@ -603,8 +604,8 @@ int dirw_htree_add(struct ext4fs_fs *fs, uint32_t dir, struct ext4fs_inode *inod
 	if (err)
 		return err;
 	if (s.found) {
-		err = fs_fail(fs, EXT4FS_E_EXISTS, "directory %u already has \"%.*s\"", dir, (int)len,
-			      name);
+		err = ext4fs__fs_fail(fs, EXT4FS_E_EXISTS, "directory %u already has \"%.*s\"", dir, (int)len,
+				      name);
 		goto out;
 	}
 	if (moved) {
@@ -613,12 +614,12 @@ int dirw_htree_add(struct ext4fs_fs *fs, uint32_t dir, struct ext4fs_inode *inod
 			goto out;
 	}
 	for (unsigned round = 0; round < MAX_ROUNDS; round++) {
-		err = dirw_leaf_scan(fs, dir, p.leaf, p.leaf_lblk, name, len, need, &s);
+		err = ext4fs__dirw_leaf_scan(fs, dir, p.leaf, p.leaf_lblk, name, len, need, &s);
 		if (err)
 			goto out;
 		if (s.has_room) {
-			dirw_leaf_put(fs, p.leaf, s.room, name, len, ino, file_type);
-			err = dirw_block_write(fs, dir, inode, p.leaf_lblk, p.leaf_pblk, p.leaf);
+			ext4fs__dirw_leaf_put(fs, p.leaf, s.room, name, len, ino, file_type);
+			err = ext4fs__dirw_block_write(fs, dir, inode, p.leaf_lblk, p.leaf_pblk, p.leaf);
 			goto out;
 		}
 		if (dx_count(&p.f[p.levels]) < dx_limit(&p.f[p.levels])) {
@@ -631,7 +632,7 @@ int dirw_htree_add(struct ext4fs_fs *fs, uint32_t dir, struct ext4fs_inode *inod
 		if (err)
 			goto out;
 	}
-	err = fs_fail(fs, EXT4FS_E_HTREE_CORRUPT, "directory %u: no room found in the index", dir);
+	err = ext4fs__fs_fail(fs, EXT4FS_E_HTREE_CORRUPT, "directory %u: no room found in the index", dir);
 out:
 	path_free(&p);
 	return err;
@@ -639,72 +640,72 @@ out:
 
 /* -- converting a linear directory ----------------------------------------- */
 
-int dirw_htree_convert(struct ext4fs_fs *fs, uint32_t dir, struct ext4fs_inode *inode,
-		       const unsigned char *block0, uint64_t pblk0)
+int ext4fs__dirw_htree_convert(struct ext4fs_fs *fs, uint32_t dir, struct ext4fs_inode *inode,
+			       const unsigned char *block0, uint64_t pblk0)
 {
-	uint32_t bs = fs->geom.block_size, end = dirw_leaf_end(fs), dot_rl, dotdot_rl, off;
+	uint32_t bs = fs->geom.block_size, end = ext4fs__dirw_leaf_end(fs), dot_rl, dotdot_rl, off;
 	uint8_t def = fs->sb.s_def_hash_version;
 	int version = ext4fs_dx_hash_version_effective(def, fs->sb.s_flags);
-	uint32_t h, lblk = 0, limit = dirw_dx_limit(fs, EXT4FS_DX_ROOT_COUNT_OFFSET);
+	uint32_t h, lblk = 0, limit = ext4fs__dirw_dx_limit(fs, EXT4FS_DX_ROOT_COUNT_OFFSET);
 	uint64_t pblk = 0;
 	unsigned char *leaf = NULL, *root;
 	int err;
 
 	/* The block was scanned whole by the caller; "." and ".." must lead it. */
-	dot_rl = dirw_rec_len(fs, block0, 0);
+	dot_rl = ext4fs__dirw_rec_len(fs, block0, 0);
 	if (block0[DIRW_DE_NAME_LEN] != 1 || block0[DIRW_DE_NAME] != '.' ||
 	    dot_rl > end - DOT_REC_LEN || block0[dot_rl + DIRW_DE_NAME_LEN] != 2 ||
 	    memcmp(block0 + dot_rl + DIRW_DE_NAME, "..", 2) != 0)
-		return fs_fail(fs, EXT4FS_E_DIR_CORRUPT,
-			       "directory %u: block 0 does not start with \".\" and \"..\"", dir);
-	dotdot_rl = dirw_rec_len(fs, block0, dot_rl);
+		return ext4fs__fs_fail(fs, EXT4FS_E_DIR_CORRUPT,
+				       "directory %u: block 0 does not start with \".\" and \"..\"", dir);
+	dotdot_rl = ext4fs__dirw_rec_len(fs, block0, dot_rl);
 	if (version == EXT4FS_HASH_SIPHASH || ext4fs_dx_hash(version, ".", 1, fs->sb.s_hash_seed, &h, NULL))
-		return fs_fail(fs, EXT4FS_E_UNKNOWN_HASH,
-			       "directory %u: cannot index with the default hash version %u", dir, def);
+		return ext4fs__fs_fail(fs, EXT4FS_E_UNKNOWN_HASH,
+				       "directory %u: cannot index with the default hash version %u", dir, def);
 	leaf = malloc((size_t)bs * 2);
 	if (!leaf)
-		return fs_fail(fs, EXT4FS_E_NO_MEMORY, "directory %u: no memory to index it", dir);
+		return ext4fs__fs_fail(fs, EXT4FS_E_NO_MEMORY, "directory %u: no memory to index it", dir);
 	root = leaf + bs;
 
 	/* The entries after "." and ".." move, packed, to a leaf at block 1. */
 	uint32_t out = 0, last = 0;
-	dirw_leaf_init(fs, leaf);
+	ext4fs__dirw_leaf_init(fs, leaf);
 	for (off = dot_rl + dotdot_rl; off < end;) {
-		uint32_t rl = dirw_rec_len(fs, block0, off), nl = block0[off + DIRW_DE_NAME_LEN];
+		uint32_t rl = ext4fs__dirw_rec_len(fs, block0, off), nl = block0[off + DIRW_DE_NAME_LEN];
 		uint32_t size = dirw_rec_size(nl);
 
 		if (rl < DIRW_DE_HEADER || rl > end - off)
 			break;
 		if (le32_load(block0 + off) != 0) {
 			memcpy(leaf + out, block0 + off, size);
-			le16_store(leaf + out + DIRW_DE_REC_LEN, dirw_rec_len_disk(size));
+			le16_store(leaf + out + DIRW_DE_REC_LEN, ext4fs__dirw_rec_len_disk(size));
 			last = out;
 			out += size;
 		}
 		off += rl;
 	}
 	if (out)
-		le16_store(leaf + last + DIRW_DE_REC_LEN, dirw_rec_len_disk(end - last));
+		le16_store(leaf + last + DIRW_DE_REC_LEN, ext4fs__dirw_rec_len_disk(end - last));
 
 	/* Block 0 becomes the root: ".", ".." over the whole rest, the info, one entry. */
 	memset(root, 0, bs);
-	dirw_entry_store(fs, root, 0, DOT_REC_LEN, ".", 1, le32_load(block0), block0[DIRW_DE_FILE_TYPE]);
-	dirw_entry_store(fs, root, DOT_REC_LEN, bs - DOT_REC_LEN, "..", 2,
-			 le32_load(block0 + dot_rl), block0[dot_rl + DIRW_DE_FILE_TYPE]);
+	ext4fs__dirw_entry_store(fs, root, 0, DOT_REC_LEN, ".", 1, le32_load(block0), block0[DIRW_DE_FILE_TYPE]);
+	ext4fs__dirw_entry_store(fs, root, DOT_REC_LEN, bs - DOT_REC_LEN, "..", 2,
+				 le32_load(block0 + dot_rl), block0[dot_rl + DIRW_DE_FILE_TYPE]);
 	root[ROOT_HASH_OFF] = def;
 	root[ROOT_INFO_LEN_OFF] = ROOT_INFO_LEN;
 	le16_store(root + EXT4FS_DX_ROOT_COUNT_OFFSET, (uint16_t)limit);
 	le16_store(root + EXT4FS_DX_ROOT_COUNT_OFFSET + DX_COUNT, 1);
 
-	err = dirw_block_append(fs, dir, inode, &lblk, &pblk);
+	err = ext4fs__dirw_block_append(fs, dir, inode, &lblk, &pblk);
 	if (err)
 		goto out;
 	le32_store(root + EXT4FS_DX_ROOT_COUNT_OFFSET + DX_BLOCK, lblk);
-	err = dirw_block_write(fs, dir, inode, lblk, pblk, leaf);
+	err = ext4fs__dirw_block_write(fs, dir, inode, lblk, pblk, leaf);
 	if (err)
 		goto out;
 	inode->i_flags |= EXT4FS_INDEX_FL;
-	err = dirw_block_write(fs, dir, inode, 0, pblk0, root);
+	err = ext4fs__dirw_block_write(fs, dir, inode, 0, pblk0, root);
 	if (!err)
 		err = ext4fs_inode_write(fs, dir, inode);
 	if (err)

@@ -25,6 +25,7 @@
 #include "ext4fs/bitmap.h"
 #include "ext4fs/inode.h"
 #include "fs_internal.h"
+#include "fs_write_internal.h"
 
 #define FLEX_FREE_BLOCK_RATIO 10   /* percent of a flex group's blocks to keep free for growth */
 
@@ -205,7 +206,7 @@ int ext4fs_inode_alloc(struct ext4fs_fs *fs, uint32_t parent, uint16_t mode, uin
 	uint32_t parent_group = 0, g;
 	int is_dir = EXT4FS_ISDIR(mode), err, rc;
 
-	err = fs_require_rw(fs, "allocating an inode");
+	err = ext4fs__fs_require_rw(fs, "allocating an inode");
 	if (err)
 		return err;
 	err = ext4fs_fs_inode_bitmap(fs, &bm);
@@ -214,7 +215,7 @@ int ext4fs_inode_alloc(struct ext4fs_fs *fs, uint32_t parent, uint16_t mode, uin
 	if (parent >= 1 && parent <= geo->inodes_count)
 		parent_group = (parent - 1) / geo->inodes_per_group;
 	if (fs->sb.s_free_inodes_count == 0)
-		return fs_fail(fs, EXT4FS_E_NO_FREE_INODES, "no free inodes left");
+		return ext4fs__fs_fail(fs, EXT4FS_E_NO_FREE_INODES, "no free inodes left");
 
 	if (geo->groups_per_flex > 1)
 		rc = find_group_flex(fs, parent_group, &g);
@@ -235,5 +236,5 @@ int ext4fs_inode_alloc(struct ext4fs_fs *fs, uint32_t parent, uint16_t mode, uin
 		if (take_inode_in_group(fs, bm, cand, ino) == 0)
 			return ext4fs_inode_mark_used(fs, *ino, is_dir);
 	}
-	return fs_fail(fs, EXT4FS_E_NO_FREE_INODES, "no free inodes left");
+	return ext4fs__fs_fail(fs, EXT4FS_E_NO_FREE_INODES, "no free inodes left");
 }

@@ -85,7 +85,7 @@ int ext4fs_inode_read_raw(struct ext4fs_fs *fs, uint32_t ino, void *buf)
 	int err;
 
 	if (ino == 0 || ino > geo->inodes_count)
-		return fs_fail(fs, EXT4FS_E_BAD_INODE_NUM, "inode %u is out of range (1-%u)",
+		return ext4fs__fs_fail(fs, EXT4FS_E_BAD_INODE_NUM, "inode %u is out of range (1-%u)",
 				   ino, geo->inodes_count);
 	g = ext4fs_inode_group(fs, ino);
 	index = (ino - 1) % geo->inodes_per_group;
@@ -93,10 +93,10 @@ int ext4fs_inode_read_raw(struct ext4fs_fs *fs, uint32_t ino, void *buf)
 	blk = fs->groups[g].inode_table + byte / geo->block_size;
 	block = malloc(geo->block_size);
 	if (!block)
-		return fs_fail(fs, EXT4FS_E_NO_MEMORY, "no memory to read inode %u", ino);
+		return ext4fs__fs_fail(fs, EXT4FS_E_NO_MEMORY, "no memory to read inode %u", ino);
 	err = ext4fs_block_read(fs, blk, block);
 	if (err) {
-		fs_fail(fs, err, "reading inode %u (inode table block %llu): %s", ino,
+		ext4fs__fs_fail(fs, err, "reading inode %u (inode table block %llu): %s", ino,
 			    (unsigned long long)blk, ext4fs_strerror(err));
 	} else {
 		memcpy(buf, block + byte % geo->block_size, geo->inode_size);
@@ -166,7 +166,7 @@ int ext4fs_inode_read_raw_verified(struct ext4fs_fs *fs, uint32_t ino, void *raw
 	if (err)
 		return err;
 	if (fs_csum_strict(fs) && !ext4fs_inode_csum_ok(fs, ino, raw))
-		return fs_fail(fs, EXT4FS_E_INODE_CSUM, "inode %u checksum does not match", ino);
+		return ext4fs__fs_fail(fs, EXT4FS_E_INODE_CSUM, "inode %u checksum does not match", ino);
 	return 0;
 }
 
@@ -176,7 +176,7 @@ int ext4fs_inode_read(struct ext4fs_fs *fs, uint32_t ino, struct ext4fs_inode *i
 	int err;
 
 	if (!raw)
-		return fs_fail(fs, EXT4FS_E_NO_MEMORY, "no memory to read inode %u", ino);
+		return ext4fs__fs_fail(fs, EXT4FS_E_NO_MEMORY, "no memory to read inode %u", ino);
 	err = ext4fs_inode_read_raw_verified(fs, ino, raw);
 	if (err)
 		goto out;

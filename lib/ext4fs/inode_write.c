@@ -6,6 +6,7 @@
 #include "ext4fs/extent.h"
 #include "ext4fs/inode.h"
 #include "fs_internal.h"
+#include "fs_write_internal.h"
 #include "ondisk_le.h"
 
 #define DEFAULT_EXTRA_ISIZE 32   /* through i_projid: nanosecond times, crtime, checksum hi */
@@ -16,8 +17,8 @@ static int inode_location(struct ext4fs_fs *fs, uint32_t ino, uint64_t *blk, uin
 	const struct ext4fs_geom *geo = &fs->geom;
 
 	if (ino == 0 || ino > geo->inodes_count)
-		return fs_fail(fs, EXT4FS_E_BAD_INODE_NUM, "inode %u is out of range (1-%u)", ino,
-			       geo->inodes_count);
+		return ext4fs__fs_fail(fs, EXT4FS_E_BAD_INODE_NUM, "inode %u is out of range (1-%u)", ino,
+				       geo->inodes_count);
 	uint32_t g = (ino - 1) / geo->inodes_per_group;
 	uint64_t byte = (uint64_t)((ino - 1) % geo->inodes_per_group) * geo->inode_size;
 	*blk = fs->groups[g].inode_table + byte / geo->block_size;
@@ -36,7 +37,7 @@ static int inode_update(struct ext4fs_fs *fs, uint32_t ino, const struct ext4fs_
 	uint64_t blk = 0;
 	uint32_t off = 0;
 	unsigned char *block;
-	int err = fs_require_rw(fs, "writing an inode");
+	int err = ext4fs__fs_require_rw(fs, "writing an inode");
 
 	if (err)
 		return err;
@@ -45,7 +46,7 @@ static int inode_update(struct ext4fs_fs *fs, uint32_t ino, const struct ext4fs_
 		return err;
 	block = malloc(geo->block_size);
 	if (!block)
-		return fs_fail(fs, EXT4FS_E_NO_MEMORY, "no memory to write inode %u", ino);
+		return ext4fs__fs_fail(fs, EXT4FS_E_NO_MEMORY, "no memory to write inode %u", ino);
 	err = ext4fs_block_read(fs, blk, block);
 	if (err)
 		goto out;
@@ -57,8 +58,8 @@ static int inode_update(struct ext4fs_fs *fs, uint32_t ino, const struct ext4fs_
 		ext4fs_inode_csum_set(fs, ino, block + off);
 	err = ext4fs_block_write(fs, blk, block);
 	if (err)
-		fs_fail(fs, err, "writing inode %u (inode table block %llu): %s", ino,
-			(unsigned long long)blk, ext4fs_strerror(err));
+		ext4fs__fs_fail(fs, err, "writing inode %u (inode table block %llu): %s", ino,
+				(unsigned long long)blk, ext4fs_strerror(err));
 out:
 	free(block);
 	return err;

@@ -70,7 +70,7 @@ void ext4fs_journal_sb_decode(struct ext4fs_journal_sb *jsb, const void *raw)
 	jsb->checksum = be32_load(b + JSB_CHECKSUM);
 }
 
-uint32_t journal_fc_blocks(const struct ext4fs_journal_sb *jsb)
+uint32_t ext4fs__journal_fc_blocks(const struct ext4fs_journal_sb *jsb)
 {
 	if (!(jsb->feature_incompat & EXT4FS_JBD2_INCOMPAT_FAST_COMMIT))
 		return 0;
@@ -88,7 +88,7 @@ int ext4fs_journal_sb_check(const struct ext4fs_journal_sb *jsb, const void *raw
 			    uint32_t block_size, uint64_t journal_blocks, char *why, size_t why_len)
 {
 	const int C = EXT4FS_E_JOURNAL_CORRUPT;
-	uint32_t fc = journal_fc_blocks(jsb);
+	uint32_t fc = ext4fs__journal_fc_blocks(jsb);
 	uint32_t csum_bits = jsb->feature_incompat &
 			     (EXT4FS_JBD2_INCOMPAT_CSUM_V2 | EXT4FS_JBD2_INCOMPAT_CSUM_V3);
 

@@ -14,6 +14,7 @@
 #include "ext4fs/inode.h"
 #include "ext4fs/journal.h"
 #include "fs_internal.h"
+#include "fs_write_internal.h"
 #include "ondisk_le.h"
 
 /*
@@ -74,24 +75,24 @@ int ext4fs_journal_create(struct ext4fs_fs *fs, uint32_t blocks, uint32_t fc_blo
 	uint32_t total = blocks + fc_blocks;
 	unsigned char *buf;
 	uint64_t jsb_blk, run;
-	int unwritten, err = fs_require_rw(fs, "creating a journal");
+	int unwritten, err = ext4fs__fs_require_rw(fs, "creating a journal");
 
 	if (err)
 		return err;
 	if ((fs->sb.s_feature_compat & EXT4FS_FEATURE_COMPAT_HAS_JOURNAL) || fs->sb.s_journal_inum)
-		return fs_fail(fs, EXT4FS_E_EXISTS, "the file system has a journal already (inode %u)",
-			       fs->sb.s_journal_inum);
+		return ext4fs__fs_fail(fs, EXT4FS_E_EXISTS, "the file system has a journal already (inode %u)",
+				       fs->sb.s_journal_inum);
 	if (blocks < EXT4FS_JBD2_MIN_BLOCKS || total < blocks || total > EXT4FS_JBD2_MAX_BLOCKS ||
 	    total >= g->blocks_count)
-		return fs_fail(fs, EXT4FS_E_INVALID_ARG, "a journal of %u + %u blocks", blocks, fc_blocks);
+		return ext4fs__fs_fail(fs, EXT4FS_E_INVALID_ARG, "a journal of %u + %u blocks", blocks, fc_blocks);
 	err = ext4fs_inode_read(fs, EXT4FS_JOURNAL_INO, &in);
 	if (err)
 		return err;
 	if (in.i_links_count || ext4fs_inode_blocks_raw(fs, &in))
-		return fs_fail(fs, EXT4FS_E_EXISTS, "inode %u is in use", EXT4FS_JOURNAL_INO);
+		return ext4fs__fs_fail(fs, EXT4FS_E_EXISTS, "inode %u is in use", EXT4FS_JOURNAL_INO);
 	buf = calloc(1, g->block_size);
 	if (!buf)
-		return fs_fail(fs, EXT4FS_E_NO_MEMORY, "no memory for the journal superblock");
+		return ext4fs__fs_fail(fs, EXT4FS_E_NO_MEMORY, "no memory for the journal superblock");
 
 	memset(&in, 0, sizeof(in));
 	ext4fs_inode_init_new(fs, EXT4FS_JOURNAL_INO, EXT4FS_S_IFREG | 0600, 0, 0, &in);

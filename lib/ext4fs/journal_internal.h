@@ -58,7 +58,7 @@
 #define JBD2_TAIL_SIZE       4
 
 /* Blocks in the fast-commit area (0 without the feature). */
-uint32_t journal_fc_blocks(const struct ext4fs_journal_sb *jsb);
+uint32_t ext4fs__journal_fc_blocks(const struct ext4fs_journal_sb *jsb);
 
 /* Wrap-around comparisons of transaction IDs, as jbd2 compares them. */
 static inline int tid_gt(uint32_t a, uint32_t b)

@@ -124,9 +124,9 @@ static int collect_run(const struct ext4fs_block_visit *v, void *arg)
 		count = j->nblocks - v->lblk;
 	if (!ext4fs_block_ptr_valid(j->fs, v->pblk) ||
 	    count > ext4fs_geom(j->fs)->blocks_count - v->pblk)
-		return fs_fail(j->fs, EXT4FS_E_JOURNAL_INODE,
-			       "journal inode %u: logical block %llu maps to block %llu, outside the file system",
-			       j->ino, (unsigned long long)v->lblk, (unsigned long long)v->pblk);
+		return ext4fs__fs_fail(j->fs, EXT4FS_E_JOURNAL_INODE,
+				       "journal inode %u: logical block %llu maps to block %llu, outside the file system",
+				       j->ino, (unsigned long long)v->lblk, (unsigned long long)v->pblk);
 	last = j->nruns ? &j->runs[j->nruns - 1] : NULL;
 	if (last && last->lblk + last->count == v->lblk && last->pblk + last->count == v->pblk) {
 		last->count += count;
@@ -136,7 +136,7 @@ static int collect_run(const struct ext4fs_block_visit *v, void *arg)
 		size_t cap = rc->cap ? rc->cap * 2 : 16;
 		struct jrun *n = realloc(j->runs, cap * sizeof(*n));
 		if (!n)
-			return fs_fail(j->fs, EXT4FS_E_NO_MEMORY, "no memory for the journal's block map");
+			return ext4fs__fs_fail(j->fs, EXT4FS_E_NO_MEMORY, "no memory for the journal's block map");
 		j->runs = n;
 		rc->cap = cap;
 	}
@@ -167,12 +167,12 @@ static int load_map(struct ext4fs_journal *j, const struct ext4fs_inode *inode)
 		next += j->runs[i].count;
 	}
 	if (next < j->nblocks)
-		return fs_fail(j->fs, EXT4FS_E_JOURNAL_INODE,
-			       "journal inode %u has a hole at logical block %llu", j->ino,
-			       (unsigned long long)next);
+		return ext4fs__fs_fail(j->fs, EXT4FS_E_JOURNAL_INODE,
+				       "journal inode %u has a hole at logical block %llu", j->ino,
+				       (unsigned long long)next);
 	j->by_pblk = malloc(j->nruns * sizeof(*j->by_pblk));
 	if (!j->by_pblk)
-		return fs_fail(j->fs, EXT4FS_E_NO_MEMORY, "no memory for the journal's block map");
+		return ext4fs__fs_fail(j->fs, EXT4FS_E_NO_MEMORY, "no memory for the journal's block map");
 	memcpy(j->by_pblk, j->runs, j->nruns * sizeof(*j->by_pblk));
 	qsort(j->by_pblk, j->nruns, sizeof(*j->by_pblk), cmp_pblk);
 	return 0;
@@ -240,25 +240,25 @@ int ext4fs_journal_open(struct ext4fs_fs *fs, struct ext4fs_journal **out)
 
 	*out = NULL;
 	if (sb->s_feature_incompat & EXT4FS_FEATURE_INCOMPAT_JOURNAL_DEV)
-		return fs_fail(fs, EXT4FS_E_UNSUPP_FEATURE,
-			       "this is an external journal device, not a file system with a journal");
+		return ext4fs__fs_fail(fs, EXT4FS_E_UNSUPP_FEATURE,
+				       "this is an external journal device, not a file system with a journal");
 	if (!(sb->s_feature_compat & EXT4FS_FEATURE_COMPAT_HAS_JOURNAL))
-		return fs_fail(fs, EXT4FS_E_NO_JOURNAL, "the file system has no journal (no has_journal feature)");
+		return ext4fs__fs_fail(fs, EXT4FS_E_NO_JOURNAL, "the file system has no journal (no has_journal feature)");
 	/* As e2fsck decides it: a journal UUID in the superblock names an external journal. */
 	for (int i = 0; i < 16; i++)
 		if (sb->s_journal_uuid[i])
-			return fs_fail(fs, EXT4FS_E_UNSUPP_FEATURE,
-				       "the journal is on an external device (s_journal_dev 0x%x): not supported",
-				       sb->s_journal_dev);
+			return ext4fs__fs_fail(fs, EXT4FS_E_UNSUPP_FEATURE,
+					       "the journal is on an external device (s_journal_dev 0x%x): not supported",
+					       sb->s_journal_dev);
 	if (sb->s_journal_inum == 0)
-		return fs_fail(fs, EXT4FS_E_NO_JOURNAL, "s_journal_inum is 0");
+		return ext4fs__fs_fail(fs, EXT4FS_E_NO_JOURNAL, "s_journal_inum is 0");
 	if (sb->s_journal_inum > geom->inodes_count)
-		return fs_fail(fs, EXT4FS_E_JOURNAL_INODE, "s_journal_inum %u is beyond the last inode %u",
-			       sb->s_journal_inum, geom->inodes_count);
+		return ext4fs__fs_fail(fs, EXT4FS_E_JOURNAL_INODE, "s_journal_inum %u is beyond the last inode %u",
+				       sb->s_journal_inum, geom->inodes_count);
 	j = calloc(1, sizeof(*j));
 	raw = malloc(geom->block_size);
 	if (!j || !raw) {
-		err = fs_fail(fs, EXT4FS_E_NO_MEMORY, "no memory for the journal");
+		err = ext4fs__fs_fail(fs, EXT4FS_E_NO_MEMORY, "no memory for the journal");
 		goto out;
 	}
 	j->fs = fs;
@@ -268,29 +268,29 @@ int ext4fs_journal_open(struct ext4fs_fs *fs, struct ext4fs_journal **out)
 	if (err)
 		goto out;
 	if ((inode.i_mode & S_IFMT_MASK) != S_IFREG_MODE) {
-		err = fs_fail(fs, EXT4FS_E_JOURNAL_INODE, "journal inode %u is not a regular file (mode 0%o)",
-			      j->ino, inode.i_mode);
+		err = ext4fs__fs_fail(fs, EXT4FS_E_JOURNAL_INODE, "journal inode %u is not a regular file (mode 0%o)",
+				      j->ino, inode.i_mode);
 		goto out;
 	}
 	if (inode.i_links_count == 0) {
-		err = fs_fail(fs, EXT4FS_E_JOURNAL_INODE, "journal inode %u has no links", j->ino);
+		err = ext4fs__fs_fail(fs, EXT4FS_E_JOURNAL_INODE, "journal inode %u has no links", j->ino);
 		goto out;
 	}
 	if (ext4fs_inode_has_inline_data(&inode)) {
-		err = fs_fail(fs, EXT4FS_E_JOURNAL_INODE, "journal inode %u has inline data", j->ino);
+		err = ext4fs__fs_fail(fs, EXT4FS_E_JOURNAL_INODE, "journal inode %u has inline data", j->ino);
 		goto out;
 	}
 	j->nblocks = ext4fs_inode_size(&inode) / j->bs;
 	if (j->nblocks < EXT4FS_JBD2_MIN_BLOCKS) {
-		err = fs_fail(fs, EXT4FS_E_JOURNAL_INODE,
-			      "journal inode %u holds %llu blocks, fewer than 1024", j->ino,
-			      (unsigned long long)j->nblocks);
+		err = ext4fs__fs_fail(fs, EXT4FS_E_JOURNAL_INODE,
+				      "journal inode %u holds %llu blocks, fewer than 1024", j->ino,
+				      (unsigned long long)j->nblocks);
 		goto out;
 	}
 	if (j->nblocks > geom->blocks_count) {
-		err = fs_fail(fs, EXT4FS_E_JOURNAL_INODE,
-			      "journal inode %u is %llu blocks long, larger than the file system", j->ino,
-			      (unsigned long long)j->nblocks);
+		err = ext4fs__fs_fail(fs, EXT4FS_E_JOURNAL_INODE,
+				      "journal inode %u is %llu blocks long, larger than the file system", j->ino,
+				      (unsigned long long)j->nblocks);
 		goto out;
 	}
 	err = load_map(j, &inode);
@@ -298,17 +298,17 @@ int ext4fs_journal_open(struct ext4fs_fs *fs, struct ext4fs_journal **out)
 		goto out;
 	err = journal_read(j, 0, raw);
 	if (err) {
-		err = fs_fail(fs, err, "reading the journal superblock (block %llu): %s",
-			      (unsigned long long)journal_pblk(j, 0), ext4fs_strerror(err));
+		err = ext4fs__fs_fail(fs, err, "reading the journal superblock (block %llu): %s",
+				      (unsigned long long)journal_pblk(j, 0), ext4fs_strerror(err));
 		goto out;
 	}
 	ext4fs_journal_sb_decode(&j->jsb, raw);
 	err = ext4fs_journal_sb_check(&j->jsb, raw, j->bs, j->nblocks, why, sizeof(why));
 	if (err) {
-		err = fs_fail(fs, err, "journal inode %u: %s", j->ino, why);
+		err = ext4fs__fs_fail(fs, err, "journal inode %u: %s", j->ino, why);
 		goto out;
 	}
-	j->fc_blocks = journal_fc_blocks(&j->jsb);
+	j->fc_blocks = ext4fs__journal_fc_blocks(&j->jsb);
 	j->log_first = j->jsb.first;
 	j->log_end = j->jsb.maxlen - j->fc_blocks;
 	j->csum_v3 = (j->jsb.feature_incompat & EXT4FS_JBD2_INCOMPAT_CSUM_V3) != 0;
@@ -528,14 +528,14 @@ static int home_write(struct recovery *r, uint64_t blk, const void *buf)
 	int err;
 
 	if (blk >= fs->geom.blocks_count)
-		return fs_fail(fs, EXT4FS_E_BAD_BLOCK_NUM, "journal replay: block %llu is beyond the end",
-			       (unsigned long long)blk);
+		return ext4fs__fs_fail(fs, EXT4FS_E_BAD_BLOCK_NUM, "journal replay: block %llu is beyond the end",
+				       (unsigned long long)blk);
 	if (fs->cache_blk[slot] == blk)
 		fs->cache_valid[slot] = 0;
 	err = ext4fs_io_write(fs->io, blk * r->j->bs, buf, r->j->bs);
 	if (err)
-		return fs_fail(fs, err, "journal replay: writing block %llu: %s", (unsigned long long)blk,
-			       ext4fs_strerror(err));
+		return ext4fs__fs_fail(fs, err, "journal replay: writing block %llu: %s", (unsigned long long)blk,
+				       ext4fs_strerror(err));
 	return 0;
 }
 
@@ -594,7 +594,7 @@ static int crc_descriptor(struct recovery *r, uint32_t ntags, uint32_t *pos, uin
 	for (uint32_t i = 0; i < ntags; i++) {
 		int err = journal_read(j, *pos, r->data);
 		if (err)
-			return fs_fail(j->fs, err, "reading journal block %u: %s", *pos, ext4fs_strerror(err));
+			return ext4fs__fs_fail(j->fs, err, "reading journal block %u: %s", *pos, ext4fs_strerror(err));
 		*crc = ext4fs_journal_crc32_be(*crc, r->data, j->bs);
 		*pos = log_advance(j, *pos, 1);
 	}
@@ -639,7 +639,7 @@ static int do_pass(struct recovery *r, enum pass pass)
 		}
 		err = journal_read(j, pos, r->blk);
 		if (err)
-			return fs_fail(j->fs, err, "reading journal block %u: %s", pos, ext4fs_strerror(err));
+			return ext4fs__fs_fail(j->fs, err, "reading journal block %u: %s", pos, ext4fs_strerror(err));
 		pos = log_advance(j, pos, 1);
 		walked++;
 		if (be32_load(r->blk + JH_MAGIC) != EXT4FS_JBD2_MAGIC) {
@@ -657,9 +657,9 @@ static int do_pass(struct recovery *r, enum pass pass)
 			ntags = count_tags(j, r->blk);
 			if (!tail_csum_ok(j, r->blk)) {
 				if (pass != PASS_SCAN)
-					return fs_fail(j->fs, EXT4FS_E_JOURNAL_CSUM,
-						       "transaction %u: descriptor block %u fails its checksum",
-						       tid, here);
+					return ext4fs__fs_fail(j->fs, EXT4FS_E_JOURNAL_CSUM,
+							       "transaction %u: descriptor block %u fails its checksum",
+							       tid, here);
 				need_commit_time_check = 1;
 			}
 			walked += ntags;
@@ -690,9 +690,9 @@ static int do_pass(struct recovery *r, enum pass pass)
 			}
 			if (need_commit_time_check) {
 				if (commit_sec >= last_commit_sec)
-					return fs_fail(j->fs, EXT4FS_E_JOURNAL_CSUM,
-						       "transaction %u: a descriptor or revoke block fails its checksum",
-						       tid);
+					return ext4fs__fs_fail(j->fs, EXT4FS_E_JOURNAL_CSUM,
+							       "transaction %u: a descriptor or revoke block fails its checksum",
+							       tid);
 				info->end_reason = EXT4FS_JOURNAL_END_STALE;
 				goto done;
 			}
@@ -747,9 +747,9 @@ static int do_pass(struct recovery *r, enum pass pass)
 				need_commit_time_check = 1;
 			n = revoke_records(j, r->blk, &rec_len);
 			if (n < 0)
-				return fs_fail(j->fs, EXT4FS_E_JOURNAL_LOG,
-					       "transaction %u: revoke block %u has r_count %u, more than the block holds",
-					       tid, here, be32_load(r->blk + JR_COUNT));
+				return ext4fs__fs_fail(j->fs, EXT4FS_E_JOURNAL_LOG,
+						       "transaction %u: revoke block %u has r_count %u, more than the block holds",
+						       tid, here, be32_load(r->blk + JR_COUNT));
 			if (pass == PASS_SCAN) {
 				r->scan_revoke_records += (uint64_t)n;
 				continue;
@@ -777,9 +777,9 @@ done:
 		return 0;
 	}
 	if (tid != info->end_tid)
-		return fs_fail(j->fs, EXT4FS_E_JOURNAL_LOG,
-			       "journal pass %d ended at transaction %u, the scan at %u", (int)pass, tid,
-			       info->end_tid);
+		return ext4fs__fs_fail(j->fs, EXT4FS_E_JOURNAL_LOG,
+				       "journal pass %d ended at transaction %u, the scan at %u", (int)pass, tid,
+				       info->end_tid);
 	return 0;
 }
 
@@ -817,7 +817,7 @@ static int run_passes(struct recovery *r)
 	r->blk = malloc(j->bs);
 	r->data = malloc(j->bs);
 	if (!r->blk || !r->data)
-		return fs_fail(j->fs, EXT4FS_E_NO_MEMORY, "no memory to read the journal");
+		return ext4fs__fs_fail(j->fs, EXT4FS_E_NO_MEMORY, "no memory to read the journal");
 	if (!j->jsb.start)
 		return 0;
 	err = do_pass(r, PASS_SCAN);
@@ -826,8 +826,8 @@ static int run_passes(struct recovery *r)
 	info->transactions = info->end_tid - info->first_tid;
 	info->fc_pending = fc_pending(r);
 	if (revoke_init(&r->revokes, r->scan_revoke_records))
-		return fs_fail(j->fs, EXT4FS_E_NO_MEMORY, "no memory for %llu revoke records",
-			       (unsigned long long)r->scan_revoke_records);
+		return ext4fs__fs_fail(j->fs, EXT4FS_E_NO_MEMORY, "no memory for %llu revoke records",
+				       (unsigned long long)r->scan_revoke_records);
 	err = do_pass(r, PASS_REVOKE);
 	if (err)
 		return err;
@@ -850,8 +850,8 @@ static int require_recovery_handle(struct ext4fs_journal *j)
 	unsigned flags = ext4fs_fs_flags(j->fs);
 
 	if (!(flags & EXT4FS_OPEN_RECOVERY) || (flags & EXT4FS_OPEN_RW))
-		return fs_fail(j->fs, EXT4FS_E_READ_ONLY,
-			       "journal recovery needs a handle opened with EXT4FS_OPEN_RECOVERY only");
+		return ext4fs__fs_fail(j->fs, EXT4FS_E_READ_ONLY,
+				       "journal recovery needs a handle opened with EXT4FS_OPEN_RECOVERY only");
 	return 0;
 }
 
@@ -860,7 +860,7 @@ static int io_flush(struct ext4fs_journal *j)
 	int err = ext4fs_io_flush(j->fs->io);
 
 	if (err)
-		return fs_fail(j->fs, err, "flushing %s: %s", j->fs->io->name, ext4fs_strerror(err));
+		return ext4fs__fs_fail(j->fs, err, "flushing %s: %s", j->fs->io->name, ext4fs_strerror(err));
 	return 0;
 }
 
@@ -872,8 +872,8 @@ static int write_empty_jsb(struct ext4fs_journal *j, uint32_t next_tid, unsigned
 
 	err = ext4fs_blocks_read(j->fs, pblk, 1, buf);
 	if (err)
-		return fs_fail(j->fs, err, "reading the journal superblock (block %llu): %s",
-			       (unsigned long long)pblk, ext4fs_strerror(err));
+		return ext4fs__fs_fail(j->fs, err, "reading the journal superblock (block %llu): %s",
+				       (unsigned long long)pblk, ext4fs_strerror(err));
 	be32_store(buf + JSB_START, 0);
 	be32_store(buf + JSB_SEQUENCE, next_tid);
 	be32_store(buf + JSB_ERRNO, 0);
@@ -881,8 +881,8 @@ static int write_empty_jsb(struct ext4fs_journal *j, uint32_t next_tid, unsigned
 		be32_store(buf + JSB_CHECKSUM, ext4fs_journal_sb_csum(buf));
 	err = ext4fs_io_write(j->fs->io, pblk * j->bs, buf, j->bs);
 	if (err)
-		return fs_fail(j->fs, err, "writing the journal superblock (block %llu): %s",
-			       (unsigned long long)pblk, ext4fs_strerror(err));
+		return ext4fs__fs_fail(j->fs, err, "writing the journal superblock (block %llu): %s",
+				       (unsigned long long)pblk, ext4fs_strerror(err));
 	err = io_flush(j);
 	if (err)
 		return err;
@@ -903,11 +903,11 @@ static int finish_super(struct ext4fs_journal *j, uint16_t state_set, uint16_t s
 
 	err = ext4fs_io_read(fs->io, EXT4FS_SUPER_OFFSET, raw, sizeof(raw));
 	if (err)
-		return fs_fail(fs, err, "reading the superblock after replay: %s", ext4fs_strerror(err));
+		return ext4fs__fs_fail(fs, err, "reading the superblock after replay: %s", ext4fs_strerror(err));
 	ext4fs_super_decode(&sb, raw);
 	if (sb.s_magic != EXT4FS_SUPER_MAGIC)
-		return fs_fail(fs, EXT4FS_E_BAD_MAGIC,
-			       "the primary superblock has bad magic 0x%x after replay", sb.s_magic);
+		return ext4fs__fs_fail(fs, EXT4FS_E_BAD_MAGIC,
+				       "the primary superblock has bad magic 0x%x after replay", sb.s_magic);
 	sb.s_feature_incompat &= ~(uint32_t)EXT4FS_FEATURE_INCOMPAT_RECOVER;
 	sb.s_state = (uint16_t)((sb.s_state | state_set) & ~state_clear);
 	ext4fs_super_encode(&sb, raw);
@@ -915,7 +915,7 @@ static int finish_super(struct ext4fs_journal *j, uint16_t state_set, uint16_t s
 		le32_store(raw + 0x3FC, ext4fs_super_csum(raw));
 	err = ext4fs_io_write(fs->io, EXT4FS_SUPER_OFFSET, raw, sizeof(raw));
 	if (err)
-		return fs_fail(fs, err, "writing the superblock: %s", ext4fs_strerror(err));
+		return ext4fs__fs_fail(fs, err, "writing the superblock: %s", ext4fs_strerror(err));
 	/* The cached copy of the superblock's block is stale now. */
 	memset(fs->cache_valid, 0, sizeof(fs->cache_valid));
 	return io_flush(j);
@@ -975,7 +975,7 @@ int ext4fs_journal_discard(struct ext4fs_journal *j)
 	r.blk = malloc(j->bs);
 	r.data = malloc(j->bs);
 	if (!r.blk || !r.data) {
-		err = fs_fail(j->fs, EXT4FS_E_NO_MEMORY, "no memory to read the journal");
+		err = ext4fs__fs_fail(j->fs, EXT4FS_E_NO_MEMORY, "no memory to read the journal");
 		goto out;
 	}
 	info.end_tid = j->jsb.sequence;

@@ -25,7 +25,7 @@ struct mkfs_file {
 };
 
 /* How many indirect blocks a block-mapped file allocates just before logical block lblk. */
-uint32_t mkfs_indirect_before(uint64_t lblk, uint32_t apb);
+uint32_t ext4fs__mkfs_indirect_before(uint64_t lblk, uint32_t apb);
 
 struct ext4fs_mkfs_plan {
 	struct ext4fs_mkfs_params p;

@@ -489,7 +489,7 @@ static uint64_t plan_blocks(const struct ext4fs_mkfs_plan *pl)
 
 static int mark_used(struct ext4fs_mkfs_plan *pl, uint64_t blk, uint64_t n)
 {
-	return extset_add(&pl->used, blk, n);
+	return ext4fs__extset_add(&pl->used, blk, n);
 }
 
 /*
@@ -517,7 +517,7 @@ static int get_free_blocks(const struct ext4fs_mkfs_plan *pl, uint64_t start, ui
 			b = fdb;
 			wrapped = 1;
 		}
-		size_t i = extset_first_after(s, b);
+		size_t i = ext4fs__extset_first_after(s, b);
 		if (i == s->n || s->r[i].start >= b + num) {
 			*ret = b;
 			return 0;
@@ -539,7 +539,7 @@ static int new_block(const struct ext4fs_mkfs_plan *pl, uint64_t goal, uint64_t 
 		goal = fdb;
 	for (int pass = 0; pass < 2; pass++) {
 		uint64_t b = pass ? fdb : goal;
-		size_t i = extset_first_after(s, b);
+		size_t i = ext4fs__extset_first_after(s, b);
 		if (i < s->n && s->r[i].start <= b)
 			b = s->r[i].start + s->r[i].len;
 		if (b < total && (pass == 0 || b < goal)) {
@@ -742,7 +742,7 @@ static int file_add_run(struct mkfs_file *f, uint64_t pblk, uint64_t len, uint64
 	return 0;
 }
 
-uint32_t mkfs_indirect_before(uint64_t lblk, uint32_t apb)
+uint32_t ext4fs__mkfs_indirect_before(uint64_t lblk, uint32_t apb)
 {
 	uint64_t a = apb, r;
 
@@ -774,7 +774,7 @@ static int alloc_blockmapped(struct ext4fs_mkfs_plan *pl, struct mkfs_file *f, u
 
 	f->blockmapped = 1;
 	for (uint64_t l = 0; l < nblocks; l++) {
-		uint32_t n = mkfs_indirect_before(l, apb) + 1;
+		uint32_t n = ext4fs__mkfs_indirect_before(l, apb) + 1;
 		for (uint32_t i = 0; i < n; i++) {
 			if ((err = new_block(pl, blk, &blk)) || (err = mark_used(pl, blk, 1)) ||
 			    (err = file_add_run(f, blk, 1, UINT64_MAX)))
@@ -796,7 +796,7 @@ static int alloc_extents(struct ext4fs_mkfs_plan *pl, struct mkfs_file *f, uint6
 	while (f->blocks < nblocks) {
 		if ((err = new_block(pl, b, &b)))
 			return err;
-		size_t i = extset_first_after(s, b);
+		size_t i = ext4fs__extset_first_after(s, b);
 		uint64_t run_end = i < s->n ? s->r[i].start : total;
 		uint64_t len = run_end - b;
 		if (len > nblocks - f->blocks)
@@ -843,8 +843,8 @@ static uint64_t journal_goal(struct ext4fs_mkfs_plan *pl)
 	if (pl->fs->sb.s_log_groups_per_flex && group > log_flex) {
 		group &= ~(log_flex - 1);
 		while (group < geo->group_count &&
-		       extset_count(&pl->used, group_first(pl, group),
-				    group_last(pl, group) - group_first(pl, group) + 1) ==
+		       ext4fs__extset_count(&pl->used, group_first(pl, group),
+					    group_last(pl, group) - group_first(pl, group) + 1) ==
 			       group_last(pl, group) - group_first(pl, group) + 1)
 			group++;
 		if (group == geo->group_count)
@@ -858,7 +858,7 @@ static uint64_t journal_goal(struct ext4fs_mkfs_plan *pl)
 	uint64_t best = 0;
 	for (uint32_t i = start; i <= end; i++) {
 		uint64_t len = group_last(pl, i) - group_first(pl, i) + 1;
-		uint64_t free_blocks = len - extset_count(&pl->used, group_first(pl, i), len);
+		uint64_t free_blocks = len - ext4fs__extset_count(&pl->used, group_first(pl, i), len);
 		if (i == start || free_blocks > best) {
 			best = free_blocks;
 			group = i;
@@ -960,7 +960,7 @@ static void plan_counts(struct ext4fs_mkfs_plan *pl)
 	for (uint32_t g = 0; g < geo->group_count; g++) {
 		struct ext4fs_group_desc gd = fs->groups[g];
 		uint64_t first = group_first(pl, g), len = group_last(pl, g) - first + 1;
-		uint64_t used = extset_count(&pl->used, first, len);
+		uint64_t used = ext4fs__extset_count(&pl->used, first, len);
 		uint64_t ino_first = (uint64_t)g * geo->inodes_per_group + 1;
 		uint64_t ino_last = ino_first + geo->inodes_per_group - 1;
 		uint64_t used_inodes = 0;
@@ -984,7 +984,7 @@ static void plan_counts(struct ext4fs_mkfs_plan *pl)
 		}
 		free_blocks += gd.free_blocks_count;
 		free_inodes += gd.free_inodes_count;
-		fs_group_desc_store(fs, g, &gd);
+		ext4fs__fs_group_desc_store(fs, g, &gd);
 	}
 	sb->s_free_blocks_count_lo = (uint32_t)free_blocks;
 	sb->s_free_blocks_count_hi = (uint32_t)(free_blocks >> 32);
@@ -994,7 +994,7 @@ static void plan_counts(struct ext4fs_mkfs_plan *pl)
 	 * group metadata and the journal's data blocks, not the journal's
 	 * mapping blocks, the root directory, lost+found, the resize inode's
 	 * own block nor the orphan file. */
-	sb->s_overhead_clusters = (uint32_t)(extset_total(&pl->used) - pl->root.blocks - pl->lpf.blocks -
+	sb->s_overhead_clusters = (uint32_t)(ext4fs__extset_total(&pl->used) - pl->root.blocks - pl->lpf.blocks -
 					     pl->orphan.blocks - pl->orphan.meta_blocks -
 					     pl->journal.meta_blocks - (pl->resize_dind ? 1 : 0));
 	sb->s_journal_inum = pl->journal_blocks ? MKFS_JOURNAL_INO : 0;
@@ -1014,7 +1014,7 @@ void ext4fs_mkfs_plan_free(struct ext4fs_mkfs_plan *pl)
 	if (!pl)
 		return;
 	ext4fs_close(pl->fs);
-	extset_free(&pl->used);
+	ext4fs__extset_free(&pl->used);
 	free(pl->backups);
 	file_free(&pl->root);
 	file_free(&pl->lpf);
@@ -1044,7 +1044,7 @@ int ext4fs_mkfs_plan(const struct ext4fs_mkfs_params *p, struct ext4fs_mkfs_plan
 	if (!pl)
 		return plan_fail(errmsg, len, EXT4FS_E_NO_MEMORY, "no memory for the plan");
 	pl->p = *p;
-	if ((err = fs_new_in_memory(&sb, &pl->fs, errmsg, len)))
+	if ((err = ext4fs__fs_new_in_memory(&sb, &pl->fs, errmsg, len)))
 		goto fail;
 
 	if (sb.s_feature_compat & EXT4FS_FEATURE_COMPAT_HAS_JOURNAL) {
@@ -1088,7 +1088,7 @@ int ext4fs_mkfs_plan(const struct ext4fs_mkfs_params *p, struct ext4fs_mkfs_plan
 	if ((err = plan_files(pl)))
 		goto nospace;
 	plan_counts(pl);
-	fs_super_store(pl->fs);
+	ext4fs__fs_super_store(pl->fs);
 	*out = pl;
 	return 0;
 

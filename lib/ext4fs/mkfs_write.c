@@ -162,7 +162,7 @@ static int write_bitmaps(struct writer *w, unsigned char *buf)
 
 		if (!(csum && (gd.flags & EXT4FS_BG_BLOCK_UNINIT))) {
 			memset(buf, 0, w->bs);
-			for (size_t i = extset_first_after(used, first);
+			for (size_t i = ext4fs__extset_first_after(used, first);
 			     i < used->n && used->r[i].start < first + len; i++) {
 				uint64_t a = used->r[i].start > first ? used->r[i].start : first;
 				uint64_t b = used->r[i].start + used->r[i].len;
@@ -192,7 +192,7 @@ static int write_bitmaps(struct writer *w, unsigned char *buf)
 		}
 		if (csum && (!(pl->p.flags & EXT4FS_MKFS_LAZY_ITABLE_INIT) || w->zeroed))
 			gd.flags |= EXT4FS_BG_INODE_ZEROED;
-		fs_group_desc_store(fs, g, &gd);
+		ext4fs__fs_group_desc_store(fs, g, &gd);
 	}
 	return batch_flush(w);
 }
@@ -263,7 +263,7 @@ static void inode_map_file(const struct ext4fs_mkfs_plan *pl, struct ext4fs_inod
 		uint32_t apb = pl->fs->geom.block_size / 4;
 		struct { uint32_t run; uint64_t off; } cur = { 0, 0 };
 		for (uint64_t l = 0; l < f->blocks; l++) {
-			uint32_t extra = mkfs_indirect_before(l, apb);
+			uint32_t extra = ext4fs__mkfs_indirect_before(l, apb);
 			for (uint32_t i = 0; i <= extra; i++) {
 				uint64_t pblk = f->ext[cur.run].start + cur.off;
 				if (++cur.off == f->ext[cur.run].len) {
@@ -507,7 +507,7 @@ static int write_indirect_blocks(struct writer *w, const struct mkfs_file *f, un
 	}
 	k = 0;
 	for (uint64_t l = 0; l < f->blocks; l++) {
-		uint32_t extra = mkfs_indirect_before(l, apb);
+		uint32_t extra = ext4fs__mkfs_indirect_before(l, apb);
 		/* New blocks are taken top-down: the highest new level first. */
 		int top = 0;
 		if (l >= 12) {
@@ -571,7 +571,7 @@ static uint64_t any_pblk(const struct writer *w, const struct mkfs_file *f, uint
 	uint32_t apb = w->bs / 4;
 	uint64_t k = 0;
 	for (uint64_t i = 0; i <= l; i++)
-		k += mkfs_indirect_before(i, apb) + (i < l);
+		k += ext4fs__mkfs_indirect_before(i, apb) + (i < l);
 	return file_pblk(f, k);
 }
 
@@ -666,7 +666,7 @@ static int write_super_copy(struct writer *w, uint64_t byte, uint16_t group)
 	int err;
 
 	fs->sb.s_block_group_nr = group;
-	fs_super_store(fs);
+	ext4fs__fs_super_store(fs);
 	err = ext4fs_io_write(w->io, byte, fs->sb_raw, EXT4FS_SUPER_SIZE);
 	if (err)
 		return wfail(w, err, "writing the superblock at byte %llu", (unsigned long long)byte);

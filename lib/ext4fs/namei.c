@@ -1,13 +1,103 @@
-/* namei.c - path name resolution and inode-to-path translation. */
+/* namei.c - looking a name up in a directory (through its index when it has one), path
+ * name resolution and inode-to-path translation. */
 #include "config.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "ext4fs/dir.h"
 #include "ext4fs/file.h"
+#include "ext4fs/htree.h"
 #include "ext4fs/inode.h"
 #include "ext4fs/namei.h"
 #include "fs_internal.h"
+
+/* -- one name in one directory -------------------------------------------------- */
+
+struct lookup {
+	const char *name;
+	size_t len;
+	int casefold;
+	uint32_t found;
+	uint32_t folded;        /* first ASCII case-insensitive match (casefolded dirs) */
+};
+
+static int ascii_casecmp(const char *a, const char *b, size_t len)
+{
+	for (size_t i = 0; i < len; i++) {
+		unsigned char x = (unsigned char)a[i], y = (unsigned char)b[i];
+		if (x >= 'A' && x <= 'Z')
+			x = (unsigned char)(x - 'A' + 'a');
+		if (y >= 'A' && y <= 'Z')
+			y = (unsigned char)(y - 'A' + 'a');
+		if (x != y)
+			return 1;
+	}
+	return 0;
+}
+
+static int lookup_match(const struct ext4fs_dirent *d, void *arg)
+{
+	struct lookup *l = arg;
+
+	if (d->name_len != l->len)
+		return 0;
+	if (memcmp(d->name, l->name, l->len) == 0) {
+		l->found = d->inode;
+		return 1;
+	}
+	if (l->casefold && !l->folded && ascii_casecmp(d->name, l->name, l->len) == 0)
+		l->folded = d->inode;
+	return 0;
+}
+
+int ext4fs_dir_lookup(struct ext4fs_fs *fs, uint32_t dir_ino, const char *name, size_t len,
+		      uint32_t *ino)
+{
+	struct ext4fs_inode dir;
+	struct lookup l = { .name = name, .len = len };
+	uint32_t found = 0;
+	int err;
+
+	*ino = 0;
+	err = ext4fs_inode_read(fs, dir_ino, &dir);
+	if (err)
+		return err;
+	if (!EXT4FS_ISDIR(dir.i_mode))
+		return ext4fs__fs_fail(fs, EXT4FS_E_NOT_DIR, "inode %u is not a directory", dir_ino);
+	if (len == 0 || len > EXT4FS_NAME_LEN)
+		return ext4fs__fs_fail(fs, EXT4FS_E_NOT_FOUND, "directory %u: no entry with a %zu-byte name",
+				       dir_ino, len);
+	l.casefold = (dir.i_flags & EXT4FS_CASEFOLD_FL) &&
+		     ext4fs_has_incompat(fs, EXT4FS_FEATURE_INCOMPAT_CASEFOLD);
+	/* "." and ".." sit in the first block, outside the index. */
+	int dots = name[0] == '.' && (len == 1 || (len == 2 && name[1] == '.'));
+	if (!dots && !l.casefold && !ext4fs_inode_has_inline_data(&dir) &&
+	    (dir.i_flags & EXT4FS_INDEX_FL) &&
+	    ext4fs_has_compat(fs, EXT4FS_FEATURE_COMPAT_DIR_INDEX)) {
+		err = ext4fs_htree_lookup(fs, dir_ino, &dir, name, len, &found);
+		if (!err)
+			goto check;
+		if (err != EXT4FS_E_HTREE_CORRUPT && err != EXT4FS_E_UNKNOWN_HASH)
+			return err;
+		/* A damaged index: the entries are still in the blocks. */
+	}
+	err = ext4fs_dir_iterate(fs, dir_ino, &dir, 0, lookup_match, &l);
+	if (err < 0)
+		return err;
+	found = l.found ? l.found : l.folded;
+	if (!found)
+		return ext4fs__fs_fail(fs, EXT4FS_E_NOT_FOUND, "directory %u has no entry \"%.*s\"", dir_ino,
+				       (int)len, name);
+check:
+	if (found > fs->geom.inodes_count)
+		return ext4fs__fs_fail(fs, EXT4FS_E_DIR_CORRUPT,
+				       "directory %u: entry \"%.*s\" points to inode %u, beyond the %u inodes",
+				       dir_ino, (int)len, name, found, fs->geom.inodes_count);
+	*ino = found;
+	return 0;
+}
+
+/* -- paths ---------------------------------------------------------------------- */
 
 struct namei {
 	struct ext4fs_fs *fs;
@@ -28,18 +118,18 @@ static int follow_link(struct namei *n, uint32_t dir, uint32_t ino,
 	int err;
 
 	if (depth >= EXT4FS_NAMEI_MAX_NESTED || n->links >= EXT4FS_NAMEI_MAX_LINKS)
-		return fs_fail(fs, EXT4FS_E_SYMLINK_LOOP,
-			       "symlink %u: too many symbolic links (%u nested, %u followed)", ino,
-			       depth, n->links);
+		return ext4fs__fs_fail(fs, EXT4FS_E_SYMLINK_LOOP,
+				       "symlink %u: too many symbolic links (%u nested, %u followed)", ino,
+				       depth, n->links);
 	n->links++;
 	target = malloc(bufsize);
 	if (!target)
-		return fs_fail(fs, EXT4FS_E_NO_MEMORY, "no memory to follow symlink %u", ino);
+		return ext4fs__fs_fail(fs, EXT4FS_E_NO_MEMORY, "no memory to follow symlink %u", ino);
 	err = ext4fs_symlink_target(fs, ino, inode, target, bufsize, &len);
 	if (err)
 		goto out;
 	if (len == 0 || strlen(target) != len) {
-		err = fs_fail(fs, EXT4FS_E_NOT_FOUND, "symlink %u has an empty or NUL-bearing target", ino);
+		err = ext4fs__fs_fail(fs, EXT4FS_E_NOT_FOUND, "symlink %u has an empty or NUL-bearing target", ino);
 		goto out;
 	}
 	err = resolve(n, dir, target, len, 1, depth + 1, out);
@@ -100,8 +190,8 @@ static int resolve(struct namei *n, uint32_t base, const char *path, size_t plen
 			return 0;
 		}
 		if (!EXT4FS_ISDIR(inode.i_mode))
-			return fs_fail(fs, EXT4FS_E_NOT_DIR, "\"%.*s\" (inode %u) is not a directory",
-				       (int)clen, comp, child);
+			return ext4fs__fs_fail(fs, EXT4FS_E_NOT_DIR, "\"%.*s\" (inode %u) is not a directory",
+					       (int)clen, comp, child);
 		if (last) {
 			*out = child;
 			return 0;
@@ -172,7 +262,7 @@ int ext4fs_get_pathname(struct ext4fs_fs *fs, uint32_t dir_ino, uint32_t ino, ch
 	*path = NULL;
 	names = calloc(EXT4FS_PATHNAME_MAX_DEPTH + 2, sizeof(*names));
 	if (!names)
-		return fs_fail(fs, EXT4FS_E_NO_MEMORY, "no memory for a path name");
+		return ext4fs__fs_fail(fs, EXT4FS_E_NO_MEMORY, "no memory for a path name");
 	/* Walk up: at each level, find search's name in dir and dir's parent. */
 	for (;;) {
 		struct name_scan s = { .search = search };
@@ -201,14 +291,14 @@ int ext4fs_get_pathname(struct ext4fs_fs *fs, uint32_t dir_ino, uint32_t ino, ch
 		if (err < 0) {
 			free(s.name);
 			if (err == EXT4FS_E_NO_MEMORY)
-				err = fs_fail(fs, err, "no memory for a path name");
+				err = ext4fs__fs_fail(fs, err, "no memory for a path name");
 			goto out;
 		}
 		err = 0;
 		if (search) {
 			names[count++] = s.name ? s.name : strdup("???");
 			if (!names[count - 1]) {
-				err = fs_fail(fs, EXT4FS_E_NO_MEMORY, "no memory for a path name");
+				err = ext4fs__fs_fail(fs, EXT4FS_E_NO_MEMORY, "no memory for a path name");
 				goto out;
 			}
 		}
@@ -217,7 +307,7 @@ int ext4fs_get_pathname(struct ext4fs_fs *fs, uint32_t dir_ino, uint32_t ino, ch
 		depth--;
 	}
 	if (!head) {
-		err = fs_fail(fs, EXT4FS_E_NO_MEMORY, "no memory for a path name");
+		err = ext4fs__fs_fail(fs, EXT4FS_E_NO_MEMORY, "no memory for a path name");
 		goto out;
 	}
 	/* names[0] is the deepest component; build from the top down. */
@@ -225,7 +315,7 @@ int ext4fs_get_pathname(struct ext4fs_fs *fs, uint32_t dir_ino, uint32_t ino, ch
 	head = NULL;
 	for (size_t k = count; k-- > 0;) {
 		if (path_append(&result, names[k])) {
-			err = fs_fail(fs, EXT4FS_E_NO_MEMORY, "no memory for a path name");
+			err = ext4fs__fs_fail(fs, EXT4FS_E_NO_MEMORY, "no memory for a path name");
 			goto out;
 		}
 	}

@@ -2,7 +2,6 @@
 #include "config.h"
 #include <stdio.h>
 #include "ondisk_names.h"
-#include "fs.h"
 #include "super.h"
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))

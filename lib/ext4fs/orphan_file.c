@@ -14,6 +14,7 @@
 #include "ext4fs/blockmap.h"
 #include "ext4fs/super.h"
 #include "fs_internal.h"
+#include "fs_write_internal.h"
 #include "ondisk_le.h"
 
 #define TAIL_BYTES 8U
@@ -106,7 +107,7 @@ uint32_t ext4fs_orphan_file_default_blocks(const struct ext4fs_fs *fs)
 
 int ext4fs_orphan_present_set(struct ext4fs_fs *fs, int on)
 {
-	int err = fs_require_rw(fs, "setting orphan_present");
+	int err = ext4fs__fs_require_rw(fs, "setting orphan_present");
 
 	if (err)
 		return err;
@@ -123,7 +124,7 @@ int ext4fs_orphan_present_set(struct ext4fs_fs *fs, int on)
 static int orphan_ino(struct ext4fs_fs *fs, uint32_t ino)
 {
 	if (ino < fs->geom.first_ino || ino > fs->geom.inodes_count)
-		return fs_fail(fs, EXT4FS_E_BAD_INODE_NUM, "orphan file inode %u is out of range", ino);
+		return ext4fs__fs_fail(fs, EXT4FS_E_BAD_INODE_NUM, "orphan file inode %u is out of range", ino);
 	return 0;
 }
 
@@ -141,7 +142,7 @@ static int release_file(struct ext4fs_fs *fs, uint32_t ino)
 		return err;
 	raw = malloc(fs->geom.inode_size);
 	if (!raw)
-		return fs_fail(fs, EXT4FS_E_NO_MEMORY, "orphan file inode %u", ino);
+		return ext4fs__fs_fail(fs, EXT4FS_E_NO_MEMORY, "orphan file inode %u", ino);
 	err = ext4fs_inode_read_raw(fs, ino, raw);
 	if (!err) {
 		memset(raw, 0, 128);
@@ -156,7 +157,7 @@ int ext4fs_orphan_file_truncate(struct ext4fs_fs *fs)
 	struct ext4fs_super sb;
 	int err;
 
-	if ((err = fs_require_rw(fs, "truncating the orphan file")))
+	if ((err = ext4fs__fs_require_rw(fs, "truncating the orphan file")))
 		return err;
 	sb = fs->sb;
 	if ((err = orphan_ino(fs, sb.s_orphan_file_inum)) || (err = release_file(fs, sb.s_orphan_file_inum)))
@@ -178,8 +179,8 @@ static int stamp_blocks(struct ext4fs_fs *fs, uint32_t ino, const struct ext4fs_
 		if (err)
 			return err;
 		if (!pblk)
-			return fs_fail(fs, EXT4FS_E_INODE_CORRUPT, "orphan file inode %u: block %llu not mapped",
-				       ino, (unsigned long long)l);
+			return ext4fs__fs_fail(fs, EXT4FS_E_INODE_CORRUPT, "orphan file inode %u: block %llu not mapped",
+					       ino, (unsigned long long)l);
 		for (uint64_t i = 0; i < run && l < nblocks; i++, l++) {
 			ext4fs_orphan_block_init(fs, ino, in->i_generation, pblk + i, buf);
 			if ((err = ext4fs_block_write(fs, pblk + i, buf)))
@@ -197,10 +198,10 @@ int ext4fs_orphan_file_create(struct ext4fs_fs *fs, uint32_t ino, uint32_t nbloc
 	unsigned char *buf;
 	int err;
 
-	if ((err = fs_require_rw(fs, "creating the orphan file")) || (err = orphan_ino(fs, ino)))
+	if ((err = ext4fs__fs_require_rw(fs, "creating the orphan file")) || (err = orphan_ino(fs, ino)))
 		return err;
 	if (!nblocks)
-		return fs_fail(fs, EXT4FS_E_INVALID_ARG, "an orphan file of 0 blocks");
+		return ext4fs__fs_fail(fs, EXT4FS_E_INVALID_ARG, "an orphan file of 0 blocks");
 	if ((err = release_file(fs, ino)))
 		return err;
 	ext4fs_inode_init_new(fs, ino, EXT4FS_S_IFREG | 0600, 0, 0, &in);
@@ -209,7 +210,7 @@ int ext4fs_orphan_file_create(struct ext4fs_fs *fs, uint32_t ino, uint32_t nbloc
 		return err;
 	buf = malloc(bs);
 	if (!buf)
-		return fs_fail(fs, EXT4FS_E_NO_MEMORY, "orphan file inode %u", ino);
+		return ext4fs__fs_fail(fs, EXT4FS_E_NO_MEMORY, "orphan file inode %u", ino);
 	/* Written with magic only first: a block's checksum depends on where the allocator puts it. */
 	ext4fs_orphan_block_init(fs, ino, 0, 0, buf);
 	for (uint64_t l = 0; l < nblocks && !err; l++)

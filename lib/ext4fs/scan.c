@@ -64,11 +64,11 @@ int ext4fs_scan_open(struct ext4fs_fs *fs, uint32_t first_group, uint32_t last_g
 	if (last_group >= fs->geom.group_count)
 		last_group = fs->geom.group_count - 1;
 	if (first_group > last_group)
-		return fs_fail(fs, EXT4FS_E_INVALID_ARG, "scan of groups %u-%u is empty", first_group,
-			       last_group);
+		return ext4fs__fs_fail(fs, EXT4FS_E_INVALID_ARG, "scan of groups %u-%u is empty", first_group,
+				       last_group);
 	s = calloc(1, sizeof(*s));
 	if (!s)
-		return fs_fail(fs, EXT4FS_E_NO_MEMORY, "no memory for an inode scan");
+		return ext4fs__fs_fail(fs, EXT4FS_E_NO_MEMORY, "no memory for an inode scan");
 	s->fs = fs;
 	s->flags = flags;
 	s->group = first_group;
@@ -81,7 +81,7 @@ int ext4fs_scan_open(struct ext4fs_fs *fs, uint32_t first_group, uint32_t last_g
 	s->chunk = malloc((size_t)s->chunk_blocks * fs->geom.block_size);
 	if (!s->chunk) {
 		free(s);
-		return fs_fail(fs, EXT4FS_E_NO_MEMORY, "no memory for an inode scan");
+		return ext4fs__fs_fail(fs, EXT4FS_E_NO_MEMORY, "no memory for an inode scan");
 	}
 	enter_group(s);
 	*out = s;
@@ -101,9 +101,9 @@ static int load_chunk(struct ext4fs_scan *s)
 		want = s->chunk_blocks;
 	err = ext4fs_blocks_read(fs, table + first_block, want, s->chunk);
 	if (err)
-		return fs_fail(fs, err, "group %u: reading inode table blocks %llu-%llu: %s", s->group,
-			       (unsigned long long)(table + first_block),
-			       (unsigned long long)(table + first_block + want - 1), ext4fs_strerror(err));
+		return ext4fs__fs_fail(fs, err, "group %u: reading inode table blocks %llu-%llu: %s", s->group,
+				       (unsigned long long)(table + first_block),
+				       (unsigned long long)(table + first_block + want - 1), ext4fs_strerror(err));
 	s->blocks_read += want;
 	s->chunk_first = first_block * ipb;
 	s->chunk_count = want * ipb;

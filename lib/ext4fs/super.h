@@ -225,4 +225,9 @@ const struct ext4fs_field *ext4fs_super_fields(size_t *count);
 #ifdef __cplusplus
 }
 #endif
+/* bg_flags of a group descriptor (decoded in fs.h). */
+#define EXT4FS_BG_INODE_UNINIT  0x0001
+#define EXT4FS_BG_BLOCK_UNINIT  0x0002
+#define EXT4FS_BG_INODE_ZEROED  0x0004
+
 #endif

@@ -4,8 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include "ext4fs/crc.h"
-#include "ext4fs/file.h"
+#include "ext4fs/blockmap.h"
 #include "ext4fs/xattr.h"
+#include "blockmap_internal.h"
 #include "fs_internal.h"
 #include "ondisk_le.h"
 #include "xattr_internal.h"
@@ -60,11 +61,11 @@ static int corrupt(struct ext4fs_fs *fs, uint32_t ino, const struct region *r, u
 		   const char *what)
 {
 	if (r->where == EXT4FS_XATTR_IN_BLOCK)
-		return fs_fail(fs, EXT4FS_E_XATTR_CORRUPT,
-			       "inode %u: extended attribute block %llu, entry at offset %u: %s",
-			       ino, (unsigned long long)r->block, off, what);
-	return fs_fail(fs, EXT4FS_E_XATTR_CORRUPT,
-		       "inode %u: in-inode extended attribute at offset %u: %s", ino, off, what);
+		return ext4fs__fs_fail(fs, EXT4FS_E_XATTR_CORRUPT,
+				       "inode %u: extended attribute block %llu, entry at offset %u: %s",
+				       ino, (unsigned long long)r->block, off, what);
+	return ext4fs__fs_fail(fs, EXT4FS_E_XATTR_CORRUPT,
+			       "inode %u: in-inode extended attribute at offset %u: %s", ino, off, what);
 }
 
 /* Check every entry and value of r before any is handed out. */
@@ -132,18 +133,19 @@ static int read_ea_inode(struct ext4fs_fs *fs, uint32_t ino, uint32_t inum, uint
 	if (err)
 		return err;
 	if (!(ea.i_flags & EXT4FS_EA_INODE_FL))
-		return fs_fail(fs, EXT4FS_E_XATTR_CORRUPT,
-			       "inode %u: EA inode %u lacks the EA_INODE flag", ino, inum);
+		return ext4fs__fs_fail(fs, EXT4FS_E_XATTR_CORRUPT,
+				       "inode %u: EA inode %u lacks the EA_INODE flag", ino, inum);
 	if (ext4fs_inode_size(&ea) != size)
-		return fs_fail(fs, EXT4FS_E_XATTR_CORRUPT,
-			       "inode %u: EA inode %u has size %llu, the entry says %u", ino, inum,
-			       (unsigned long long)ext4fs_inode_size(&ea), size);
+		return ext4fs__fs_fail(fs, EXT4FS_E_XATTR_CORRUPT,
+				       "inode %u: EA inode %u has size %llu, the entry says %u", ino, inum,
+				       (unsigned long long)ext4fs_inode_size(&ea), size);
 	*value = malloc(size ? size : 1);
 	if (!*value)
-		return fs_fail(fs, EXT4FS_E_NO_MEMORY, "inode %u: no memory for EA inode %u", ino, inum);
-	err = ext4fs_file_read(fs, inum, &ea, 0, *value, size, &got);
+		return ext4fs__fs_fail(fs, EXT4FS_E_NO_MEMORY, "inode %u: no memory for EA inode %u", ino, inum);
+	/* Through the block map, as the kernel reads EA inodes (they carry no inline data). */
+	err = size ? ext4fs__blockmap_read(fs, inum, &ea, 0, *value, size, &got) : 0;
 	if (!err && got != size)
-		err = fs_fail(fs, EXT4FS_E_XATTR_CORRUPT, "inode %u: EA inode %u is short", ino, inum);
+		err = ext4fs__fs_fail(fs, EXT4FS_E_XATTR_CORRUPT, "inode %u: EA inode %u is short", ino, inum);
 	if (err) {
 		free(*value);
 		*value = NULL;
@@ -211,14 +213,14 @@ static int iterate_inode_body(struct ext4fs_fs *fs, uint32_t ino, unsigned flags
 		return 0;
 	raw = malloc(isize);
 	if (!raw)
-		return fs_fail(fs, EXT4FS_E_NO_MEMORY, "inode %u: no memory for attributes", ino);
+		return ext4fs__fs_fail(fs, EXT4FS_E_NO_MEMORY, "inode %u: no memory for attributes", ino);
 	err = ext4fs_inode_read_raw_verified(fs, ino, raw);
 	if (err)
 		goto out;
 	uint32_t extra = le16_load(raw + INODE_EXTRA_ISIZE_OFF);
 	if ((extra & 3) || extra > isize - EXT4FS_INODE_BASE_SIZE) {
-		err = fs_fail(fs, EXT4FS_E_XATTR_CORRUPT,
-			      "inode %u: i_extra_isize %u does not fit a %u-byte inode", ino, extra, isize);
+		err = ext4fs__fs_fail(fs, EXT4FS_E_XATTR_CORRUPT,
+				      "inode %u: i_extra_isize %u does not fit a %u-byte inode", ino, extra, isize);
 		goto out;
 	}
 	uint32_t start = EXT4FS_INODE_BASE_SIZE + extra;
@@ -248,36 +250,36 @@ static int iterate_block(struct ext4fs_fs *fs, uint32_t ino, const struct ext4fs
 	if (!blk)
 		return 0;
 	if (!ext4fs_block_ptr_valid(fs, blk) || blk == fs->geom.first_data_block)
-		return fs_fail(fs, EXT4FS_E_XATTR_CORRUPT,
-			       "inode %u: extended attribute block %llu is outside the file system",
-			       ino, (unsigned long long)blk);
+		return ext4fs__fs_fail(fs, EXT4FS_E_XATTR_CORRUPT,
+				       "inode %u: extended attribute block %llu is outside the file system",
+				       ino, (unsigned long long)blk);
 	buf = malloc(bs);
 	if (!buf)
-		return fs_fail(fs, EXT4FS_E_NO_MEMORY, "inode %u: no memory for attributes", ino);
+		return ext4fs__fs_fail(fs, EXT4FS_E_NO_MEMORY, "inode %u: no memory for attributes", ino);
 	err = ext4fs_block_read(fs, blk, buf);
 	if (err) {
-		fs_fail(fs, err, "inode %u: reading extended attribute block %llu: %s", ino,
-			(unsigned long long)blk, ext4fs_strerror(err));
+		ext4fs__fs_fail(fs, err, "inode %u: reading extended attribute block %llu: %s", ino,
+				(unsigned long long)blk, ext4fs_strerror(err));
 		goto out;
 	}
 	if (le32_load(buf + XH_MAGIC) != EXT4FS_XATTR_MAGIC) {
-		err = fs_fail(fs, EXT4FS_E_XATTR_CORRUPT,
-			      "inode %u: extended attribute block %llu has bad magic 0x%08x", ino,
-			      (unsigned long long)blk, le32_load(buf + XH_MAGIC));
+		err = ext4fs__fs_fail(fs, EXT4FS_E_XATTR_CORRUPT,
+				      "inode %u: extended attribute block %llu has bad magic 0x%08x", ino,
+				      (unsigned long long)blk, le32_load(buf + XH_MAGIC));
 		goto out;
 	}
 	if (le32_load(buf + XH_BLOCKS) != 1) {
-		err = fs_fail(fs, EXT4FS_E_XATTR_CORRUPT,
-			      "inode %u: extended attribute block %llu has h_blocks %u (must be 1)",
-			      ino, (unsigned long long)blk, le32_load(buf + XH_BLOCKS));
+		err = ext4fs__fs_fail(fs, EXT4FS_E_XATTR_CORRUPT,
+				      "inode %u: extended attribute block %llu has h_blocks %u (must be 1)",
+				      ino, (unsigned long long)blk, le32_load(buf + XH_BLOCKS));
 		goto out;
 	}
 	if (fs->geom.has_metadata_csum && fs_csum_strict(fs)) {
 		uint32_t want = ext4fs_xattr_block_csum(fs, blk, buf);
 		if (le32_load(buf + XH_CHECKSUM) != want) {
-			err = fs_fail(fs, EXT4FS_E_XATTR_CSUM,
-				      "inode %u: extended attribute block %llu checksum is 0x%08x, should be 0x%08x",
-				      ino, (unsigned long long)blk, le32_load(buf + XH_CHECKSUM), want);
+			err = ext4fs__fs_fail(fs, EXT4FS_E_XATTR_CSUM,
+					      "inode %u: extended attribute block %llu checksum is 0x%08x, should be 0x%08x",
+					      ino, (unsigned long long)blk, le32_load(buf + XH_CHECKSUM), want);
 			goto out;
 		}
 	}
@@ -336,11 +338,11 @@ int ext4fs_xattr_get(struct ext4fs_fs *fs, uint32_t ino, const struct ext4fs_ino
 	*len = 0;
 	err = ext4fs_xattr_iterate(fs, ino, inode, 0, xattr_get_match, &g);
 	if (err == EXT4FS_E_NO_MEMORY && !g.value)
-		return fs_fail(fs, err, "inode %u: no memory for attribute %s", ino, full_name);
+		return ext4fs__fs_fail(fs, err, "inode %u: no memory for attribute %s", ino, full_name);
 	if (err < 0)
 		return err;
 	if (err == 0)
-		return fs_fail(fs, -ENODATA, "inode %u has no extended attribute %s", ino, full_name);
+		return ext4fs__fs_fail(fs, -ENODATA, "inode %u has no extended attribute %s", ino, full_name);
 	*value = g.value;
 	*len = g.len;
 	return 0;

@@ -23,6 +23,7 @@
 #include "ext4fs/alloc.h"
 #include "ext4fs/xattr.h"
 #include "fs_internal.h"
+#include "fs_write_internal.h"
 #include "ondisk_le.h"
 #include "xattr_internal.h"
 
@@ -49,7 +50,7 @@ static int parse_name(struct ext4fs_fs *fs, uint32_t ino, const char *full, uint
 		      const unsigned char **suffix, uint8_t *suffix_len)
 {
 	if (!full)
-		return fs_fail(fs, EXT4FS_E_INVALID_ARG, "inode %u: no attribute name", ino);
+		return ext4fs__fs_fail(fs, EXT4FS_E_INVALID_ARG, "inode %u: no attribute name", ino);
 	for (size_t i = 0; i < sizeof(name_table) / sizeof(name_table[0]); i++) {
 		const char *p = name_table[i].prefix;
 		size_t plen = strlen(p);
@@ -60,20 +61,20 @@ static int parse_name(struct ext4fs_fs *fs, uint32_t ino, const char *full, uint
 		if (name_table[i].whole ? slen != 0 : slen == 0)
 			break;
 		if (slen > SUFFIX_MAX)
-			return fs_fail(fs, EXT4FS_E_NAME_TOO_LONG,
-				       "inode %u: attribute name %.40s... is longer than %u bytes after its prefix",
-				       ino, full, SUFFIX_MAX);
+			return ext4fs__fs_fail(fs, EXT4FS_E_NAME_TOO_LONG,
+					       "inode %u: attribute name %.40s... is longer than %u bytes after its prefix",
+					       ino, full, SUFFIX_MAX);
 		*index = name_table[i].index;
 		*suffix = (const unsigned char *)full + plen;
 		*suffix_len = (uint8_t)slen;
 		return 0;
 	}
 	if (strcmp(full, "system.data") == 0)
-		return fs_fail(fs, EXT4FS_E_INVALID_ARG,
-			       "inode %u: system.data belongs to inline data and cannot be set as an attribute",
-			       ino);
-	return fs_fail(fs, EXT4FS_E_INVALID_ARG, "inode %u: %.80s is not an attribute name ext4 stores",
-		       ino, full);
+		return ext4fs__fs_fail(fs, EXT4FS_E_INVALID_ARG,
+				       "inode %u: system.data belongs to inline data and cannot be set as an attribute",
+				       ino);
+	return ext4fs__fs_fail(fs, EXT4FS_E_INVALID_ARG, "inode %u: %.80s is not an attribute name ext4 stores",
+			       ino, full);
 }
 
 /* -- POSIX ACLs ------------------------------------------------------------ */
@@ -292,9 +293,9 @@ static int acl_to_disk(struct ext4fs_fs *fs, uint32_t ino, const char *name, con
 		err = acl_encode(e, n, 1, out, out_len);
 	free(e);
 	if (err == EXT4FS_E_INVALID_ARG)
-		return fs_fail(fs, err, "inode %u: the value for %s is not a valid POSIX ACL", ino, name);
+		return ext4fs__fs_fail(fs, err, "inode %u: the value for %s is not a valid POSIX ACL", ino, name);
 	if (err)
-		return fs_fail(fs, err, "inode %u: no memory to convert %s", ino, name);
+		return ext4fs__fs_fail(fs, err, "inode %u: no memory to convert %s", ino, name);
 	return 0;
 }
 
@@ -456,11 +457,11 @@ static uint32_t block_hash(const unsigned char *b)
 static int corrupt(struct ext4fs_fs *fs, uint32_t ino, uint64_t blk, uint32_t off, const char *what)
 {
 	if (blk)
-		return fs_fail(fs, EXT4FS_E_XATTR_CORRUPT,
-			       "inode %u: extended attribute block %llu, entry at offset %u: %s",
-			       ino, (unsigned long long)blk, off, what);
-	return fs_fail(fs, EXT4FS_E_XATTR_CORRUPT,
-		       "inode %u: in-inode extended attribute at offset %u: %s", ino, off, what);
+		return ext4fs__fs_fail(fs, EXT4FS_E_XATTR_CORRUPT,
+				       "inode %u: extended attribute block %llu, entry at offset %u: %s",
+				       ino, (unsigned long long)blk, off, what);
+	return ext4fs__fs_fail(fs, EXT4FS_E_XATTR_CORRUPT,
+			       "inode %u: in-inode extended attribute at offset %u: %s", ino, off, what);
 }
 
 /*
@@ -492,7 +493,7 @@ static int parse_region(struct ext4fs_fs *fs, uint32_t ino, uint64_t blk, const 
 	last = off;
 	l->e = calloc(n + 1, sizeof(l->e[0]));
 	if (!l->e)
-		return fs_fail(fs, EXT4FS_E_NO_MEMORY, "inode %u: no memory for attributes", ino);
+		return ext4fs__fs_fail(fs, EXT4FS_E_NO_MEMORY, "inode %u: no memory for attributes", ino);
 	l->n = 0;
 	for (off = first; off < last; off += xattr_entry_len(b[off + XE_NAME_LEN])) {
 		struct xent *x = &l->e[l->n++];
@@ -564,26 +565,26 @@ static int load_block(struct xstate *st, uint64_t blk)
 	int err;
 
 	if (!ext4fs_block_ptr_valid(fs, blk) || blk == fs->geom.first_data_block)
-		return fs_fail(fs, EXT4FS_E_XATTR_CORRUPT,
-			       "inode %u: extended attribute block %llu is outside the file system",
-			       st->ino, (unsigned long long)blk);
+		return ext4fs__fs_fail(fs, EXT4FS_E_XATTR_CORRUPT,
+				       "inode %u: extended attribute block %llu is outside the file system",
+				       st->ino, (unsigned long long)blk);
 	st->bbuf = malloc(bs);
 	if (!st->bbuf)
-		return fs_fail(fs, EXT4FS_E_NO_MEMORY, "inode %u: no memory for attributes", st->ino);
+		return ext4fs__fs_fail(fs, EXT4FS_E_NO_MEMORY, "inode %u: no memory for attributes", st->ino);
 	err = ext4fs_block_read(fs, blk, st->bbuf);
 	if (err)
-		return fs_fail(fs, err, "inode %u: reading extended attribute block %llu: %s", st->ino,
-			       (unsigned long long)blk, ext4fs_strerror(err));
+		return ext4fs__fs_fail(fs, err, "inode %u: reading extended attribute block %llu: %s", st->ino,
+				       (unsigned long long)blk, ext4fs_strerror(err));
 	if (le32_load(st->bbuf + XH_MAGIC) != EXT4FS_XATTR_MAGIC ||
 	    le32_load(st->bbuf + XH_BLOCKS) != 1)
-		return fs_fail(fs, EXT4FS_E_XATTR_CORRUPT,
-			       "inode %u: extended attribute block %llu has a bad header", st->ino,
-			       (unsigned long long)blk);
+		return ext4fs__fs_fail(fs, EXT4FS_E_XATTR_CORRUPT,
+				       "inode %u: extended attribute block %llu has a bad header", st->ino,
+				       (unsigned long long)blk);
 	if (fs->geom.has_metadata_csum && fs_csum_strict(fs) &&
 	    le32_load(st->bbuf + XH_CHECKSUM) != ext4fs_xattr_block_csum(fs, blk, st->bbuf))
-		return fs_fail(fs, EXT4FS_E_XATTR_CSUM,
-			       "inode %u: extended attribute block %llu checksum does not match",
-			       st->ino, (unsigned long long)blk);
+		return ext4fs__fs_fail(fs, EXT4FS_E_XATTR_CSUM,
+				       "inode %u: extended attribute block %llu checksum does not match",
+				       st->ino, (unsigned long long)blk);
 	st->blk = blk;
 	st->refcount = le32_load(st->bbuf + XH_REFCOUNT);
 	return parse_region(fs, st->ino, blk, st->bbuf, EXT4FS_XATTR_HEADER_SIZE, bs, 0, &st->bl);
@@ -601,13 +602,13 @@ static int load_state(struct xstate *st, struct ext4fs_fs *fs, uint32_t ino,
 	st->fs = fs;
 	st->ino = ino;
 	st->in = *inode;
-	err = fs_require_rw(fs, "changing extended attributes");
+	err = ext4fs__fs_require_rw(fs, "changing extended attributes");
 	if (err)
 		return err;
 	st->raw = malloc(isize);
 	st->il.e = calloc(1, sizeof(st->il.e[0]));
 	if (!st->raw || !st->il.e)
-		return fs_fail(fs, EXT4FS_E_NO_MEMORY, "inode %u: no memory for attributes", ino);
+		return ext4fs__fs_fail(fs, EXT4FS_E_NO_MEMORY, "inode %u: no memory for attributes", ino);
 	err = ext4fs_inode_read_raw(fs, ino, st->raw);
 	if (err)
 		return err;
@@ -616,9 +617,9 @@ static int load_state(struct xstate *st, struct ext4fs_fs *fs, uint32_t ino,
 		uint32_t extra = st->in.i_extra_isize;
 
 		if ((extra & 3) || extra > isize - EXT4FS_INODE_BASE_SIZE)
-			return fs_fail(fs, EXT4FS_E_XATTR_CORRUPT,
-				       "inode %u: i_extra_isize %u does not fit a %u-byte inode", ino,
-				       extra, isize);
+			return ext4fs__fs_fail(fs, EXT4FS_E_XATTR_CORRUPT,
+					       "inode %u: i_extra_isize %u does not fit a %u-byte inode", ino,
+					       extra, isize);
 		uint32_t start = EXT4FS_INODE_BASE_SIZE + extra;
 		if (isize - start >= EXT4FS_XATTR_IHDR_SIZE + 4) {
 			st->ibody = start;
@@ -638,7 +639,7 @@ static int load_state(struct xstate *st, struct ext4fs_fs *fs, uint32_t ino,
 		return load_block(st, blk);
 	st->bl.e = calloc(1, sizeof(st->bl.e[0]));
 	if (!st->bl.e)
-		return fs_fail(fs, EXT4FS_E_NO_MEMORY, "inode %u: no memory for attributes", ino);
+		return ext4fs__fs_fail(fs, EXT4FS_E_NO_MEMORY, "inode %u: no memory for attributes", ino);
 	return 0;
 }
 
@@ -659,8 +660,8 @@ static int drop_block_ref(struct ext4fs_fs *fs, uint32_t ino, uint64_t blk, unsi
 	if (refs <= 1) {
 		err = ext4fs_free_blocks(fs, blk, 1);
 		if (err)
-			return fs_fail(fs, err, "inode %u: freeing extended attribute block %llu: %s",
-				       ino, (unsigned long long)blk, ext4fs_strerror(err));
+			return ext4fs__fs_fail(fs, err, "inode %u: freeing extended attribute block %llu: %s",
+					       ino, (unsigned long long)blk, ext4fs_strerror(err));
 		return 0;
 	}
 	le32_store(buf + XH_REFCOUNT, refs - 1);
@@ -668,8 +669,8 @@ static int drop_block_ref(struct ext4fs_fs *fs, uint32_t ino, uint64_t blk, unsi
 		le32_store(buf + XH_CHECKSUM, ext4fs_xattr_block_csum(fs, blk, buf));
 	err = ext4fs_block_write(fs, blk, buf);
 	if (err)
-		return fs_fail(fs, err, "inode %u: writing extended attribute block %llu: %s", ino,
-			       (unsigned long long)blk, ext4fs_strerror(err));
+		return ext4fs__fs_fail(fs, err, "inode %u: writing extended attribute block %llu: %s", ino,
+				       (unsigned long long)blk, ext4fs_strerror(err));
 	return 0;
 }
 
@@ -691,8 +692,8 @@ static int alloc_block(struct xstate *st, uint64_t *blk)
 		req.flags |= EXT4FS_ALLOC_USE_RESERVED;
 	err = ext4fs_alloc_blocks(fs, &req, blk, &got);
 	if (err)
-		return fs_fail(fs, err, "inode %u: no block for extended attributes: %s", st->ino,
-			       ext4fs_strerror(err));
+		return ext4fs__fs_fail(fs, err, "inode %u: no block for extended attributes: %s", st->ino,
+				       ext4fs_strerror(err));
 	return 0;
 }
 
@@ -713,7 +714,7 @@ static int commit(struct xstate *st, int ichanged, int bchanged, struct ext4fs_i
 
 	newraw = malloc(isize);
 	if (!newraw)
-		return fs_fail(fs, EXT4FS_E_NO_MEMORY, "inode %u: no memory for attributes", st->ino);
+		return ext4fs__fs_fail(fs, EXT4FS_E_NO_MEMORY, "inode %u: no memory for attributes", st->ino);
 	memcpy(newraw, st->raw, isize);
 
 	if (bchanged) {
@@ -731,14 +732,14 @@ static int commit(struct xstate *st, int ichanged, int bchanged, struct ext4fs_i
 			allocated = !err;
 		}
 		if (err == EXT4FS_E_FILE_TOO_BIG)
-			fs_fail(fs, err, "inode %u: i_blocks cannot count the attribute block", st->ino);
+			ext4fs__fs_fail(fs, err, "inode %u: i_blocks cannot count the attribute block", st->ino);
 		if (err)
 			goto out;
 		if (new_blk) {
 			nbuf = malloc(bs);
 			if (!nbuf) {
-				err = fs_fail(fs, EXT4FS_E_NO_MEMORY, "inode %u: no memory for attributes",
-					      st->ino);
+				err = ext4fs__fs_fail(fs, EXT4FS_E_NO_MEMORY, "inode %u: no memory for attributes",
+						      st->ino);
 				goto out;
 			}
 			memset(nbuf, 0, EXT4FS_XATTR_HEADER_SIZE);
@@ -751,8 +752,8 @@ static int commit(struct xstate *st, int ichanged, int bchanged, struct ext4fs_i
 				le32_store(nbuf + XH_CHECKSUM, ext4fs_xattr_block_csum(fs, new_blk, nbuf));
 			err = ext4fs_block_write(fs, new_blk, nbuf);
 			if (err) {
-				fs_fail(fs, err, "inode %u: writing extended attribute block %llu: %s",
-					st->ino, (unsigned long long)new_blk, ext4fs_strerror(err));
+				ext4fs__fs_fail(fs, err, "inode %u: writing extended attribute block %llu: %s",
+						st->ino, (unsigned long long)new_blk, ext4fs_strerror(err));
 				goto out;
 			}
 		}
@@ -809,15 +810,15 @@ static int xattr_change(struct ext4fs_fs *fs, uint32_t ino, struct ext4fs_inode 
 	if (err)
 		return err;
 	if (flags & ~(unsigned)(EXT4FS_XATTR_CREATE | EXT4FS_XATTR_REPLACE))
-		return fs_fail(fs, EXT4FS_E_INVALID_ARG, "inode %u: unknown flags 0x%x for %s", ino,
-			       flags, full_name);
+		return ext4fs__fs_fail(fs, EXT4FS_E_INVALID_ARG, "inode %u: unknown flags 0x%x for %s", ino,
+				       flags, full_name);
 	/* Nothing larger can fit one block, with or without its entry. */
 	if (!remove && len > bs)
-		return fs_fail(fs, EXT4FS_E_XATTR_NO_SPACE,
-			       "inode %u: a %zu-byte value for %s cannot fit a %u-byte block", ino, len,
-			       full_name, bs);
+		return ext4fs__fs_fail(fs, EXT4FS_E_XATTR_NO_SPACE,
+				       "inode %u: a %zu-byte value for %s cannot fit a %u-byte block", ino, len,
+				       full_name, bs);
 	if (!remove && len && !value)
-		return fs_fail(fs, EXT4FS_E_INVALID_ARG, "inode %u: no value for %s", ino, full_name);
+		return ext4fs__fs_fail(fs, EXT4FS_E_INVALID_ARG, "inode %u: no value for %s", ino, full_name);
 	x.value = value;
 	x.size = (uint32_t)len;
 
@@ -830,17 +831,17 @@ static int xattr_change(struct ext4fs_fs *fs, uint32_t ino, struct ext4fs_inode 
 		pb = list_find(&st.bl, &x);
 	old = pi >= 0 ? &st.il.e[pi] : pb >= 0 ? &st.bl.e[pb] : NULL;
 	if (old && (flags & EXT4FS_XATTR_CREATE)) {
-		err = fs_fail(fs, EXT4FS_E_EXISTS, "inode %u already has attribute %s", ino, full_name);
+		err = ext4fs__fs_fail(fs, EXT4FS_E_EXISTS, "inode %u already has attribute %s", ino, full_name);
 		goto out;
 	}
 	if (!old && (remove || (flags & EXT4FS_XATTR_REPLACE))) {
-		err = fs_fail(fs, EXT4FS_E_NOT_FOUND, "inode %u has no attribute %s", ino, full_name);
+		err = ext4fs__fs_fail(fs, EXT4FS_E_NOT_FOUND, "inode %u has no attribute %s", ino, full_name);
 		goto out;
 	}
 	if (old && old->inum) {
-		err = fs_fail(fs, EXT4FS_E_UNSUPP_FEATURE,
-			      "inode %u: attribute %s keeps its value in EA inode %u, which cannot be changed yet",
-			      ino, full_name, old->inum);
+		err = ext4fs__fs_fail(fs, EXT4FS_E_UNSUPP_FEATURE,
+				      "inode %u: attribute %s keeps its value in EA inode %u, which cannot be changed yet",
+				      ino, full_name, old->inum);
 		goto out;
 	}
 	if (old && !remove && old->size == x.size &&
@@ -875,9 +876,9 @@ static int xattr_change(struct ext4fs_fs *fs, uint32_t ino, struct ext4fs_inode 
 		ichanged = pi >= 0;
 		bchanged = 1;
 	} else {
-		err = fs_fail(fs, EXT4FS_E_XATTR_NO_SPACE,
-			      "inode %u: no room for attribute %s (%zu bytes) in the inode or its attribute block",
-			      ino, full_name, len);
+		err = ext4fs__fs_fail(fs, EXT4FS_E_XATTR_NO_SPACE,
+				      "inode %u: no room for attribute %s (%zu bytes) in the inode or its attribute block",
+				      ino, full_name, len);
 		goto out;
 	}
 	err = commit(&st, ichanged, bchanged, inode);
@@ -924,7 +925,7 @@ int ext4fs_xattr_release(struct ext4fs_fs *fs, uint32_t ino, struct ext4fs_inode
 	st.fs = fs;
 	st.ino = ino;
 	st.in = *inode;
-	err = fs_require_rw(fs, "releasing an extended attribute block");
+	err = ext4fs__fs_require_rw(fs, "releasing an extended attribute block");
 	if (!err)
 		err = load_block(&st, blk);
 	if (err)
@@ -932,9 +933,9 @@ int ext4fs_xattr_release(struct ext4fs_fs *fs, uint32_t ino, struct ext4fs_inode
 	if (st.refcount <= 1) {
 		for (uint32_t i = 0; i < st.bl.n; i++) {
 			if (st.bl.e[i].inum) {
-				err = fs_fail(fs, EXT4FS_E_UNSUPP_FEATURE,
-					      "inode %u: extended attribute block %llu refers to EA inode %u, which cannot be released yet",
-					      ino, (unsigned long long)blk, st.bl.e[i].inum);
+				err = ext4fs__fs_fail(fs, EXT4FS_E_UNSUPP_FEATURE,
+						      "inode %u: extended attribute block %llu refers to EA inode %u, which cannot be released yet",
+						      ino, (unsigned long long)blk, st.bl.e[i].inum);
 				goto out;
 			}
 		}

@@ -1,5 +1,5 @@
 /*
- * alloc_internal.h - the block allocator's per-group buddy bitmaps
+ * buddy_internal.h - the block allocator's per-group buddy bitmaps
  * (buddy.c), for alloc.c only (not installed).
  *
  * A group's buddy holds, for every order k from 0 to log2 of the group size
@@ -18,8 +18,8 @@
  * free == count[0]; frags is the number of maximal runs of set order-0
  * bits; largest is the highest k with count[k] > 0, or -1.
  */
-#ifndef EXT4FS_ALLOC_INTERNAL_H
-#define EXT4FS_ALLOC_INTERNAL_H
+#ifndef EXT4FS_BUDDY_INTERNAL_H
+#define EXT4FS_BUDDY_INTERNAL_H
 
 #include <stdint.h>
 
@@ -44,49 +44,49 @@ struct buddy {
 };
 
 /* Fill in the layout for groups of blocks_per_group blocks (1 .. 2^19). */
-void buddy_geom_init(struct buddy_geom *bg, uint32_t blocks_per_group);
+void ext4fs__buddy_geom_init(struct buddy_geom *bg, uint32_t blocks_per_group);
 
 /*
  * Build b for a group of nbits blocks from its block bitmap (used_bits,
  * bit i set when block i is in use, (nbits + 7) / 8 bytes).  Returns 0 or
  * EXT4FS_E_NO_MEMORY (b is then left unbuilt).
  */
-int buddy_build(struct buddy *b, const struct buddy_geom *bg, const unsigned char *used_bits,
-		uint32_t nbits);
+int ext4fs__buddy_build(struct buddy *b, const struct buddy_geom *bg, const unsigned char *used_bits,
+			uint32_t nbits);
 
 /* Free b's map (it is unbuilt afterwards). */
-void buddy_release(struct buddy *b);
+void ext4fs__buddy_release(struct buddy *b);
 
 /*
  * Mark count blocks from first (relative to the group) unavailable (busy
  * 1) or available (busy 0), whatever their state was; returns how many
  * changed state.
  */
-uint32_t buddy_update(struct buddy *b, const struct buddy_geom *bg, uint32_t first,
-		      uint32_t count, int busy);
+uint32_t ext4fs__buddy_update(struct buddy *b, const struct buddy_geom *bg, uint32_t first,
+			      uint32_t count, int busy);
 
 /* 1 when block i of the group is available. */
-int buddy_test(const struct buddy *b, uint32_t i);
+int ext4fs__buddy_test(const struct buddy *b, uint32_t i);
 
 /* Length of the run of available blocks starting at i, stopping at max. */
-uint32_t buddy_run_at(const struct buddy *b, uint32_t i, uint32_t max);
+uint32_t ext4fs__buddy_run_at(const struct buddy *b, uint32_t i, uint32_t max);
 
 /*
  * The first run of available blocks starting at or after from: *start and
  * *len (the whole run).  Returns 0, or -1 when there is none.
  */
-int buddy_next_run(const struct buddy *b, uint32_t from, uint32_t *start, uint32_t *len);
+int ext4fs__buddy_next_run(const struct buddy *b, uint32_t from, uint32_t *start, uint32_t *len);
 
 /*
  * A free buddy of the smallest order >= order that has one (the maximal
  * aligned free chunk the classic buddy allocator would split), searching
  * from block `from` and wrapping.  Returns 0 with *start set, or -1.
  */
-int buddy_find_chunk(const struct buddy *b, const struct buddy_geom *bg, unsigned order,
-		     uint32_t from, uint32_t *start);
+int ext4fs__buddy_find_chunk(const struct buddy *b, const struct buddy_geom *bg, unsigned order,
+			     uint32_t from, uint32_t *start);
 
 /* An upper bound of the longest run of available blocks, from the largest order. */
-uint32_t buddy_run_bound(const struct buddy *b, const struct buddy_geom *bg);
+uint32_t ext4fs__buddy_run_bound(const struct buddy *b, const struct buddy_geom *bg);
 
 /*
  * Compare b with a buddy built from scratch from used_bits with the
@@ -94,7 +94,7 @@ uint32_t buddy_run_bound(const struct buddy *b, const struct buddy_geom *bg);
  * preallocations).  Returns 0 when they are identical in every order and
  * summary, 1 when they differ, EXT4FS_E_NO_MEMORY.
  */
-int buddy_verify(const struct buddy *b, const struct buddy_geom *bg, const unsigned char *used_bits,
-		 const uint32_t *busy, unsigned nbusy);
+int ext4fs__buddy_verify(const struct buddy *b, const struct buddy_geom *bg, const unsigned char *used_bits,
+			 const uint32_t *busy, unsigned nbusy);
 
 #endif
