@@ -14,7 +14,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include "e4fsck.h"
+#include "context.h"
 
 /* -- Names in messages (pass2.c) -------------------------------------------- */
 

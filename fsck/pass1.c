@@ -34,13 +34,15 @@
 #include "ext4fs/super.h"
 #include "bytes.h"
 #include "dirs.h"
-#include "e4fsck.h"
+#include "context.h"
+#include "passes.h"
 #include "extents.h"
 #include "ibody.h"
 #include "indirect.h"
 #include "problem.h"
 #include "progress.h"
 #include "problems.h"
+#include "xattr_check.h"
 
 /* The repair a recorded problem needs when answered yes. */
 enum p1_fix {
@@ -402,17 +404,6 @@ static int indirect_collision(void *arg, const struct problem_ctx *pctx)
 /* Illegal pointers are asked about one by one, as e2fsck asks: the walk goes on past them. */
 static const struct indirect_scan_ops indirect_ops = { visit_block, indirect_illegal, is_fs_metadata,
 							indirect_collision, 0 };
-
-int fsck_inode_has_blocks(struct ext4fs_fs *fs, const struct ext4fs_inode *in)
-{
-	uint16_t type = in->i_mode & EXT4FS_S_IFMT;
-
-	if (in->i_flags & EXT4FS_INLINE_DATA_FL)
-		return 0;
-	if (type == EXT4FS_S_IFLNK)
-		return !ext4fs_inode_is_fast_symlink(fs, in);
-	return type == EXT4FS_S_IFREG || type == EXT4FS_S_IFDIR || type == 0;
-}
 
 static int valid_type(uint16_t mode)
 {
@@ -943,24 +934,6 @@ static int pass1e(struct e4fsck *ctx)
 	return 0;
 }
 
-void fsck_clear_inode(struct e4fsck *ctx, uint32_t ino, struct ext4fs_inode *in)
-{
-	int64_t sec;
-	uint32_t nsec;
-
-	ext4fs_now(ctx->fs, &sec, &nsec);
-	in->i_flags = 0;
-	in->i_links_count = 0;
-	in->i_dtime = (uint32_t)sec;
-	if (bitmap_paged_test(&ctx->inode_used, ino))
-		ctx->inodes_in_use--;
-	bitmap_paged_clear_range(&ctx->inode_used, ino, 1);
-	bitmap_paged_clear_range(&ctx->inode_dir, ino, 1);
-	bitmap_paged_clear_range(&ctx->inode_reg, ino, 1);
-	bitmap_paged_clear_range(&ctx->inode_bad, ino, 1);
-	counter_paged_set(&ctx->links_disk, ino, 0);
-}
-
 /* FIX_EA_INODE_FL: the inode holding an attribute's value gets its flag; 0 or -1 after fsck_fatal(). */
 static int set_ea_inode_flag(struct e4fsck *ctx, uint32_t inum)
 {
@@ -1313,7 +1286,7 @@ static int answer_problems(struct e4fsck *ctx, struct p1_worker *w)
 				/*
 				 * Its blocks were partly claimed already, as in e2fsck's walk, which
 				 * stops here: the whole check is run again once pass 1 has asked
-				 * about every other inode (e4fsck.c).  The pointers cleared so far
+				 * about every other inode (check.c).  The pointers cleared so far
 				 * are zero in in; a reserved inode, checked whatever its links say,
 				 * also loses its map.
 				 */
