@@ -180,7 +180,7 @@ struct e4fsck {
 	uint32_t *rebuild;                /* inodes whose extent trees pass 1E rebuilds */
 	size_t nrebuild, caprebuild;
 
-	/* passes 3 and 4 (pass3.c) */
+	/* passes 3 and 4 (pass3.c, dirs.c) */
 	uint32_t lost_found;              /* /lost+found once found or made, 0 before */
 	int lost_found_bad;               /* it could not be found or made: do not ask again */
 
