@@ -1,6 +1,7 @@
 /*
- * dirs.h - what passes 2, 3 and 4 share: path names for messages, the
- * directory list, /lost+found, and the repairs that move links around.
+ * dirs.h - what passes 1B-4 and 3A share (dirs.c): path names for
+ * messages, the directory list, /lost+found, and the repairs that move
+ * links around.
  *
  * The repairs keep the checker's maps in step with the disk: an inode the
  * library allocates or frees is set or cleared in inode_used / inode_dir /
@@ -14,9 +15,9 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include "e4fsck.h"
+#include "context.h"
 
-/* -- Names in messages (pass2.c) -------------------------------------------- */
+/* -- Names in messages (dirs.c) --------------------------------------------- */
 
 /*
  * The path of inode ino in directory dir, as e2fsck prints it: "/" for the
@@ -32,7 +33,7 @@ char *fsck_path(struct e4fsck *ctx, uint32_t dir, uint32_t ino);
 /* An entry's name (len bytes, any bytes) as e2fsck prints it, into out (always terminated). */
 void fsck_safe_name(const char *name, size_t len, char *out, size_t size);
 
-/* -- The directory list (pass3.c) ------------------------------------------- */
+/* -- The directory list (dirs.c) -------------------------------------------- */
 
 /* Add a directory to ctx->dirs (kept sorted).  0, or -1 without memory (reported). */
 int fsck_dir_insert(struct e4fsck *ctx, uint32_t ino, uint32_t dotdot, uint32_t parent);
@@ -66,7 +67,7 @@ int fsck_block_list_settle(struct e4fsck *ctx, uint32_t ino, const struct fsck_b
  */
 int fsck_release_inode(struct e4fsck *ctx, uint32_t ino);
 
-/* -- /lost+found and reconnecting (pass3.c) --------------------------------- */
+/* -- /lost+found and reconnecting (dirs.c) ---------------------------------- */
 
 /*
  * /lost+found's inode: looked up in the root, offered to be made (or, when

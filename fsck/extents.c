@@ -21,7 +21,7 @@
 #include "ext4fs/bitmap.h"
 #include "ext4fs/errors.h"
 #include "ext4fs/super.h"
-#include "e4fsck.h"
+#include "context.h"
 #include "extents.h"
 #include "problems.h"
 

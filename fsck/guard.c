@@ -7,7 +7,7 @@
 #include <string.h>
 #include "ext4fs/bitmap.h"
 #include "ext4fs/errors.h"
-#include "e4fsck.h"
+#include "context.h"
 #include "guard.h"
 
 static int guard_add(struct alloc_guard *g, uint64_t first, uint64_t count, int inode, int dir)

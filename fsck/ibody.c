@@ -40,7 +40,12 @@ struct walk {
 
 static int report(struct walk *wk, uint32_t code, uint64_t num, enum ibody_fix fix, uint64_t value, int after_no)
 {
-	struct ibody_problem p = { code, num, fix, value, wk->gate < 0 ? 0 : wk->n - (unsigned)wk->gate, after_no };
+	struct ibody_problem p = { code, num, fix, value, after_no ? DEFER_AFTER_NO : 0, 0 };
+
+	if (wk->gate >= 0) {
+		p.rules |= DEFER_IF_YES_BACK;
+		p.back = wk->n - (unsigned)wk->gate;
+	}
 
 	wk->n++;
 	return wk->ops->problem(wk->arg, &p);

@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include "ext4fs/fs.h"
 #include "ext4fs/inode.h"
+#include "deferred.h"
 
 /* The repair a yes brings. */
 enum ibody_fix {
@@ -24,18 +25,18 @@ enum ibody_fix {
 };
 
 /*
- * When the problem is asked.  gate_back: 0 always; n > 0 only when the
- * problem reported n calls earlier (for this inode) was answered yes, because
- * the check that found this one assumed that repair.  after_no: only when
- * the problem reported just before was answered no.
+ * When the problem is asked, by deferred.h's rules: DEFER_IF_YES_BACK
+ * when the check that found it assumed the repair of the problem reported
+ * back calls earlier (for this inode); DEFER_AFTER_NO when it is asked
+ * only after the problem reported just before was answered no.
  */
 struct ibody_problem {
 	uint32_t code;
 	uint64_t num;               /* %N of the message */
 	enum ibody_fix fix;
 	uint64_t value;             /* see enum ibody_fix */
-	unsigned gate_back;
-	int after_no;
+	unsigned rules;             /* DEFER_* */
+	unsigned back;              /* DEFER_IF_YES_BACK: how many problems back */
 };
 
 struct ibody_ops {

@@ -12,7 +12,7 @@
 #include "ext4fs/errors.h"
 #include "bytes.h"
 #include "ext4fs/super.h"
-#include "e4fsck.h"
+#include "context.h"
 #include "extents.h"
 #include "indirect.h"
 

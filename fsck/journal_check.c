@@ -3,7 +3,7 @@
  * journal the superblock names usable, and do the superblock's journal
  * flags agree with it?  Also the backup of the journal inode's map in the
  * superblock, and a new journal after pass 5 when this step removed a bad
- * one.  (Replaying the log is the library's, see e4fsck.c.)
+ * one.  (Replaying the log is the library's, see check.c.)
  *
  * The order of questions and their consequences follow e2fsck 1.47:
  *   - the inode: s_journal_inum set, a regular file with links, at least
@@ -38,7 +38,7 @@
 #include "ext4fs/super.h"
 #include "journal_check.h"
 #include "bytes.h"
-#include "e4fsck.h"
+#include "context.h"
 #include "problem.h"
 #include "problems.h"
 #include "report.h"

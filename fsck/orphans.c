@@ -28,7 +28,8 @@
 #include "ext4fs/inode.h"
 #include "ext4fs/orphan_file.h"
 #include "ext4fs/super.h"
-#include "e4fsck.h"
+#include "context.h"
+#include "passes.h"
 #include "problem.h"
 #include "problems.h"
 

@@ -33,14 +33,17 @@
 #include "ext4fs/scan.h"
 #include "ext4fs/super.h"
 #include "bytes.h"
+#include "deferred.h"
 #include "dirs.h"
-#include "e4fsck.h"
+#include "context.h"
+#include "passes.h"
 #include "extents.h"
 #include "ibody.h"
 #include "indirect.h"
 #include "problem.h"
 #include "progress.h"
 #include "problems.h"
+#include "xattr_check.h"
 
 /* The repair a recorded problem needs when answered yes. */
 enum p1_fix {
@@ -66,20 +69,15 @@ enum p1_fix {
 	FIX_ITERATE_CLEAR,  /* the extent walk gave up: cleared, i_blocks zeroed, and the check starts again */
 };
 
+/* A problem a worker found: when it is asked (q, deferred.h) and what a yes repairs. */
 struct p1_problem {
-	uint32_t code;
-	struct problem_ctx pctx;
+	struct deferred q;          /* first: deferred_replay() walks these */
 	enum p1_fix fix;
 	uint64_t value;
-	int only_after_no;          /* asked only when the inode's previous problem was answered no */
-	int skip_if_cleared;        /* not asked once the inode has been cleared */
 	int ea_counted;             /* FIX_BLOCKS: value counts the xattr block, which a repair may drop */
 	uint64_t ea_block;          /* FIX_BLOCKS with ea_counted: that block, whose EA-inode values count too */
 	uint64_t ibody_blocks;      /* FIX_BLOCKS: value counts these for in-inode values kept in EA inodes */
 	uint32_t unit;              /* FIX_BLOCKS: i_blocks units per block */
-	unsigned gate_back;         /* > 0: asked only when the problem this many records back was answered yes */
-	int size_recheck;           /* FIX_SIZE of a directory whose extents may move: the size is judged when asking */
-	int answered_yes;           /* set while answering, for gate_back */
 	char detail[200];           /* the library's message, for %s */
 	struct extent_fix ext;      /* FIX_EXTENT */
 	struct indirect_fix ind;    /* FIX_IND_CLEAR */
@@ -149,19 +147,13 @@ static int record(struct p1_worker *w, uint32_t code, const struct problem_ctx *
 		w->capprobs = cap;
 	}
 	struct p1_problem *p = &w->probs[w->nprobs++];
-	p->code = code;
-	p->pctx = *pctx;
+	deferred_init(&p->q, code, pctx);
 	p->fix = fix;
 	p->value = value;
-	p->only_after_no = 0;
-	p->skip_if_cleared = 0;
 	p->ea_counted = 0;
 	p->ea_block = 0;
 	p->ibody_blocks = 0;
 	p->unit = 0;
-	p->gate_back = 0;
-	p->size_recheck = 0;
-	p->answered_yes = 0;
 	snprintf(p->detail, sizeof(p->detail), "%s", detail ? detail : "");
 	return 0;
 }
@@ -344,7 +336,7 @@ static int extent_problem(void *arg, uint32_t code, const struct problem_ctx *pc
 		b->w->probs[b->w->nprobs - 1].ext = *fix;
 	/* e2fsck's fatal error follows a kept inode only. */
 	if (code == PR_1_BLOCK_ITERATE)
-		b->w->probs[b->w->nprobs - 1].skip_if_cleared = 1;
+		b->w->probs[b->w->nprobs - 1].q.rules |= DEFER_NOT_CLEARED;
 	return 0;
 }
 
@@ -402,17 +394,6 @@ static int indirect_collision(void *arg, const struct problem_ctx *pctx)
 /* Illegal pointers are asked about one by one, as e2fsck asks: the walk goes on past them. */
 static const struct indirect_scan_ops indirect_ops = { visit_block, indirect_illegal, is_fs_metadata,
 							indirect_collision, 0 };
-
-int fsck_inode_has_blocks(struct ext4fs_fs *fs, const struct ext4fs_inode *in)
-{
-	uint16_t type = in->i_mode & EXT4FS_S_IFMT;
-
-	if (in->i_flags & EXT4FS_INLINE_DATA_FL)
-		return 0;
-	if (type == EXT4FS_S_IFLNK)
-		return !ext4fs_inode_is_fast_symlink(fs, in);
-	return type == EXT4FS_S_IFREG || type == EXT4FS_S_IFDIR || type == 0;
-}
 
 static int valid_type(uint16_t mode)
 {
@@ -493,12 +474,13 @@ static int check_blocks(struct p1_worker *w, uint32_t ino, const struct ext4fs_i
 		 */
 		if (b.is_dir && !(in->i_flags & EXT4FS_INLINE_DATA_FL)) {
 			size_t at = w->nprobs;
-			while (at > first_rec && w->probs[at - 1].code != PR_1_EXTENT_ITERATE_FAILURE)
+			while (at > first_rec && w->probs[at - 1].q.code != PR_1_EXTENT_ITERATE_FAILURE)
 				at--;
 			if (at > first_rec) {
 				if (record(w, PR_1_ZERO_LENGTH_DIR, &pctx, FIX_CLEAR_INODE, 0, NULL))
 					return -1;
-				w->probs[w->nprobs - 1].gate_back = (unsigned)(w->nprobs - at);
+				w->probs[w->nprobs - 1].q.rules |= DEFER_IF_YES_BACK;
+				w->probs[w->nprobs - 1].q.back = (unsigned)(w->nprobs - at);
 			}
 		}
 		return 0;
@@ -523,8 +505,9 @@ static int check_blocks(struct p1_worker *w, uint32_t ino, const struct ext4fs_i
 		pctx.num2 = size;
 		if (record(w, PR_1_BAD_I_SIZE, &pctx, FIX_SIZE, pctx.num, NULL))
 			return -1;
-		w->probs[w->nprobs - 1].skip_if_cleared = after_no;
-		w->probs[w->nprobs - 1].size_recheck = b.dir_collapse;
+		/* A directory's extents after a gap may move: its size is judged when asked. */
+		w->probs[w->nprobs - 1].q.rules |= (after_no ? DEFER_NOT_CLEARED : 0) |
+						   (b.dir_collapse ? DEFER_JUDGED : 0);
 	}
 
 	/* i_blocks: 512-byte sectors, or file system blocks with huge_file's flag. */
@@ -539,7 +522,7 @@ static int check_blocks(struct p1_worker *w, uint32_t ino, const struct ext4fs_i
 		if (record(w, PR_1_BAD_I_BLOCKS, &pctx, FIX_BLOCKS, b.blocks + ibody, NULL))
 			return -1;
 		struct p1_problem *p = &w->probs[w->nprobs - 1];
-		p->skip_if_cleared = after_no;
+		p->q.rules |= (after_no ? DEFER_NOT_CLEARED : 0) | (acl_valid || ibody ? DEFER_JUDGED : 0);
 		p->ea_counted = acl_valid;
 		p->ea_block = acl_valid ? acl : 0;
 		p->ibody_blocks = ibody;
@@ -564,8 +547,8 @@ static int ibody_problem(void *arg, const struct ibody_problem *ip)
 
 	if (record(w, ip->code, &pctx, kinds[ip->fix], ip->value, NULL))
 		return -ENOMEM;
-	w->probs[w->nprobs - 1].gate_back = ip->gate_back;
-	w->probs[w->nprobs - 1].only_after_no = ip->after_no;
+	w->probs[w->nprobs - 1].q.rules = ip->rules;
+	w->probs[w->nprobs - 1].q.back = ip->back;
 	return 0;
 }
 
@@ -725,7 +708,7 @@ static int check_inode(struct p1_worker *w, uint32_t ino, const struct ext4fs_in
 	if (in->i_dtime && (ino >= g->first_ino || ino == EXT4FS_ROOT_INO)) {
 		if (record(w, PR_1_SET_DTIME, &pctx, FIX_DTIME, 0, NULL))
 			return -1;
-		w->probs[w->nprobs - 1].only_after_no = low_dtime;
+		w->probs[w->nprobs - 1].q.rules |= low_dtime ? DEFER_AFTER_NO : 0;
 	}
 	if (!valid_type(in->i_mode))
 		bitmap_paged_set_range(&w->inode_bad, ino, 1);
@@ -751,7 +734,7 @@ static int check_inode(struct p1_worker *w, uint32_t ino, const struct ext4fs_in
 		 * no pass 3 stops.  So its map is not walked (e2fsck walks it after a no).
 		 */
 		for (size_t i = probs_before; i < w->nprobs; i++)
-			w->probs[i].skip_if_cleared = 1;
+			w->probs[i].q.rules |= DEFER_NOT_CLEARED;
 		return 0;
 	}
 	if (check_blocks(w, ino, in))
@@ -943,24 +926,6 @@ static int pass1e(struct e4fsck *ctx)
 	return 0;
 }
 
-void fsck_clear_inode(struct e4fsck *ctx, uint32_t ino, struct ext4fs_inode *in)
-{
-	int64_t sec;
-	uint32_t nsec;
-
-	ext4fs_now(ctx->fs, &sec, &nsec);
-	in->i_flags = 0;
-	in->i_links_count = 0;
-	in->i_dtime = (uint32_t)sec;
-	if (bitmap_paged_test(&ctx->inode_used, ino))
-		ctx->inodes_in_use--;
-	bitmap_paged_clear_range(&ctx->inode_used, ino, 1);
-	bitmap_paged_clear_range(&ctx->inode_dir, ino, 1);
-	bitmap_paged_clear_range(&ctx->inode_reg, ino, 1);
-	bitmap_paged_clear_range(&ctx->inode_bad, ino, 1);
-	counter_paged_set(&ctx->links_disk, ino, 0);
-}
-
 /* FIX_EA_INODE_FL: the inode holding an attribute's value gets its flag; 0 or -1 after fsck_fatal(). */
 static int set_ea_inode_flag(struct e4fsck *ctx, uint32_t inum)
 {
@@ -1093,10 +1058,10 @@ static int answer_collapse(struct e4fsck *ctx, uint32_t ino, struct p1_problem *
 	if (*next == UINT64_MAX)
 		*next = p->value;
 	if (lblk > *next) {
-		p->pctx.blk = lblk;
-		p->pctx.blk2 = *next;
-		p->answered_yes = fix_problem(ctx, PR_1_COLLAPSE_DBLOCK, &p->pctx);
-		if (p->answered_yes) {
+		p->q.pctx.blk = lblk;
+		p->q.pctx.blk2 = *next;
+		p->q.answered_yes = fix_problem(ctx, PR_1_COLLAPSE_DBLOCK, &p->q.pctx);
+		if (p->q.answered_yes) {
 			int err = *have_inode ? 0 : ext4fs_inode_read(ctx->fs, ino, in);
 			if (err) {
 				fsck_fatal(ctx, "%s while reading inode %u to repair it: %s", ext4fs_strerror(err), ino,
@@ -1117,257 +1082,291 @@ static int answer_collapse(struct e4fsck *ctx, uint32_t ino, struct p1_problem *
 	return r;
 }
 
-/* Ask about the worker's problems in inode order, repairing each inode once. */
+/* The answering thread's state for the inode whose problems are being answered (answer_problems()). */
+struct p1_answer {
+	struct e4fsck *ctx;
+	struct ext4fs_inode in;     /* read at the first repair that needs it, written at the inode's end */
+	int have_inode;
+	int changed;                /* in changed */
+	int ea_dropped;             /* the inode let go of its attribute block */
+	int epoch;                  /* FIX_EPOCH answered yes */
+	int dtime_fixed;            /* FIX_DTIME answered yes */
+	int quiet;                  /* "Suppress messages? yes": no more "Too many" questions for this inode */
+	uint32_t ea_off;            /* FIX_EA_IBODY_CLEAR answered yes: where the magic is zeroed */
+	uint64_t dir_next;          /* a directory's extents being moved: the block expected next */
+	struct node_key touched[16]; /* extent nodes rewritten: their checksums are right now */
+	unsigned ntouched;
+};
+
+static void answer_begin(void *arg, const struct deferred_inode *st)
+{
+	struct p1_answer *a = arg;
+	struct e4fsck *ctx = a->ctx;
+
+	memset(a, 0, sizeof(*a));
+	a->ctx = ctx;
+	a->dir_next = UINT64_MAX;
+}
+
+/* Pass 1's own reasons to pass a question over, and the records it handles itself. */
+static int answer_prepare(void *arg, struct deferred_inode *st, struct deferred *d)
+{
+	struct p1_answer *a = arg;
+	struct e4fsck *ctx = a->ctx;
+	struct p1_problem *p = (struct p1_problem *)d;
+	uint32_t ino = st->ino;
+
+	if (p->fix == FIX_CLEAR_RESTART && a->quiet)
+		return DEFER_SKIP;
+	/* The root's dtime is asked about twice, as in e2fsck, the second time only while still set. */
+	if (p->fix == FIX_DTIME && a->dtime_fixed)
+		return DEFER_SKIP;
+	if (p->fix == FIX_EXTENT && p->ext.kind == EXTENT_FIX_CSUM && node_touched(a->touched, a->ntouched, &p->ext))
+		return DEFER_SKIP;
+	/* As e2fsck: a repair that rewrote the record already gave it its checksum. */
+	if (p->fix == FIX_CSUM && (a->changed || st->cleared || a->ea_off || a->epoch))
+		return DEFER_SKIP;
+	if (p->fix == FIX_EA_CHECK) {
+		int keep = xattr_block_check(ctx, ino, p->value);
+		if (keep < 0)
+			return -1;
+		if (keep)
+			return DEFER_DONE;
+		/* Let go of the block, as e2fsck's "Clear" does. */
+		struct xattr_ref *r = xattr_table_find(&ctx->xattrs, p->value);
+		if (r && r->refs)
+			r->refs--;
+		if (!a->have_inode && ext4fs_inode_read(ctx->fs, ino, &a->in)) {
+			fsck_fatal(ctx, "%s while reading inode %u to repair it", ext4fs_errmsg(ctx->fs), ino);
+			return -1;
+		}
+		a->have_inode = 1;
+		a->in.i_file_acl_lo = 0;
+		a->in.i_file_acl_high = 0;
+		a->ea_dropped = 1;
+		a->changed = 1;
+		return DEFER_DONE;
+	}
+	if (p->fix == FIX_RESTART_LATER) {
+		/* A message only: whatever follows is asked as if it had not been said. */
+		fix_problem(ctx, p->q.code, &p->q.pctx);
+		if (!ctx->read_only && note_collision(ctx, ino, p->q.pctx.blk))
+			return -1;
+		return DEFER_DONE;
+	}
+	if (p->fix == FIX_EXTENT && p->ext.kind == EXTENT_FIX_COLLAPSE) {
+		int r = answer_collapse(ctx, ino, p, &a->in, &a->have_inode, &a->dir_next);
+		if (r < 0)
+			return -1;
+		a->changed |= r;
+		return DEFER_DONE;
+	}
+	if (p->detail[0])
+		p->q.pctx.str = p->detail;
+	return DEFER_ASK;
+}
+
+/* DEFER_JUDGED: a directory's i_size after its extents moved, an i_blocks that counts attributes. */
+static int answer_judge(void *arg, struct deferred_inode *st, struct deferred *d)
+{
+	struct p1_answer *a = arg;
+	struct p1_problem *p = (struct p1_problem *)d;
+
+	if (p->fix == FIX_SIZE) {
+		/* Judged now that the moves are known: e2fsck's i_size follows the last block. */
+		uint64_t want = a->dir_next * a->ctx->geo->block_size;
+		if (want == p->q.pctx.num2)
+			return 0;
+		p->q.pctx.num = p->value = want;
+		return 1;
+	}
+	/* FIX_BLOCKS, judged now: the attribute block and the in-inode attributes may have gone. */
+	uint64_t blocks = p->value;
+	if (p->ea_counted && a->ea_dropped) {
+		blocks--;
+	} else if (p->ea_counted) {
+		const struct xattr_ref *r = xattr_table_find(&a->ctx->xattrs, p->ea_block);
+		if (r && r->checked)
+			blocks += r->value_blocks;
+	}
+	if (a->ea_off)
+		blocks -= p->ibody_blocks;
+	if (blocks * p->unit == p->q.pctx.num2)
+		return 0;
+	p->value = blocks;
+	p->q.pctx.num = blocks * p->unit;
+	return 1;
+}
+
+/* The repair of a question answered (yes or, for a few, no). */
+static int answer_repair(void *arg, struct deferred_inode *st, struct deferred *d, int yes)
+{
+	struct p1_answer *a = arg;
+	struct e4fsck *ctx = a->ctx;
+	struct p1_problem *p = (struct p1_problem *)d;
+	uint32_t ino = st->ino;
+
+	if (p->fix == FIX_ZERO_INODE) {
+		/* Kept (no): it holds its blocks; zeroed (yes): they are left for pass 5 to free. */
+		if (yes ? zero_inode(ctx, ino) : fsck_claim_blocks(ctx, ino))
+			return -1;
+		st->cleared = yes;
+		return 0;
+	}
+	if (p->fix == FIX_CLEAR_RESTART && !yes) {
+		/* Kept: e2fsck then offers to go on about its illegal blocks without a word. */
+		if (fix_problem(ctx, PR_1_SUPPRESS_MESSAGES, &p->q.pctx)) {
+			a->quiet = 1;
+			problem_latch_quiet(ctx, PR_1_INODE_BLOCK_LATCH);
+		}
+		return 0;
+	}
+	if (!yes || p->fix == FIX_NONE || !ino)
+		return 0;
+	if (p->fix == FIX_EA_IBODY_CLEAR || p->fix == FIX_EPOCH) {
+		/* Raw bytes of the record: edited once the decoded fields are written. */
+		if (p->fix == FIX_EPOCH)
+			a->epoch = 1;
+		else
+			a->ea_off = (uint32_t)p->value;
+		return 0;
+	}
+	if (p->fix == FIX_EA_INODE_FL)
+		return set_ea_inode_flag(ctx, (uint32_t)p->value) ? -1 : 0;
+	if (!a->have_inode) {
+		int err = ext4fs_inode_read(ctx->fs, ino, &a->in);
+		if (err) {
+			fsck_fatal(ctx, "%s while reading inode %u to repair it: %s",
+				   ext4fs_strerror(err), ino, ext4fs_errmsg(ctx->fs));
+			return -1;
+		}
+		a->have_inode = 1;
+	}
+		switch (p->fix) {
+		case FIX_DTIME:
+			a->in.i_dtime = 0;
+			a->dtime_fixed = 1;
+			break;
+		case FIX_DTIME_NOW: {
+			int64_t sec;
+			uint32_t nsec;
+			ext4fs_now(ctx->fs, &sec, &nsec);
+			a->in.i_dtime = (uint32_t)sec;
+			break;
+		}
+		case FIX_SIZE: ext4fs_inode_set_size(&a->in, p->value); break;
+		case FIX_EXTRA_ISIZE: a->in.i_extra_isize = (uint16_t)p->value; break;
+		case FIX_BLOCKS: {
+			uint64_t unit = (a->in.i_flags & EXT4FS_HUGE_FILE_FL) ? 1 : ctx->geo->block_size / 512;
+			int64_t now = (int64_t)(ext4fs_inode_blocks_raw(ctx->fs, &a->in) / unit);
+			ext4fs_inode_add_blocks(ctx->fs, &a->in, (int64_t)p->value - now);
+			break;
+		}
+		case FIX_EXTENT: {
+			if (p->ext.kind == EXTENT_FIX_REBUILD)
+				return queue_rebuild(ctx, ino) ? -1 : 0;
+			int r = fsck_extent_repair(ctx, ino, &a->in, &p->ext);
+			if (r < 0)
+				return -1;
+			if (a->ntouched < sizeof(a->touched) / sizeof(a->touched[0]))
+				a->touched[a->ntouched++] = node_key(&p->ext);
+			/* A tree block rewritten alone does not count as a change, as in e2fsck. */
+			if (!r)
+				return 0;
+			break;
+		}
+		case FIX_CLEAR_INODE:
+			fsck_clear_inode(ctx, ino, &a->in);
+			st->cleared = 1;
+			/* e2fsck's statistics stop counting a directory cleared for being empty (only then). */
+			if (p->q.code == PR_1_ZERO_LENGTH_DIR && ctx->stats.directories)
+				ctx->stats.directories--;
+			break;
+		case FIX_MODE_REGULAR:
+			a->in.i_mode = EXT4FS_S_IFREG;
+			break;
+		case FIX_CLEAR_ROOT:
+			/* As e2fsck does for reserved inodes: a map left behind would be walked again. */
+			fsck_clear_inode(ctx, ino, &a->in);
+			memset(a->in.i_block, 0, sizeof(a->in.i_block));
+			st->cleared = 1;
+			break;
+		case FIX_CLEAR_RESTART:
+			/*
+			 * Its blocks were partly claimed already, as in e2fsck's walk, which
+			 * stops here: the whole check is run again once pass 1 has asked
+			 * about every other inode (check.c).  The pointers cleared so far
+			 * are zero in in; a reserved inode, checked whatever its links say,
+			 * also loses its map.
+			 */
+			if (note_restart_clear(ctx, ino))
+				return -1;
+			fsck_clear_inode(ctx, ino, &a->in);
+			if (ino < ctx->geo->first_ino)
+				memset(a->in.i_block, 0, sizeof(a->in.i_block));
+			st->cleared = 1;
+			st->stopped = 1;
+			ctx->restart = RESTART_CLEARED;
+			break;
+		case FIX_ITERATE_CLEAR:
+			/*
+			 * As e2fsck: the inode's blocks were partly claimed, so the check
+			 * starts again, but the questions recorded after this one (the
+			 * tree suggestion, an empty directory) are still asked.
+			 */
+			if (note_restart_clear(ctx, ino))
+				return -1;
+			fsck_clear_inode(ctx, ino, &a->in);
+			a->in.i_blocks_lo = 0;
+			st->cleared = 1;
+			ctx->restart = RESTART_CLEARED;
+			break;
+		case FIX_IND_CLEAR: {
+			int r = fsck_indirect_clear(ctx, &a->in, &p->ind);
+			if (r < 0)
+				return -1;
+			if (!r)
+				return 0;
+			break;
+		}
+		case FIX_CSUM: case FIX_NONE: case FIX_EA_CHECK: case FIX_EA_IBODY_CLEAR: case FIX_EA_INODE_FL:
+		case FIX_EPOCH: case FIX_ZERO_INODE: case FIX_RESTART_LATER:
+			break;
+		}
+	a->changed = 1;
+	return 0;
+}
+
+/* The inode's questions are all asked: its record is written once, with every repair. */
+static int answer_end(void *arg, const struct deferred_inode *st)
+{
+	struct p1_answer *a = arg;
+	struct e4fsck *ctx = a->ctx;
+
+	problem_latch_end(ctx, PR_1_INODE_TOOBIG);
+	problem_latch_end(ctx, PR_1_INODE_BLOCK_LATCH);
+	if (a->changed) {
+		int err = ext4fs_inode_write(ctx->fs, st->ino, &a->in);
+		if (err) {
+			fsck_fatal(ctx, "%s while writing inode %u: %s", ext4fs_strerror(err), st->ino,
+				   ext4fs_errmsg(ctx->fs));
+			return -1;
+		}
+		ctx->fs_changed = 1;
+	}
+	if ((a->ea_off || a->epoch) && ibody_rewrite(ctx, st->ino, a->ea_off, a->epoch))
+		return -1;
+	return 0;
+}
+
+/* Ask about the worker's problems in inode order, by their rules (deferred.h), repairing each inode once. */
 static int answer_problems(struct e4fsck *ctx, struct p1_worker *w)
 {
-	for (size_t i = 0; i < w->nprobs && !ctx->aborted;) {
-		uint32_t ino = w->probs[i].pctx.ino;
-		struct ext4fs_inode in;
-		int changed = 0, have_inode = 0, last_answer = 0, cleared = 0, ea_dropped = 0, epoch = 0, dtime_fixed = 0;
-		int quiet = 0;              /* "Suppress messages? yes": no more "Too many" questions for this inode */
-		int walk_stopped = 0;       /* cleared for too many illegal blocks: e2fsck's walk ends there */
-		uint32_t ea_off = 0;        /* FIX_EA_IBODY_CLEAR answered yes: where the magic is zeroed */
-		uint64_t dir_next = UINT64_MAX; /* a directory's extents being moved: the block expected next */
-		struct node_key touched[16]; /* extent nodes rewritten: their checksums are right now */
-		unsigned ntouched = 0;
-		size_t first = i;
+	static const struct deferred_ops ops = { answer_begin, answer_prepare, answer_judge, answer_repair,
+						 answer_end };
+	struct p1_answer a = { .ctx = ctx };
 
-		for (; i < w->nprobs && w->probs[i].pctx.ino == ino && !ctx->aborted; i++) {
-			struct p1_problem *p = &w->probs[i];
-			/* e2fsck asks nothing more about an inode once it stopped walking its blocks. */
-			if (walk_stopped)
-				continue;
-			if ((p->only_after_no && last_answer) || (p->skip_if_cleared && cleared))
-				continue;
-			if (p->fix == FIX_CLEAR_RESTART && quiet)
-				continue;
-			/* Found assuming an earlier repair (a fixed i_extra_isize): asked only if it was made. */
-			if (p->gate_back && (p->gate_back > i - first || !w->probs[i - p->gate_back].answered_yes))
-				continue;
-			/* The root's dtime is asked about twice, as in e2fsck, the second time only while still set. */
-			if (p->fix == FIX_DTIME && dtime_fixed)
-				continue;
-			if (p->fix == FIX_EXTENT && p->ext.kind == EXTENT_FIX_CSUM && node_touched(touched, ntouched, &p->ext))
-				continue;
-			/* As e2fsck: a repair that rewrote the record already gave it its checksum. */
-			if (p->fix == FIX_CSUM && (changed || cleared || ea_off || epoch))
-				continue;
-			if (p->fix == FIX_EA_CHECK) {
-				int keep = xattr_block_check(ctx, ino, p->value);
-				if (keep < 0)
-					return -1;
-				if (keep)
-					continue;
-				/* Let go of the block, as e2fsck's "Clear" does. */
-				struct xattr_ref *r = xattr_table_find(&ctx->xattrs, p->value);
-				if (r && r->refs)
-					r->refs--;
-				if (!have_inode && ext4fs_inode_read(ctx->fs, ino, &in)) {
-					fsck_fatal(ctx, "%s while reading inode %u to repair it", ext4fs_errmsg(ctx->fs), ino);
-					return -1;
-				}
-				have_inode = 1;
-				in.i_file_acl_lo = 0;
-				in.i_file_acl_high = 0;
-				ea_dropped = 1;
-				changed = 1;
-				continue;
-			}
-			if (p->fix == FIX_RESTART_LATER) {
-				/* A message only: whatever follows is asked as if it had not been said. */
-				fix_problem(ctx, p->code, &p->pctx);
-				if (!ctx->read_only && note_collision(ctx, ino, p->pctx.blk))
-					return -1;
-				continue;
-			}
-			if (p->fix == FIX_EXTENT && p->ext.kind == EXTENT_FIX_COLLAPSE) {
-				int r = answer_collapse(ctx, ino, p, &in, &have_inode, &dir_next);
-				if (r < 0)
-					return -1;
-				changed |= r;
-				continue;
-			}
-			if (p->size_recheck) {
-				/* Judged now that the moves are known: e2fsck's i_size follows the last block. */
-				uint64_t want = dir_next * ctx->geo->block_size;
-				if (want == p->pctx.num2)
-					continue;
-				p->pctx.num = p->value = want;
-			}
-			if (p->fix == FIX_BLOCKS && (p->ea_counted || p->ibody_blocks)) {
-				/* Judged now: the attribute block and the in-inode attributes may have gone. */
-				uint64_t blocks = p->value;
-				if (p->ea_counted && ea_dropped) {
-					blocks--;
-				} else if (p->ea_counted) {
-					const struct xattr_ref *r = xattr_table_find(&ctx->xattrs, p->ea_block);
-					if (r && r->checked)
-						blocks += r->value_blocks;
-				}
-				if (ea_off)
-					blocks -= p->ibody_blocks;
-				if (blocks * p->unit == p->pctx.num2)
-					continue;
-				p->value = blocks;
-				p->pctx.num = blocks * p->unit;
-			}
-			if (p->detail[0])
-				p->pctx.str = p->detail;
-			last_answer = fix_problem(ctx, p->code, &p->pctx);
-			p->answered_yes = last_answer;
-			/* e2fsck's fatal errors (an extent walk that failed on a kept inode) end the check here. */
-			if (ctx->fatal)
-				return -1;
-			if (p->fix == FIX_ZERO_INODE) {
-				/* Kept (no): it holds its blocks; zeroed (yes): they are left for pass 5 to free. */
-				if (last_answer ? zero_inode(ctx, ino) : fsck_claim_blocks(ctx, ino))
-					return -1;
-				cleared = last_answer;
-				continue;
-			}
-			if (p->fix == FIX_CLEAR_RESTART && !last_answer) {
-				/* Kept: e2fsck then offers to go on about its illegal blocks without a word. */
-				if (fix_problem(ctx, PR_1_SUPPRESS_MESSAGES, &p->pctx)) {
-					quiet = 1;
-					problem_latch_quiet(ctx, PR_1_INODE_BLOCK_LATCH);
-				}
-				continue;
-			}
-			if (!last_answer || p->fix == FIX_NONE || !ino)
-				continue;
-			if (p->fix == FIX_EA_IBODY_CLEAR || p->fix == FIX_EPOCH) {
-				/* Raw bytes of the record: edited once the decoded fields are written. */
-				if (p->fix == FIX_EPOCH)
-					epoch = 1;
-				else
-					ea_off = (uint32_t)p->value;
-				continue;
-			}
-			if (p->fix == FIX_EA_INODE_FL) {
-				if (set_ea_inode_flag(ctx, (uint32_t)p->value))
-					return -1;
-				continue;
-			}
-			if (!have_inode) {
-				int err = ext4fs_inode_read(ctx->fs, ino, &in);
-				if (err) {
-					fsck_fatal(ctx, "%s while reading inode %u to repair it: %s",
-						   ext4fs_strerror(err), ino, ext4fs_errmsg(ctx->fs));
-					return -1;
-				}
-				have_inode = 1;
-			}
-			switch (p->fix) {
-			case FIX_DTIME:
-				in.i_dtime = 0;
-				dtime_fixed = 1;
-				break;
-			case FIX_DTIME_NOW: {
-				int64_t sec;
-				uint32_t nsec;
-				ext4fs_now(ctx->fs, &sec, &nsec);
-				in.i_dtime = (uint32_t)sec;
-				break;
-			}
-			case FIX_SIZE: ext4fs_inode_set_size(&in, p->value); break;
-			case FIX_EXTRA_ISIZE: in.i_extra_isize = (uint16_t)p->value; break;
-			case FIX_BLOCKS: {
-				uint64_t unit = (in.i_flags & EXT4FS_HUGE_FILE_FL) ? 1 : ctx->geo->block_size / 512;
-				int64_t now = (int64_t)(ext4fs_inode_blocks_raw(ctx->fs, &in) / unit);
-				ext4fs_inode_add_blocks(ctx->fs, &in, (int64_t)p->value - now);
-				break;
-			}
-			case FIX_EXTENT: {
-				if (p->ext.kind == EXTENT_FIX_REBUILD) {
-					if (queue_rebuild(ctx, ino))
-						return -1;
-					continue;
-				}
-				int r = fsck_extent_repair(ctx, ino, &in, &p->ext);
-				if (r < 0)
-					return -1;
-				if (ntouched < sizeof(touched) / sizeof(touched[0]))
-					touched[ntouched++] = node_key(&p->ext);
-				/* A tree block rewritten alone does not count as a change, as in e2fsck. */
-				if (!r)
-					continue;
-				break;
-			}
-			case FIX_CLEAR_INODE:
-				fsck_clear_inode(ctx, ino, &in);
-				cleared = 1;
-				/* e2fsck's statistics stop counting a directory cleared for being empty (only then). */
-				if (p->code == PR_1_ZERO_LENGTH_DIR && ctx->stats.directories)
-					ctx->stats.directories--;
-				break;
-			case FIX_MODE_REGULAR:
-				in.i_mode = EXT4FS_S_IFREG;
-				break;
-			case FIX_CLEAR_ROOT:
-				/* As e2fsck does for reserved inodes: a map left behind would be walked again. */
-				fsck_clear_inode(ctx, ino, &in);
-				memset(in.i_block, 0, sizeof(in.i_block));
-				cleared = 1;
-				break;
-			case FIX_CLEAR_RESTART:
-				/*
-				 * Its blocks were partly claimed already, as in e2fsck's walk, which
-				 * stops here: the whole check is run again once pass 1 has asked
-				 * about every other inode (e4fsck.c).  The pointers cleared so far
-				 * are zero in in; a reserved inode, checked whatever its links say,
-				 * also loses its map.
-				 */
-				if (note_restart_clear(ctx, ino))
-					return -1;
-				fsck_clear_inode(ctx, ino, &in);
-				if (ino < ctx->geo->first_ino)
-					memset(in.i_block, 0, sizeof(in.i_block));
-				cleared = 1;
-				walk_stopped = 1;
-				ctx->restart = RESTART_CLEARED;
-				break;
-			case FIX_ITERATE_CLEAR:
-				/*
-				 * As e2fsck: the inode's blocks were partly claimed, so the check
-				 * starts again, but the questions recorded after this one (the
-				 * tree suggestion, an empty directory) are still asked.
-				 */
-				if (note_restart_clear(ctx, ino))
-					return -1;
-				fsck_clear_inode(ctx, ino, &in);
-				in.i_blocks_lo = 0;
-				cleared = 1;
-				ctx->restart = RESTART_CLEARED;
-				break;
-			case FIX_IND_CLEAR: {
-				int r = fsck_indirect_clear(ctx, &in, &p->ind);
-				if (r < 0)
-					return -1;
-				if (!r)
-					continue;
-				break;
-			}
-			case FIX_CSUM: case FIX_NONE: case FIX_EA_CHECK: case FIX_EA_IBODY_CLEAR: case FIX_EA_INODE_FL:
-			case FIX_EPOCH: case FIX_ZERO_INODE: case FIX_RESTART_LATER:
-				break;
-			}
-			changed = 1;
-		}
-		problem_latch_end(ctx, PR_1_INODE_TOOBIG);
-		problem_latch_end(ctx, PR_1_INODE_BLOCK_LATCH);
-		if (changed) {
-			int err = ext4fs_inode_write(ctx->fs, ino, &in);
-			if (err) {
-				fsck_fatal(ctx, "%s while writing inode %u: %s", ext4fs_strerror(err), ino,
-					   ext4fs_errmsg(ctx->fs));
-				return -1;
-			}
-			ctx->fs_changed = 1;
-		}
-		if ((ea_off || epoch) && ibody_rewrite(ctx, ino, ea_off, epoch))
-			return -1;
-	}
-	return 0;
+	return deferred_replay(ctx, w->probs, w->nprobs, sizeof(*w->probs), &ops, &a);
 }
 
 /* Directories cleared by an answer leave pass 2's lists, as e2fsck skips blocks of inodes no longer in use. */

@@ -58,7 +58,8 @@
 #include "ext4fs/super.h"
 #include "bytes.h"
 #include "dirs.h"
-#include "e4fsck.h"
+#include "context.h"
+#include "passes.h"
 #include "guard.h"
 #include "indirect.h"
 #include "problem.h"
@@ -76,134 +77,6 @@
 
 #define RUN_BYTES    (256 * 1024)   /* directory blocks read per request, at most */
 #define HTREE_MAX_DEPTH 32
-
-/* -- Names in messages ------------------------------------------------------- */
-
-void fsck_safe_name(const char *name, size_t len, char *out, size_t size)
-{
-	size_t o = 0;
-
-	if (!size)
-		return;
-	for (size_t i = 0; i < len && o + 4 < size; i++) {
-		unsigned char c = (unsigned char)name[i];
-		if (c >= 128) {
-			out[o++] = 'M';
-			out[o++] = '-';
-			c = (unsigned char)(c - 128);
-		}
-		if (c < 32 || c == 127) {
-			out[o++] = '^';
-			c ^= 0x40;
-		}
-		out[o++] = (char)c;
-	}
-	out[o] = '\0';
-}
-
-static const char *const special_names[] = {
-	"<The NULL inode>", "<The bad blocks inode>", "/", "<The user quota inode>",
-	"<The group quota inode>", "<The boot loader inode>", "<The undelete directory inode>",
-	"<The group descriptor inode>", "<The journal inode>", "<Reserved inode 9>",
-	"<Reserved inode 10>",
-};
-
-struct name_search {
-	uint32_t want;          /* the inode whose name is looked for; 0: none */
-	uint32_t dotdot;        /* what '..' names (the last one seen) */
-	char *name;             /* found: malloc'd */
-	int nomem;
-};
-
-static int name_search_entry(const struct ext4fs_dirent *d, void *arg)
-{
-	struct name_search *s = arg;
-
-	if (d->name_len == 2 && d->name[0] == '.' && d->name[1] == '.')
-		s->dotdot = d->inode;
-	if (s->want && d->inode == s->want) {
-		s->name = malloc((size_t)d->name_len + 1);
-		if (!s->name) {
-			s->nomem = 1;
-			return 1;
-		}
-		memcpy(s->name, d->name, d->name_len);
-		s->name[d->name_len] = '\0';
-		return 1;
-	}
-	return 0;
-}
-
-static char *str_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static char *str_printf(const char *fmt, ...)
-{
-	va_list ap;
-	char *s = NULL;
-
-	va_start(ap, fmt);
-	if (vasprintf(&s, fmt, ap) < 0)
-		s = NULL;
-	va_end(ap);
-	return s;
-}
-
-/*
- * e2fsck's path walk: read dir, note what its '..' names and the name it
- * gives ino, then the parent's path.  NULL on an error (the caller prints
- * "???") or without memory.
- */
-static char *path_walk(struct e4fsck *ctx, uint32_t dir, uint32_t ino, int depth)
-{
-	struct name_search s = { .want = ino };
-	struct ext4fs_inode in;
-	char *parent, *ret;
-	int err;
-
-	if (dir == ino)
-		return strdup(dir == EXT4FS_ROOT_INO ? "/" : ".");
-	if (!dir || depth < 0)
-		return strdup("...");
-	if (dir > ctx->geo->inodes_count || ext4fs_inode_read(ctx->fs, dir, &in))
-		return NULL;
-	if (!EXT4FS_ISDIR(in.i_mode))
-		return ino ? str_printf("<%" PRIu32 ">/<%" PRIu32 ">", dir, ino)
-			   : str_printf("<%" PRIu32 ">", dir);
-	err = ext4fs_dir_iterate(ctx->fs, dir, &in, 0, name_search_entry, &s);
-	if (err < 0 || s.nomem) {
-		free(s.name);
-		return NULL;
-	}
-	parent = path_walk(ctx, s.dotdot, dir, depth - 1);
-	if (!parent || !ino) {
-		free(s.name);
-		return parent;
-	}
-	ret = str_printf("%s/%s", parent[1] ? parent : "", s.name ? s.name : "???");
-	free(parent);
-	free(s.name);
-	return ret;
-}
-
-char *fsck_path(struct e4fsck *ctx, uint32_t dir, uint32_t ino)
-{
-	char *raw, *safe;
-	size_t len;
-
-	if (!dir && ino < sizeof(special_names) / sizeof(special_names[0]))
-		return strdup(special_names[ino]);
-	if (dir == ino)
-		ino = 0;
-	raw = path_walk(ctx, dir, ino, 32);
-	if (!raw)
-		return strdup("???");
-	len = strlen(raw);
-	safe = malloc(len * 4 + 1);
-	if (safe)
-		fsck_safe_name(raw, len, safe, len * 4 + 1);
-	free(raw);
-	return safe;
-}
 
 /* -- State of the pass --------------------------------------------------------- */
 

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "ext4fs/errors.h"
-#include "e4fsck.h"
+#include "context.h"
 #include "problem.h"
 #include "problems.h"
 #include "progress.h"

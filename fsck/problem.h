@@ -82,7 +82,7 @@ struct problem_ctx {
 	int errcode;
 	/* Passes 2-4 name entries and directories the way e2fsck does: */
 	const char *name;           /* %n: a directory entry's name */
-	const char *path, *path2, *path3;   /* %p %P %q: path names (pass2.c: fsck_path()) */
+	const char *path, *path2, *path3;   /* %p %P %q: path names (dirs.c: fsck_path()) */
 };
 
 /* A pass's table, registered in problem.c. */

@@ -19,7 +19,7 @@
 #define E4FSCK_PROGRESS_H
 
 #include <stdint.h>
-#include "e4fsck.h"
+#include "context.h"
 
 /*
  * Set up from ctx->progress_fd and ctx->progress_held (the -C option) and

@@ -42,7 +42,7 @@
 #include "ext4fs/super.h"
 #include "bytes.h"
 #include "dirs.h"
-#include "e4fsck.h"
+#include "context.h"
 #include "extents.h"
 #include "indirect.h"
 #include "problem.h"

@@ -9,7 +9,7 @@
 #define E4FSCK_REHASH_H
 
 #include <stdint.h>
-#include "e4fsck.h"
+#include "context.h"
 
 /* Put directory ino on the list (once).  0, or -1 without memory (reported). */
 int fsck_rehash_later(struct e4fsck *ctx, uint32_t ino);

@@ -6,7 +6,7 @@
 #define E4FSCK_REPORT_H
 
 #include <time.h>
-#include "e4fsck.h"
+#include "context.h"
 
 struct pass_timer {
 	struct timespec wall;

@@ -19,7 +19,7 @@
 #include "ext4fs/blockmap.h"
 #include "ext4fs/extent.h"
 #include "ext4fs/super.h"
-#include "e4fsck.h"
+#include "context.h"
 #include "stats.h"
 
 #define I_BLOCK_IND   12          /* i_block word of the single indirect block */

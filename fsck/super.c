@@ -30,7 +30,8 @@
 #include "ext4fs/inode.h"
 #include "ext4fs/io.h"
 #include "ext4fs/super.h"
-#include "e4fsck.h"
+#include "context.h"
+#include "passes.h"
 #include "problem.h"
 #include "problems.h"
 
@@ -234,15 +235,6 @@ static enum refusal try_super(struct e4fsck *ctx, struct ext4fs_super *sb, unsig
 			break;
 	}
 	return BAD_MAGIC;
-}
-
-void fsck_super_advice(FILE *out)
-{
-	fprintf(out, "\nThe superblock could not be read or does not describe a valid ext2/ext3/ext4\n"
-		"filesystem.  If the device is valid and it really contains an ext2/ext3/ext4\n"
-		"filesystem (and not swap or ufs or something else), then the superblock\n"
-		"is corrupt, and you might try running e4fsck with an alternate superblock:\n"
-		"    e4fsck -b 8193 <device>\n or\n    e4fsck -b 32768 <device>\n\n");
 }
 
 /* e2fsck's closing words on a superblock it cannot use; the run ends with exit 8. */

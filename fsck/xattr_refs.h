@@ -38,16 +38,4 @@ void xattr_table_free(struct xattr_table *t);
 /* The entry of block blk, or NULL. */
 struct xattr_ref *xattr_table_find(const struct xattr_table *t, uint64_t blk);
 
-struct e4fsck;
-
-/*
- * e2fsck's check of an attribute block the first time an inode (ino)
- * names it, in inode order: magic, h_blocks, entries that overlap, bad
- * names and values, entry hashes, then the checksum.  Every question is
- * asked here.  Returns 1 when the inode keeps the block (checked once; later
- * inodes naming it are not asked again), 0 when a "Clear" was answered yes
- * (the caller drops the inode's reference), -1 after fsck_fatal().
- */
-int xattr_block_check(struct e4fsck *ctx, uint32_t ino, uint64_t blk);
-
 #endif

@@ -1,16 +1,19 @@
 /*
- * e4fsck.h - the checker's shared state: options, the file system, what
+ * context.h - the checker's shared state: options, the file system, what
  * the passes found, answers, timings.  One struct e4fsck per run, passed to
- * every pass; see DESIGN.md for how the passes use it.
+ * every pass, and the helpers every step calls on it (context.c); see
+ * DESIGN.md for how the passes use it.  The steps themselves are declared
+ * in passes.h, the driver in check.h.
  */
-#ifndef E4FSCK_H
-#define E4FSCK_H
+#ifndef E4FSCK_CONTEXT_H
+#define E4FSCK_CONTEXT_H
 
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include "ext4fs/fs.h"
 #include "ext4fs/inode.h"
+#include "support/exitcodes.h"
 #include "maps.h"
 #include "stats.h"
 #include "xattr_refs.h"
@@ -19,14 +22,6 @@
 #define RESTART_CLEARED 1   /* pass 1 cleared an inode whose blocks it had partly claimed */
 #define RESTART_MOVED   2   /* passes 1B-1D moved map blocks off the file system's metadata */
 
-/* Exit status bits, as e2fsck (summed). */
-#define FSCK_OK           0
-#define FSCK_NONDESTRUCT  1   /* errors corrected */
-#define FSCK_REBOOT       2   /* corrected, the system should be rebooted */
-#define FSCK_UNCORRECTED  4   /* errors left uncorrected */
-#define FSCK_ERROR        8   /* operational error */
-#define FSCK_USAGE        16
-#define FSCK_CANCELED     32
 
 /* How problems are answered. */
 enum fsck_mode {
@@ -178,7 +173,7 @@ struct e4fsck {
 	uint32_t *rebuild;                /* inodes whose extent trees pass 1E rebuilds */
 	size_t nrebuild, caprebuild;
 
-	/* passes 3 and 4 (pass3.c) */
+	/* passes 3 and 4 (pass3.c, dirs.c) */
 	uint32_t lost_found;              /* /lost+found once found or made, 0 before */
 	int lost_found_bad;               /* it could not be found or made: do not ask again */
 
@@ -189,6 +184,14 @@ struct e4fsck {
 
 	struct pass_time times[TIME_SLOTS];
 };
+
+/*
+ * Open the file system at ctx->path with EXT4FS_OPEN_IGNORE_CSUM and flags
+ * (0 for a read-only handle, EXT4FS_OPEN_RW, EXT4FS_OPEN_RECOVERY) into
+ * ctx->fs, with ctx->geo and the label for messages.  0, or -1 after a
+ * message (exit 8).
+ */
+int fsck_open(struct e4fsck *ctx, unsigned flags);
 
 /*
  * Close the file system (writing what is pending) and open it again with
@@ -206,9 +209,6 @@ struct dir_info *fsck_dir_info(struct e4fsck *ctx, uint32_t ino);
 /* Add a directory block to check; -ENOMEM on failure. */
 int fsck_add_dir_block(struct e4fsck *ctx, uint32_t ino, uint32_t lblk, uint64_t pblk);
 
-/* Compare each xattr block's reference count with its owners (ctx->xattrs); 0 or -1. */
-int xattr_refcounts_check(struct e4fsck *ctx);
-
 /* Whether inode in has a block map to walk (not a fast symlink, inline data or a device node). */
 int fsck_inode_has_blocks(struct ext4fs_fs *fs, const struct ext4fs_inode *in);
 
@@ -219,36 +219,19 @@ int fsck_inode_has_blocks(struct ext4fs_fs *fs, const struct ext4fs_inode *in);
  */
 void fsck_clear_inode(struct e4fsck *ctx, uint32_t ino, struct ext4fs_inode *in);
 
-/* Passes 1B-1D: blocks claimed more than once (pass1b.c).  0, or -1 when the run must stop. */
-int fsck_pass1_dups(struct e4fsck *ctx);
-
-/*
- * Whether passes 1B-1D moved at least one of the map blocks pass 1 found
- * on the file system's metadata (ctx->collisions): its inode no longer
- * maps it, or is no longer in use.  1, 0 (every clone declined or failed:
- * a restart would find them all again), or -1 after fsck_fatal().
- */
-int fsck_collisions_moved(struct e4fsck *ctx);
-
 /* Bytes held by the maps and lists (for -tt). */
 size_t fsck_memory(const struct e4fsck *ctx);
 
-/* Passes: each returns 0, or -1 when the run must stop (ctx->exit_status says why). */
-int fsck_choose_super(struct e4fsck *ctx);
 /* e2fsck's advice to try a backup superblock, on out. */
 void fsck_super_advice(FILE *out);
-int fsck_check_super(struct e4fsck *ctx);
-int fsck_check_super_times(struct e4fsck *ctx);
-int fsck_check_resize_inode(struct e4fsck *ctx);
-int fsck_release_orphans(struct e4fsck *ctx);
-/* After pass 5: check the orphan file and write its blocks back empty (orphans.c); 0 or -1. */
-int fsck_check_orphan_file(struct e4fsck *ctx);
-/* Whether the first backup superblock's features, size or UUID differ from the primary's (orphans.c). */
-int fsck_backup_super_differs(const struct e4fsck *ctx);
-int fsck_pass1(struct e4fsck *ctx);
-int fsck_pass2(struct e4fsck *ctx);
-int fsck_pass3(struct e4fsck *ctx);
-int fsck_pass4(struct e4fsck *ctx);
-int fsck_pass5(struct e4fsck *ctx);
+
+/* The maps pass 1 fills, sized by the file system; 0, or -1 after fsck_fatal(). */
+int fsck_init_maps(struct e4fsck *ctx);
+
+/* Forget what one run of the passes found (at the end, and before a restart). */
+void fsck_free_run_state(struct e4fsck *ctx);
+
+/* Free everything ctx holds and close the file system. */
+void fsck_free_ctx(struct e4fsck *ctx);
 
 #endif

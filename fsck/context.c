@@ -1,0 +1,230 @@
+/*
+ * context.c - the state of one check (struct e4fsck, context.h) and the
+ * helpers every step calls on it: opening the file system again, fatal
+ * errors, the directories and directory blocks pass 1 lists, the maps'
+ * size, and freeing what a run found.  The order of the steps is check.c's.
+ */
+#include "config.h"
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "ext4fs/errors.h"
+#include "ext4fs/super.h"
+#include "context.h"
+
+void fsck_fatal(struct e4fsck *ctx, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: ", ctx->prog);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	ctx->exit_status |= FSCK_ERROR;
+}
+
+void fsck_super_advice(FILE *out)
+{
+	fprintf(out, "\nThe superblock could not be read or does not describe a valid ext2/ext3/ext4\n"
+		"filesystem.  If the device is valid and it really contains an ext2/ext3/ext4\n"
+		"filesystem (and not swap or ufs or something else), then the superblock\n"
+		"is corrupt, and you might try running e4fsck with an alternate superblock:\n"
+		"    e4fsck -b 8193 <device>\n or\n    e4fsck -b 32768 <device>\n\n");
+}
+
+/*
+ * Open the file system with EXT4FS_OPEN_IGNORE_CSUM and flags (0 for a
+ * read-only handle, EXT4FS_OPEN_RW, EXT4FS_OPEN_RECOVERY).
+ */
+int fsck_open(struct e4fsck *ctx, unsigned flags)
+{
+	struct ext4fs_open_opts opts = { 0 };
+	char msg[512];
+	int err;
+
+	opts.flags = EXT4FS_OPEN_IGNORE_CSUM | flags;
+	opts.superblock = ctx->superblock;
+	opts.block_size = ctx->blocksize;
+	ctx->open_opts = opts;
+	err = ext4fs_open(ctx->path, &opts, &ctx->fs, msg, sizeof(msg));
+	if (err) {
+		fprintf(stderr, "%s: %s while trying to open %s\n", ctx->prog, msg, ctx->path);
+		if (err == EXT4FS_E_BAD_MAGIC || err == EXT4FS_E_CORRUPT_SUPER)
+			fsck_super_advice(stderr);
+		ctx->exit_status |= FSCK_ERROR;
+		return -1;
+	}
+	ctx->geo = ext4fs_geom(ctx->fs);
+	ext4fs_set_time(ctx->fs, ctx->now, 0);
+	/* On a backup the library rewrites the primary at flush; e2fsck counts that as a change. */
+	if (ctx->superblock && (flags & EXT4FS_OPEN_RW))
+		ctx->fs_changed = 1;
+	/* Like e2fsck, messages name the file system by its label when it has one. */
+	const struct ext4fs_super *sb = ext4fs_sb(ctx->fs);
+	if (sb->s_volume_name[0]) {
+		memcpy(ctx->label, sb->s_volume_name, sizeof(sb->s_volume_name));
+		ctx->label[sizeof(sb->s_volume_name)] = '\0';
+		ctx->device = ctx->label;
+	}
+	return 0;
+}
+
+int fsck_reopen(struct e4fsck *ctx, unsigned flags)
+{
+	int err = ext4fs_close_flush(ctx->fs);
+
+	ctx->fs = NULL;
+	if (err) {
+		fsck_fatal(ctx, "%s while writing %s", ext4fs_strerror(err), ctx->device);
+		return -1;
+	}
+	return fsck_open(ctx, flags);
+}
+
+/* The maps pass 1 fills, sized by the file system; pages of one group each. */
+int fsck_init_maps(struct e4fsck *ctx)
+{
+	const struct ext4fs_geom *g = ctx->geo;
+	unsigned ishift = 6, bshift = 6;
+
+	while ((1U << ishift) < g->inodes_per_group && ishift < 20)
+		ishift++;
+	while ((1U << bshift) < g->blocks_per_group && bshift < 20)
+		bshift++;
+	uint64_t ilimit = (uint64_t)g->inodes_count + 1;
+	if (bitmap_paged_init(&ctx->inode_used, ilimit, ishift) ||
+	    bitmap_paged_init(&ctx->inode_dir, ilimit, ishift) ||
+	    bitmap_paged_init(&ctx->inode_reg, ilimit, ishift) ||
+	    bitmap_paged_init(&ctx->inode_bad, ilimit, ishift) ||
+	    bitmap_paged_init(&ctx->block_found, g->blocks_count, bshift) ||
+	    bitmap_paged_init(&ctx->block_dup, g->blocks_count, bshift) ||
+	    counter_paged_init(&ctx->links_disk, ilimit, ishift) ||
+	    counter_paged_init(&ctx->links_seen, ilimit, ishift)) {
+		fsck_fatal(ctx, "out of memory for the check's maps");
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * What one run of the passes found: the maps, the lists and the counts.
+ * Freed at the end, and before a restart, which starts from nothing but
+ * the extent trees pass 1 was told to rebuild: as in e2fsck, a run that
+ * restarts before pass 1E leaves them to the next run's pass 1E.
+ */
+void fsck_free_run_state(struct e4fsck *ctx)
+{
+	bitmap_paged_free(&ctx->inode_used);
+	bitmap_paged_free(&ctx->inode_dir);
+	bitmap_paged_free(&ctx->inode_reg);
+	bitmap_paged_free(&ctx->inode_bad);
+	bitmap_paged_free(&ctx->block_found);
+	bitmap_paged_free(&ctx->block_dup);
+	counter_paged_free(&ctx->links_disk);
+	counter_paged_free(&ctx->links_seen);
+	free(ctx->dirs);
+	ctx->dirs = NULL;
+	ctx->ndirs = ctx->capdirs = 0;
+	free(ctx->dir_blocks);
+	ctx->dir_blocks = NULL;
+	ctx->ndir_blocks = ctx->capdir_blocks = 0;
+	free(ctx->rehash);
+	ctx->rehash = NULL;
+	ctx->nrehash = ctx->caprehash = 0;
+	xattr_table_free(&ctx->xattrs);
+	xattr_table_free(&ctx->ea_inode_refs);
+	ctx->files_fragmented = 0;
+	memset(&ctx->stats, 0, sizeof(ctx->stats));
+	ctx->inodes_in_use = ctx->blocks_in_use = 0;
+	ctx->lost_found = 0;
+	ctx->lost_found_bad = 0;
+	ctx->restart = 0;
+	ctx->restart_later = 0;
+	ctx->ncollisions = 0;
+	range_set_free(&ctx->fs_meta);
+}
+
+void fsck_free_ctx(struct e4fsck *ctx)
+{
+	fsck_free_run_state(ctx);
+	free(ctx->restart_cleared);
+	free(ctx->collisions);
+	free(ctx->rebuild);
+	for (size_t i = 0; i < ctx->nlog; i++)
+		free(ctx->log[i].message);
+	free(ctx->log);
+	if (ctx->fs)
+		ext4fs_close(ctx->fs);
+	ctx->fs = NULL;
+}
+
+struct dir_info *fsck_dir_info(struct e4fsck *ctx, uint32_t ino)
+{
+	size_t lo = 0, hi = ctx->ndirs;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (ctx->dirs[mid].ino == ino)
+			return &ctx->dirs[mid];
+		if (ctx->dirs[mid].ino < ino)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+int fsck_add_dir_block(struct e4fsck *ctx, uint32_t ino, uint32_t lblk, uint64_t pblk)
+{
+	if (ctx->ndir_blocks == ctx->capdir_blocks) {
+		size_t cap = ctx->capdir_blocks ? ctx->capdir_blocks * 2 : 1024;
+		struct dir_block *grown = realloc(ctx->dir_blocks, cap * sizeof(*grown));
+		if (!grown)
+			return -ENOMEM;
+		ctx->dir_blocks = grown;
+		ctx->capdir_blocks = cap;
+	}
+	ctx->dir_blocks[ctx->ndir_blocks++] = (struct dir_block){ ino, lblk, pblk };
+	return 0;
+}
+
+int fsck_inode_has_blocks(struct ext4fs_fs *fs, const struct ext4fs_inode *in)
+{
+	uint16_t type = in->i_mode & EXT4FS_S_IFMT;
+
+	if (in->i_flags & EXT4FS_INLINE_DATA_FL)
+		return 0;
+	if (type == EXT4FS_S_IFLNK)
+		return !ext4fs_inode_is_fast_symlink(fs, in);
+	return type == EXT4FS_S_IFREG || type == EXT4FS_S_IFDIR || type == 0;
+}
+
+void fsck_clear_inode(struct e4fsck *ctx, uint32_t ino, struct ext4fs_inode *in)
+{
+	int64_t sec;
+	uint32_t nsec;
+
+	ext4fs_now(ctx->fs, &sec, &nsec);
+	in->i_flags = 0;
+	in->i_links_count = 0;
+	in->i_dtime = (uint32_t)sec;
+	if (bitmap_paged_test(&ctx->inode_used, ino))
+		ctx->inodes_in_use--;
+	bitmap_paged_clear_range(&ctx->inode_used, ino, 1);
+	bitmap_paged_clear_range(&ctx->inode_dir, ino, 1);
+	bitmap_paged_clear_range(&ctx->inode_reg, ino, 1);
+	bitmap_paged_clear_range(&ctx->inode_bad, ino, 1);
+	counter_paged_set(&ctx->links_disk, ino, 0);
+}
+
+size_t fsck_memory(const struct e4fsck *ctx)
+{
+	return bitmap_paged_bytes(&ctx->inode_used) + bitmap_paged_bytes(&ctx->inode_dir) +
+	       bitmap_paged_bytes(&ctx->inode_reg) + bitmap_paged_bytes(&ctx->inode_bad) +
+	       bitmap_paged_bytes(&ctx->block_found) + bitmap_paged_bytes(&ctx->block_dup) +
+	       counter_paged_bytes(&ctx->links_disk) + counter_paged_bytes(&ctx->links_seen) +
+	       ctx->capdirs * sizeof(*ctx->dirs) + ctx->capdir_blocks * sizeof(*ctx->dir_blocks);
+}

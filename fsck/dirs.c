@@ -1,0 +1,531 @@
+/*
+ * dirs.c - what passes 1B-4 and 3A share about directories (see dirs.h):
+ * path names for messages, the directory list, keeping the maps in step
+ * with the library's changes, /lost+found, reconnecting and moving links.
+ */
+#include "config.h"
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "ext4fs/bitmap.h"
+#include "ext4fs/blockmap.h"
+#include "ext4fs/dir.h"
+#include "ext4fs/errors.h"
+#include "ext4fs/fsops.h"
+#include "ext4fs/super.h"
+#include "context.h"
+#include "dirs.h"
+#include "indirect.h"
+#include "problem.h"
+#include "problems_dirs.h"
+
+/* -- Names in messages ------------------------------------------------------- */
+
+void fsck_safe_name(const char *name, size_t len, char *out, size_t size)
+{
+	size_t o = 0;
+
+	if (!size)
+		return;
+	for (size_t i = 0; i < len && o + 4 < size; i++) {
+		unsigned char c = (unsigned char)name[i];
+		if (c >= 128) {
+			out[o++] = 'M';
+			out[o++] = '-';
+			c = (unsigned char)(c - 128);
+		}
+		if (c < 32 || c == 127) {
+			out[o++] = '^';
+			c ^= 0x40;
+		}
+		out[o++] = (char)c;
+	}
+	out[o] = '\0';
+}
+
+static const char *const special_names[] = {
+	"<The NULL inode>", "<The bad blocks inode>", "/", "<The user quota inode>",
+	"<The group quota inode>", "<The boot loader inode>", "<The undelete directory inode>",
+	"<The group descriptor inode>", "<The journal inode>", "<Reserved inode 9>",
+	"<Reserved inode 10>",
+};
+
+struct name_search {
+	uint32_t want;          /* the inode whose name is looked for; 0: none */
+	uint32_t dotdot;        /* what '..' names (the last one seen) */
+	char *name;             /* found: malloc'd */
+	int nomem;
+};
+
+static int name_search_entry(const struct ext4fs_dirent *d, void *arg)
+{
+	struct name_search *s = arg;
+
+	if (d->name_len == 2 && d->name[0] == '.' && d->name[1] == '.')
+		s->dotdot = d->inode;
+	if (s->want && d->inode == s->want) {
+		s->name = malloc((size_t)d->name_len + 1);
+		if (!s->name) {
+			s->nomem = 1;
+			return 1;
+		}
+		memcpy(s->name, d->name, d->name_len);
+		s->name[d->name_len] = '\0';
+		return 1;
+	}
+	return 0;
+}
+
+static char *str_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static char *str_printf(const char *fmt, ...)
+{
+	va_list ap;
+	char *s = NULL;
+
+	va_start(ap, fmt);
+	if (vasprintf(&s, fmt, ap) < 0)
+		s = NULL;
+	va_end(ap);
+	return s;
+}
+
+/*
+ * e2fsck's path walk: read dir, note what its '..' names and the name it
+ * gives ino, then the parent's path.  NULL on an error (the caller prints
+ * "???") or without memory.
+ */
+static char *path_walk(struct e4fsck *ctx, uint32_t dir, uint32_t ino, int depth)
+{
+	struct name_search s = { .want = ino };
+	struct ext4fs_inode in;
+	char *parent, *ret;
+	int err;
+
+	if (dir == ino)
+		return strdup(dir == EXT4FS_ROOT_INO ? "/" : ".");
+	if (!dir || depth < 0)
+		return strdup("...");
+	if (dir > ctx->geo->inodes_count || ext4fs_inode_read(ctx->fs, dir, &in))
+		return NULL;
+	if (!EXT4FS_ISDIR(in.i_mode))
+		return ino ? str_printf("<%" PRIu32 ">/<%" PRIu32 ">", dir, ino)
+			   : str_printf("<%" PRIu32 ">", dir);
+	err = ext4fs_dir_iterate(ctx->fs, dir, &in, 0, name_search_entry, &s);
+	if (err < 0 || s.nomem) {
+		free(s.name);
+		return NULL;
+	}
+	parent = path_walk(ctx, s.dotdot, dir, depth - 1);
+	if (!parent || !ino) {
+		free(s.name);
+		return parent;
+	}
+	ret = str_printf("%s/%s", parent[1] ? parent : "", s.name ? s.name : "???");
+	free(parent);
+	free(s.name);
+	return ret;
+}
+
+char *fsck_path(struct e4fsck *ctx, uint32_t dir, uint32_t ino)
+{
+	char *raw, *safe;
+	size_t len;
+
+	if (!dir && ino < sizeof(special_names) / sizeof(special_names[0]))
+		return strdup(special_names[ino]);
+	if (dir == ino)
+		ino = 0;
+	raw = path_walk(ctx, dir, ino, 32);
+	if (!raw)
+		return strdup("???");
+	len = strlen(raw);
+	safe = malloc(len * 4 + 1);
+	if (safe)
+		fsck_safe_name(raw, len, safe, len * 4 + 1);
+	free(raw);
+	return safe;
+}
+
+#define LOST_FOUND "lost+found"
+
+/* -- Keeping the maps in step ------------------------------------------------------ */
+
+int fsck_dir_insert(struct e4fsck *ctx, uint32_t ino, uint32_t dotdot, uint32_t parent)
+{
+	size_t lo = 0, hi = ctx->ndirs;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (ctx->dirs[mid].ino < ino)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < ctx->ndirs && ctx->dirs[lo].ino == ino) {
+		ctx->dirs[lo].dotdot = dotdot;
+		ctx->dirs[lo].parent = parent;
+		return 0;
+	}
+	if (ctx->ndirs == ctx->capdirs) {
+		size_t cap = ctx->capdirs ? ctx->capdirs * 2 : 64;
+		struct dir_info *grown = realloc(ctx->dirs, cap * sizeof(*grown));
+		if (!grown) {
+			fsck_fatal(ctx, "out of memory for the directory list");
+			return -1;
+		}
+		ctx->dirs = grown;
+		ctx->capdirs = cap;
+	}
+	memmove(&ctx->dirs[lo + 1], &ctx->dirs[lo], (ctx->ndirs - lo) * sizeof(*ctx->dirs));
+	ctx->dirs[lo] = (struct dir_info){ .ino = ino, .dotdot = dotdot, .parent = parent };
+	ctx->ndirs++;
+	return 0;
+}
+
+/* A walk over an inode's blocks: claim them in block_found, or note them in a list. */
+struct block_walk {
+	struct e4fsck *ctx;
+	struct fsck_block_list *list;   /* NULL: claim */
+};
+
+static int visit_run(const struct ext4fs_block_visit *v, void *arg)
+{
+	struct block_walk *w = arg;
+	struct fsck_block_list *l = w->list;
+
+	if (!ext4fs_block_range_valid(w->ctx->fs, v->pblk, v->count))
+		return 0;
+	if (!l)
+		return bitmap_paged_set_range(&w->ctx->block_found, v->pblk, v->count) < 0 ? -ENOMEM : 0;
+	if (l->nruns == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 16;
+		void *grown = realloc(l->runs, cap * sizeof(*l->runs));
+		if (!grown)
+			return -ENOMEM;
+		l->runs = grown;
+		l->cap = cap;
+	}
+	l->runs[l->nruns].blk = v->pblk;
+	l->runs[l->nruns].n = v->count;
+	l->nruns++;
+	return 0;
+}
+
+static int walk_blocks(struct e4fsck *ctx, uint32_t ino, struct fsck_block_list *list, const char *why)
+{
+	struct block_walk w = { .ctx = ctx, .list = list };
+	struct ext4fs_inode in;
+	int err = ext4fs_inode_read(ctx->fs, ino, &in);
+
+	/* Every block the map names, past pointers outside the file system (pass 1 asked about those). */
+	if (!err && fsck_inode_has_blocks(ctx->fs, &in))
+		err = fsck_map_walk(ctx->fs, ino, &in, 0, visit_run, &w);
+	if (err) {
+		fsck_fatal(ctx, "%s while %s the blocks of inode %u: %s", ext4fs_strerror(err), why, ino,
+			   ext4fs_errmsg(ctx->fs));
+		return -1;
+	}
+	return 0;
+}
+
+int fsck_claim_blocks(struct e4fsck *ctx, uint32_t ino)
+{
+	return walk_blocks(ctx, ino, NULL, "noting");
+}
+
+int fsck_block_list_take(struct e4fsck *ctx, uint32_t ino, struct fsck_block_list *l)
+{
+	return walk_blocks(ctx, ino, l, "listing");
+}
+
+/* Blocks of *l the bitmap now calls free are no longer claimed (a block also claimed elsewhere stays). */
+static void unclaim_freed(struct e4fsck *ctx, const struct fsck_block_list *l)
+{
+	const struct ext4fs_bitmap *bmap;
+
+	if (ext4fs_fs_block_bitmap(ctx->fs, &bmap))
+		return;
+	for (size_t i = 0; i < l->nruns; i++)
+		for (uint64_t b = l->runs[i].blk; b < l->runs[i].blk + l->runs[i].n; b++)
+			if (!bitmap_paged_test(&ctx->block_dup, b) && ext4fs_bitmap_test(bmap, b) == 0)
+				bitmap_paged_clear_range(&ctx->block_found, b, 1);
+}
+
+int fsck_block_list_settle(struct e4fsck *ctx, uint32_t ino, const struct fsck_block_list *before)
+{
+	unclaim_freed(ctx, before);
+	return fsck_claim_blocks(ctx, ino);
+}
+
+/* Whether the inode's blocks are a map the library releases (as ext4fs_inode_release does). */
+static int has_blocks(struct e4fsck *ctx, const struct ext4fs_inode *in)
+{
+	return !ext4fs_inode_is_fast_symlink(ctx->fs, in) && !ext4fs_inode_has_inline_data(in) &&
+	       (EXT4FS_ISREG(in->i_mode) || EXT4FS_ISDIR(in->i_mode) || EXT4FS_ISLNK(in->i_mode));
+}
+
+int fsck_release_inode(struct e4fsck *ctx, uint32_t ino)
+{
+	struct fsck_block_list l = { 0 };
+	struct block_walk w = { .ctx = ctx, .list = &l };
+	struct problem_ctx pc = { .ino = ino };
+	const struct ext4fs_bitmap *bmap;
+	struct ext4fs_inode in;
+	uint64_t acl;
+	int err = ext4fs_inode_read(ctx->fs, ino, &in);
+
+	if (!err && has_blocks(ctx, &in) && ext4fs_block_iterate(ctx->fs, ino, &in, 0, visit_run, &w) == -ENOMEM)
+		err = -ENOMEM;
+	acl = err ? 0 : ext4fs_inode_file_acl(ctx->fs, &in);
+	if (!err)
+		err = ext4fs_inode_release(ctx->fs, ino);
+	if (err == EXT4FS_E_INODE_STATE) {
+		/* The bitmap says free already (pass 5 will agree): just retire the inode. */
+		in.i_links_count = 0;
+		in.i_dtime = (uint32_t)ctx->now;
+		err = ext4fs_inode_write(ctx->fs, ino, &in);
+		l.nruns = 0;
+		acl = 0;
+	}
+	if (err) {
+		pc.errcode = err;
+		fix_problem(ctx, PR_2_DEALLOC_INODE, &pc);
+		free(l.runs);
+		return -1;
+	}
+	ctx->fs_changed = 1;
+	bitmap_paged_clear_range(&ctx->inode_used, ino, 1);
+	bitmap_paged_clear_range(&ctx->inode_dir, ino, 1);
+	bitmap_paged_clear_range(&ctx->inode_reg, ino, 1);
+	bitmap_paged_clear_range(&ctx->inode_bad, ino, 1);
+	counter_paged_set(&ctx->links_disk, ino, 0);
+	if (ctx->inodes_in_use)
+		ctx->inodes_in_use--;
+	unclaim_freed(ctx, &l);
+	if (ext4fs_block_ptr_valid(ctx->fs, acl) && !bitmap_paged_test(&ctx->block_dup, acl) &&
+	    ext4fs_fs_block_bitmap(ctx->fs, &bmap) == 0 && ext4fs_bitmap_test(bmap, acl) == 0)
+		bitmap_paged_clear_range(&ctx->block_found, acl, 1);
+	free(l.runs);
+	return 0;
+}
+
+int fsck_adjust_links(struct e4fsck *ctx, uint32_t ino, int delta)
+{
+	struct problem_ctx pc = { .ino = ino };
+	struct ext4fs_inode in;
+	int err;
+
+	if (!ino)
+		return 0;
+	if (ino > ctx->geo->inodes_count || ext4fs_inode_read(ctx->fs, ino, &in)) {
+		fix_problem(ctx, PR_3_ADJUST_INODE, &pc);
+		return -1;
+	}
+	if (delta > 0) {
+		if (counter_paged_inc(&ctx->links_seen, ino) < 0)
+			goto nomem;
+		if (in.i_links_count == UINT16_MAX)
+			return 0;
+		in.i_links_count++;
+	} else {
+		uint16_t seen = counter_paged_get(&ctx->links_seen, ino);
+		if (seen && counter_paged_set(&ctx->links_seen, ino, (uint16_t)(seen - 1)))
+			goto nomem;
+		if (in.i_links_count == 0)
+			return 0;
+		in.i_links_count--;
+	}
+	if (counter_paged_set(&ctx->links_disk, ino, in.i_links_count))
+		goto nomem;
+	err = ext4fs_inode_write(ctx->fs, ino, &in);
+	if (err) {
+		pc.errcode = err;
+		fix_problem(ctx, PR_3_ADJUST_INODE, &pc);
+		return -1;
+	}
+	ctx->fs_changed = 1;
+	return 0;
+nomem:
+	fsck_fatal(ctx, "out of memory while counting links");
+	return -1;
+}
+
+int fsck_fix_dotdot(struct e4fsck *ctx, uint32_t dir, uint32_t parent)
+{
+	struct problem_ctx pc = { .ino = dir };
+	struct dir_info *di;
+	struct ext4fs_inode in;
+	uint32_t old = 0;
+	uint8_t ftype = ext4fs_has_incompat(ctx->fs, EXT4FS_FEATURE_INCOMPAT_FILETYPE) ? EXT4FS_FT_DIR : 0;
+	int err = ext4fs_inode_read(ctx->fs, dir, &in), rc = 0;
+
+	if (!err)
+		err = ext4fs_dir_set_entry(ctx->fs, dir, &in, "..", 2, parent, ftype, &old);
+	if (err) {
+		pc.errcode = err;
+		fix_problem(ctx, err == EXT4FS_E_NOT_FOUND ? PR_3_FIX_PARENT_NOFIND : PR_3_FIX_PARENT_ERR, &pc);
+		ctx->exit_status |= FSCK_UNCORRECTED;
+		rc = -1;
+	} else {
+		ctx->fs_changed = 1;
+		if (fsck_adjust_links(ctx, old, -1) || fsck_adjust_links(ctx, parent, 1))
+			rc = -1;
+	}
+	di = fsck_dir_info(ctx, dir);
+	if (di) {
+		di->dotdot = parent;
+		di->parent = parent;
+	}
+	return rc;
+}
+
+/* -- /lost+found -------------------------------------------------------------------- */
+
+static int make_lost_found(struct e4fsck *ctx, uint32_t *ino)
+{
+	struct ext4fs_new_attrs attrs = { .mode = EXT4FS_S_IFDIR | 0700 };
+	struct problem_ctx pc = { 0 };
+	struct ext4fs_inode in;
+	int err;
+
+	err = ext4fs_mkdir(ctx->fs, EXT4FS_ROOT_INO, LOST_FOUND, &attrs, ino);
+	if (err) {
+		pc.errcode = err;
+		pc.str = "ext4fs_mkdir";
+		fix_problem(ctx, PR_3_CREATE_LPF_ERROR, &pc);
+		return -1;
+	}
+	ctx->fs_changed = 1;
+	if (bitmap_paged_test(&ctx->inode_used, *ino))
+		fsck_fatal(ctx, "/lost+found was made as inode %u, which is in use: the inode bitmap is wrong",
+			   *ino);
+	if (bitmap_paged_set_range(&ctx->inode_used, *ino, 1) < 0 ||
+	    bitmap_paged_set_range(&ctx->inode_dir, *ino, 1) < 0 ||
+	    fsck_dir_insert(ctx, *ino, EXT4FS_ROOT_INO, EXT4FS_ROOT_INO) ||
+	    counter_paged_set(&ctx->links_seen, *ino, 2) ||
+	    counter_paged_inc(&ctx->links_seen, EXT4FS_ROOT_INO) < 0)
+		goto nomem;
+	ctx->inodes_in_use++;
+	if (ext4fs_inode_read(ctx->fs, *ino, &in) == 0 && counter_paged_set(&ctx->links_disk, *ino, in.i_links_count))
+		goto nomem;
+	if (ext4fs_inode_read(ctx->fs, EXT4FS_ROOT_INO, &in) == 0 &&
+	    counter_paged_set(&ctx->links_disk, EXT4FS_ROOT_INO, in.i_links_count))
+		goto nomem;
+	if (fsck_claim_blocks(ctx, *ino) || fsck_claim_blocks(ctx, EXT4FS_ROOT_INO))
+		return -1;
+	return 0;
+nomem:
+	fsck_fatal(ctx, "out of memory while making /lost+found");
+	return -1;
+}
+
+uint32_t fsck_lost_found(struct e4fsck *ctx)
+{
+	struct problem_ctx pc = { 0 };
+	uint32_t ino = 0;
+	int err;
+
+	if (ctx->lost_found)
+		return ctx->lost_found;
+	err = ext4fs_dir_lookup(ctx->fs, EXT4FS_ROOT_INO, LOST_FOUND, strlen(LOST_FOUND), &ino);
+	if (!err && bitmap_paged_test(&ctx->inode_dir, ino)) {
+		ctx->lost_found = ino;
+		return ino;
+	}
+	if (ctx->read_only)
+		return 0;
+	if (!err) {
+		struct ext4fs_inode root;
+		pc.ino = ino;
+		if (!fix_problem(ctx, PR_3_LPF_NOTDIR, &pc))
+			return 0;
+		err = ext4fs_inode_read(ctx->fs, EXT4FS_ROOT_INO, &root);
+		if (!err)
+			err = ext4fs_dir_remove(ctx->fs, EXT4FS_ROOT_INO, &root, LOST_FOUND, strlen(LOST_FOUND),
+						NULL);
+		if (err) {
+			pc.errcode = err;
+			pc.str = "ext4fs_dir_remove";
+			fix_problem(ctx, PR_3_CREATE_LPF_ERROR, &pc);
+			return 0;
+		}
+		ctx->fs_changed = 1;
+		fsck_adjust_links(ctx, ino, -1);
+		pc.ino = 0;
+	} else if (err != EXT4FS_E_NOT_FOUND) {
+		pc.errcode = err;
+		fix_problem(ctx, PR_3_ERR_FIND_LPF, &pc);
+	}
+	if (!fix_problem(ctx, PR_3_NO_LF_DIR, NULL))
+		return 0;
+	if (make_lost_found(ctx, &ino))
+		return 0;
+	ctx->lost_found = ino;
+	return ino;
+}
+
+static uint8_t entry_type(struct e4fsck *ctx, uint32_t ino)
+{
+	struct ext4fs_inode in;
+
+	if (!ext4fs_has_incompat(ctx->fs, EXT4FS_FEATURE_INCOMPAT_FILETYPE))
+		return EXT4FS_FT_UNKNOWN;
+	if (bitmap_paged_test(&ctx->inode_dir, ino))
+		return EXT4FS_FT_DIR;
+	if (bitmap_paged_test(&ctx->inode_reg, ino))
+		return EXT4FS_FT_REG_FILE;
+	if (ext4fs_inode_read(ctx->fs, ino, &in))
+		return EXT4FS_FT_UNKNOWN;
+	return ext4fs_file_type_of_mode(in.i_mode);
+}
+
+int fsck_reconnect(struct e4fsck *ctx, uint32_t ino)
+{
+	struct problem_ctx pc = { .ino = ino };
+	struct ext4fs_inode lf;
+	char name[16];
+	int err;
+
+	if (!ctx->lost_found && !ctx->lost_found_bad && !fsck_lost_found(ctx))
+		ctx->lost_found_bad = 1;
+	if (ctx->lost_found_bad) {
+		fix_problem(ctx, PR_3_NO_LPF, &pc);
+		ctx->exit_status |= FSCK_UNCORRECTED;
+		return -1;
+	}
+	snprintf(name, sizeof(name), "#%" PRIu32, ino);
+	err = ext4fs_inode_read(ctx->fs, ctx->lost_found, &lf);
+	if (!err)
+		err = ext4fs_dir_add_flags(ctx->fs, ctx->lost_found, &lf, name, strlen(name), ino,
+					   entry_type(ctx, ino), EXT4FS_DIR_ADD_NO_GROW);
+	if (err == EXT4FS_E_DIR_NO_SPACE) {
+		/* As e2fsck: a full /lost+found grows by one block, and only when asked. */
+		if (!fix_problem(ctx, PR_3_EXPAND_LF_DIR, &pc)) {
+			ctx->exit_status |= FSCK_UNCORRECTED;
+			return -1;
+		}
+		err = ext4fs_dir_expand(ctx->fs, ctx->lost_found, &lf);
+		if (err) {
+			pc.errcode = err;
+			fix_problem(ctx, PR_3_CANT_EXPAND_LPF, &pc);
+			ctx->exit_status |= FSCK_UNCORRECTED;
+			return -1;
+		}
+		err = ext4fs_dir_add(ctx->fs, ctx->lost_found, &lf, name, strlen(name), ino, entry_type(ctx, ino));
+	}
+	if (err) {
+		pc.errcode = err;
+		fix_problem(ctx, PR_3_CANT_RECONNECT, &pc);
+		ctx->exit_status |= FSCK_UNCORRECTED;
+		return -1;
+	}
+	ctx->fs_changed = 1;
+	if (fsck_claim_blocks(ctx, ctx->lost_found))
+		return -1;
+	return fsck_adjust_links(ctx, ino, 1);
+}

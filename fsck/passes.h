@@ -1,0 +1,40 @@
+/*
+ * passes.h - the steps of a check, each in a file of its own: the
+ * superblock (super.c), the orphans (orphans.c), passes 1-5 (pass1.c ...
+ * pass5.c) and what the passes ask of each other.  check.c runs them in
+ * e2fsck's order.
+ */
+#ifndef E4FSCK_PASSES_H
+#define E4FSCK_PASSES_H
+
+#include <stdint.h>
+#include "context.h"
+
+/* Passes 1B-1D: blocks claimed more than once (pass1b.c).  0, or -1 when the run must stop. */
+int fsck_pass1_dups(struct e4fsck *ctx);
+
+/*
+ * Whether passes 1B-1D moved at least one of the map blocks pass 1 found
+ * on the file system's metadata (ctx->collisions): its inode no longer
+ * maps it, or is no longer in use.  1, 0 (every clone declined or failed:
+ * a restart would find them all again), or -1 after fsck_fatal().
+ */
+int fsck_collisions_moved(struct e4fsck *ctx);
+
+/* Passes: each returns 0, or -1 when the run must stop (ctx->exit_status says why). */
+int fsck_choose_super(struct e4fsck *ctx);
+int fsck_check_super(struct e4fsck *ctx);
+int fsck_check_super_times(struct e4fsck *ctx);
+int fsck_check_resize_inode(struct e4fsck *ctx);
+int fsck_release_orphans(struct e4fsck *ctx);
+/* After pass 5: check the orphan file and write its blocks back empty (orphans.c); 0 or -1. */
+int fsck_check_orphan_file(struct e4fsck *ctx);
+/* Whether the first backup superblock's features, size or UUID differ from the primary's (orphans.c). */
+int fsck_backup_super_differs(const struct e4fsck *ctx);
+int fsck_pass1(struct e4fsck *ctx);
+int fsck_pass2(struct e4fsck *ctx);
+int fsck_pass3(struct e4fsck *ctx);
+int fsck_pass4(struct e4fsck *ctx);
+int fsck_pass5(struct e4fsck *ctx);
+
+#endif
