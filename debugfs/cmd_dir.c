@@ -75,6 +75,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "debug4fs.h"
+#include "ext4fs/codec.h"
 #include "support/comerr.h"
 #include "ext4fs/dir.h"
 #include "ext4fs/dxhash.h"
@@ -88,11 +89,6 @@ static void restart_getopt(void)
 {
 	optind = 0;
 	opterr = 1;
-}
-
-static uint32_t get_le32(const unsigned char *p)
-{
-	return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
 }
 
 /* A line on stderr with no "who:" prefix, as debugfs's com_err(0, 0, ...) prints it. */
@@ -336,7 +332,8 @@ static int ls_entry(const struct ext4fs_dirent *de, void *arg)
 			s->failed = 1;
 			return 0;
 		}
-		csum = get_le32(s->block + de->offset + 8);
+		/* The tail is a 12-byte record whose last 4 bytes are the checksum. */
+		csum = ext4fs_dirent_tail_csum_get(s->block + de->offset, EXT4FS_DIRENT_TAIL_SIZE);
 	}
 	memset(&in, 0, sizeof(in));
 	if ((s->opts & (LS_LONG | LS_PARSE)) && ino && !tail) {
@@ -814,8 +811,7 @@ static int do_dx_hash(struct dbg *d, int argc, char **argv)
 	char folded[EXT4FS_NAME_LEN + 1];
 	const char *hashed = name;
 
-	for (int i = 0; i < 4; i++)
-		seed[i] = get_le32(seed_bytes + 4 * i);
+	ext4fs_hash_seed_decode(seed_bytes, seed);
 	/* As in debugfs, names are folded only with both -c and an encoding. */
 	if (casefold && encoding && len <= EXT4FS_NAME_LEN) {
 		for (size_t i = 0; i < len; i++) {

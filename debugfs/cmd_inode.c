@@ -55,6 +55,7 @@
 #include "debug4fs.h"
 #include "support/comerr.h"
 #include "ext4fs/blockmap.h"
+#include "ext4fs/codec.h"
 #include "ext4fs/dir.h"
 #include "ext4fs/extent.h"
 #include "ext4fs/file.h"
@@ -70,14 +71,7 @@
 
 static uint32_t iblock32(const struct ext4fs_inode *in, unsigned i)
 {
-	const uint8_t *b = in->i_block + 4 * i;
-	return (uint32_t)b[0] | ((uint32_t)b[1] << 8) | ((uint32_t)b[2] << 16) |
-	       ((uint32_t)b[3] << 24);
-}
-
-static uint16_t load16(const unsigned char *b)
-{
-	return (uint16_t)(b[0] | (b[1] << 8));
+	return ext4fs_blockmap_slot_get(in->i_block, i);
 }
 
 /* debugfs's parse_ulonglong: strtoull with base 0, the whole word must be used. */
@@ -172,9 +166,7 @@ struct raw_map {
 
 static uint32_t buf32(const unsigned char *b, uint32_t i)
 {
-	b += 4 * (size_t)i;
-	return (uint32_t)b[0] | ((uint32_t)b[1] << 8) | ((uint32_t)b[2] << 16) |
-	       ((uint32_t)b[3] << 24);
+	return ext4fs_blockmap_slot_get(b, i);
 }
 
 static int ind_out_of_fs(struct ext4fs_fs *fs, uint64_t blk)
@@ -726,11 +718,11 @@ static int stat_blocks(struct dbg *d, uint32_t ino, const struct ext4fs_inode *i
 /* Root header check as libext2fs's extent open does it (root of 60 bytes). */
 static int extent_root_ok(const struct ext4fs_inode *in)
 {
-	uint16_t magic = load16(in->i_block), entries = load16(in->i_block + 2);
-	uint16_t max = load16(in->i_block + 4), depth = load16(in->i_block + 6);
+	struct ext4fs_extent_header h;
 
-	return magic == EXT4FS_EXTENT_MAGIC && entries <= max && max <= 4 && max >= 2 &&
-	       depth <= EXT4FS_EXTENT_MAX_DEPTH;
+	ext4fs_extent_node_header(in->i_block, &h);
+	return h.magic == EXT4FS_EXTENT_MAGIC && h.entries <= h.max && h.max <= 4 && h.max >= 2 &&
+	       h.depth <= EXT4FS_EXTENT_MAX_DEPTH;
 }
 
 /* One entry as debugfs's extent handle shows it (index lengths run to the next entry). */
@@ -945,7 +937,7 @@ static int do_stat(struct dbg *d, int argc, char **argv)
 		times[i].t = decode_time(times[i].raw, times[i].extra, ext_times);
 	uint32_t csum = in.i_checksum_lo;
 	if (large && in.i_extra_isize >= 2)
-		csum |= (uint32_t)load16(raw + 0x82) << 16;
+		csum |= (uint32_t)ext4fs_inode_raw_get16(raw, EXT4FS_INODE_OFF_CHECKSUM_HI) << 16;
 	int has_csum = ext4fs_has_ro_compat(fs, EXT4FS_FEATURE_RO_COMPAT_METADATA_CSUM);
 	int fast_link = EXT4FS_ISLNK(in.i_mode) && ext4fs_inode_size(&in) > 0 &&
 			ext4fs_inode_size(&in) < sizeof(in.i_block);
@@ -1235,7 +1227,9 @@ static int do_dump_extents(struct dbg *d, int argc, char **argv)
 		json_init(t.j, d->out);
 		json_object_begin(t.j, NULL);
 		json_uint(t.j, "inode", ino);
-		json_uint(t.j, "depth", load16(in.i_block + 6));
+		struct ext4fs_extent_header root;
+		ext4fs_extent_node_header(in.i_block, &root);
+		json_uint(t.j, "depth", root.depth);
 		json_array_begin(t.j, "extents");
 	} else {
 		fprintf(d->out, "Level Entries %*s %*s Length Flags\n", t.lw * 2 + 3, "Logical",

@@ -16,14 +16,15 @@
 #include "config.h"
 #include <errno.h>
 #include <stdlib.h>
+#include "ext4fs/codec.h"
+#include "ext4fs/inode.h"
 #include "ext4fs/xattr.h"
-#include "bytes.h"
 #include "ibody.h"
 #include "problems.h"
 
 #define BASE_SIZE 128u              /* the inode fields every inode has */
 #define MAGIC_SIZE 4u
-#define ENTRY_SIZE 16u
+#define ENTRY_SIZE EXT4FS_XATTR_ENTRY_SIZE
 
 static uint32_t pad4(uint32_t n)
 {
@@ -90,17 +91,18 @@ static int hash_matches(uint32_t have, const unsigned char *name, unsigned name_
 }
 
 /*
- * An entry whose value lives in inode inum (the ea_inode feature).  Returns
+ * An entry whose value lives in an inode (the ea_inode feature).  Returns
  * the problem to ask about (its %N in *num), 0 when the reference is good,
  * or -1 when only the EA_INODE flag is missing on an otherwise matching
  * inode (e2fsck offers to set it).
  */
 static int64_t value_inode_problem(struct ext4fs_fs *fs, uint32_t ino, const struct ext4fs_inode *in,
-				   const unsigned char *e, uint32_t inum, uint64_t *num)
+				   const unsigned char *e, const struct ext4fs_xattr_entry_head *eh, uint64_t *num)
 {
 	const struct ext4fs_geom *g = ext4fs_geom(fs);
 	struct ext4fs_inode ea;
 	unsigned char *raw;
+	uint32_t inum = eh->value_inum;
 
 	*num = inum;
 	if (inum < g->first_ino || inum > g->inodes_count)
@@ -113,10 +115,10 @@ static int64_t value_inode_problem(struct ext4fs_fs *fs, uint32_t ino, const str
 	ext4fs_inode_decode(&ea, raw, g->inode_size);
 	free(raw);
 	/* The entry hash of such a value: the name's, then the value inode's own hash (kept in i_atime). */
-	uint32_t have = ld32(e + 12);
+	uint32_t have = eh->hash;
 	int ok = 0;
 	for (int sign = 0; sign < 2 && !ok; sign++) {
-		uint32_t h = ext4fs_xattr_entry_hash(e + ENTRY_SIZE, e[0], NULL, 0, sign);
+		uint32_t h = ext4fs_xattr_entry_hash(e + ENTRY_SIZE, eh->name_len, NULL, 0, sign);
 		ok = have == ((h << 16) ^ (h >> 16) ^ ea.i_atime);
 	}
 	/* Lustre's older references: the value inode names its owner in i_mtime instead. */
@@ -151,9 +153,12 @@ static int check_area(struct walk *wk, struct ext4fs_fs *fs, uint32_t ino, const
 
 
 	claim(&c, 0, MAGIC_SIZE);   /* the area holds more than the magic, so this cannot fail */
-	while (left >= ENTRY_SIZE && off + ENTRY_SIZE <= size && ld32(area + off)) {
+	while (left >= ENTRY_SIZE && off + ENTRY_SIZE <= size && !ext4fs_xattr_entry_is_end(area + off)) {
 		const unsigned char *e = area + off;
-		uint32_t name_room = pad4(e[0]), value_offs = ld16(e + 2), inum = ld32(e + 4), value_size = ld32(e + 8);
+		struct ext4fs_xattr_entry_head eh;
+		ext4fs_xattr_entry_head_decode(e, &eh);
+		uint32_t name_room = pad4(eh.name_len), value_offs = eh.value_offs, inum = eh.value_inum,
+			 value_size = eh.value_size;
 
 		if ((rc = claim(&c, off, ENTRY_SIZE + name_room)) != 0) {
 			code = PR_1_INODE_EA_ALLOC_COLLISION;
@@ -162,7 +167,7 @@ static int check_area(struct walk *wk, struct ext4fs_fs *fs, uint32_t ino, const
 		left -= ENTRY_SIZE;
 		if (name_room > left) {
 			code = PR_1_ATTR_NAME_LEN;
-			num = e[0];
+			num = eh.name_len;
 			break;
 		}
 		left -= name_room;
@@ -178,9 +183,9 @@ static int check_area(struct walk *wk, struct ext4fs_fs *fs, uint32_t ino, const
 				code = PR_1_INODE_EA_ALLOC_COLLISION;
 				break;
 			}
-			uint32_t have = ld32(e + 12);
+			uint32_t have = eh.hash;
 			/* Older kernels left in-inode hashes zero. */
-			if (have && !hash_matches(have, e + ENTRY_SIZE, e[0], value_size ? area + start : NULL,
+			if (have && !hash_matches(have, e + ENTRY_SIZE, eh.name_len, value_size ? area + start : NULL,
 						  value_size ? room : 0)) {
 				code = PR_1_ATTR_HASH;
 				num = have;
@@ -188,7 +193,7 @@ static int check_area(struct walk *wk, struct ext4fs_fs *fs, uint32_t ino, const
 			}
 			left -= value_size;
 		} else {
-			int64_t verdict = value_inode_problem(fs, ino, in, e, inum, &num);
+			int64_t verdict = value_inode_problem(fs, ino, in, e, &eh, &num);
 			if (verdict > 0) {
 				code = (uint32_t)verdict;
 				break;
@@ -225,10 +230,10 @@ out:
 
 /* Byte offsets of the 32-bit seconds and their extra fields (epoch bits 0-1). */
 static const struct { unsigned sec, extra; } stamps[] = {
-	{ 0x08, EXT4FS_INODE_OFF_ATIME_EXTRA },
-	{ 0x0C, EXT4FS_INODE_OFF_CTIME_EXTRA },
+	{ EXT4FS_INODE_OFF_ATIME, EXT4FS_INODE_OFF_ATIME_EXTRA },
+	{ EXT4FS_INODE_OFF_CTIME, EXT4FS_INODE_OFF_CTIME_EXTRA },
 	{ EXT4FS_INODE_OFF_CRTIME, EXT4FS_INODE_OFF_CRTIME_EXTRA },
-	{ 0x10, EXT4FS_INODE_OFF_MTIME_EXTRA },
+	{ EXT4FS_INODE_OFF_MTIME, EXT4FS_INODE_OFF_MTIME_EXTRA },
 };
 
 /* A pre-1970 time that old kernels stored with both epoch bits set (reading as 2310-2378). */
@@ -236,7 +241,8 @@ static int bad_epoch(const unsigned char *raw, uint32_t inode_size, unsigned k)
 {
 	if (stamps[k].extra + 4 > inode_size)
 		return 0;
-	return (ld32(raw + stamps[k].sec) & 0x80000000u) && (ld32(raw + stamps[k].extra) & 3) == 3;
+	return (ext4fs_inode_raw_get32(raw, stamps[k].sec) & 0x80000000u) &&
+	       (ext4fs_inode_raw_get32(raw, stamps[k].extra) & 3) == 3;
 }
 
 int fsck_ibody_check(struct ext4fs_fs *fs, uint32_t ino, const struct ext4fs_inode *in, const unsigned char *raw,
@@ -249,7 +255,7 @@ int fsck_ibody_check(struct ext4fs_fs *fs, uint32_t ino, const struct ext4fs_ino
 	if (inode_size <= BASE_SIZE)
 		return 0;
 	/* At least i_extra_isize and i_checksum_hi; 0 is tolerated, as e2fsck does. */
-	uint32_t extra = ld16(raw + BASE_SIZE), max = inode_size - BASE_SIZE;
+	uint32_t extra = ext4fs_inode_raw_get16(raw, EXT4FS_INODE_OFF_EXTRA_ISIZE), max = inode_size - BASE_SIZE;
 	if (extra && (extra < 4 || extra > max || (extra & 3))) {
 		uint32_t fixed = (extra < 4 || extra > max) ? ext4fs_sb(fs)->s_want_extra_isize : pad4(extra);
 		if ((rc = report(&wk, PR_1_EXTRA_ISIZE, extra, IBODY_FIX_EXTRA_ISIZE, fixed, 0)))
@@ -261,7 +267,7 @@ int fsck_ibody_check(struct ext4fs_fs *fs, uint32_t ino, const struct ext4fs_ino
 	if (extra + MAGIC_SIZE >= max)
 		return 0;   /* no room for attributes (nor, as e2fsck sees it, for the time check) */
 	int isize_gate = wk.gate;
-	if (ld32(raw + BASE_SIZE + extra) == EXT4FS_XATTR_MAGIC &&
+	if (ext4fs_xattr_ibody_magic_get(raw + BASE_SIZE + extra) == EXT4FS_XATTR_MAGIC &&
 	    (rc = check_area(&wk, fs, ino, in, raw + BASE_SIZE + extra, max - extra, BASE_SIZE + extra)))
 		return rc;
 	wk.gate = isize_gate;
@@ -281,8 +287,9 @@ int fsck_ibody_check(struct ext4fs_fs *fs, uint32_t ino, const struct ext4fs_ino
 void fsck_ibody_apply(unsigned char *raw, uint32_t inode_size, uint32_t ea_off, int epoch)
 {
 	if (ea_off && ea_off + MAGIC_SIZE <= inode_size)
-		st32(raw + ea_off, 0);
+		ext4fs_xattr_ibody_magic_set(raw + ea_off, 0);
 	for (unsigned k = 0; epoch && k < sizeof(stamps) / sizeof(stamps[0]); k++)
 		if (bad_epoch(raw, inode_size, k))
-			st32(raw + stamps[k].extra, ld32(raw + stamps[k].extra) & ~3u);
+			ext4fs_inode_raw_set32(raw, stamps[k].extra,
+					       ext4fs_inode_raw_get32(raw, stamps[k].extra) & ~3u);
 }

@@ -9,8 +9,8 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include "ext4fs/codec.h"
 #include "ext4fs/errors.h"
-#include "bytes.h"
 #include "ext4fs/super.h"
 #include "context.h"
 #include "extents.h"
@@ -18,11 +18,6 @@
 
 #define DIRECT_BLOCKS 12
 
-/* Pointer i of a map (i_block or an indirect block). */
-static uint32_t ptr_at(const unsigned char *p, uint32_t i)
-{
-	return ld32(p + (size_t)i * 4);
-}
 
 struct ind_walk {
 	struct ext4fs_fs *fs;
@@ -122,7 +117,7 @@ static int walk_ind(struct ind_walk *w, uint32_t blk, int level, uint64_t first)
 		return 0;
 	w->bad_map = 0;
 	for (uint32_t i = 0; i < w->per_block; i++) {
-		uint32_t p = ptr_at(buf, i);
+		uint32_t p = ext4fs_blockmap_slot_get(buf, i);
 		uint64_t lblk = first + i * span;
 		if (!p)
 			continue;
@@ -159,7 +154,7 @@ int fsck_indirect_scan(struct ext4fs_fs *fs, uint32_t ino, const struct ext4fs_i
 			goto out;
 		}
 	for (uint32_t i = 0; i < DIRECT_BLOCKS && !rc; i++) {
-		uint32_t p = ptr_at(ib, i);
+		uint32_t p = ext4fs_blockmap_slot_get(ib, i);
 		if (!p)
 			continue;
 		if (!legal(&w, p)) {
@@ -172,7 +167,7 @@ int fsck_indirect_scan(struct ext4fs_fs *fs, uint32_t ino, const struct ext4fs_i
 	}
 	uint64_t first = DIRECT_BLOCKS, span = w.per_block;
 	for (int level = 1; level <= 3 && !rc; level++, first += span, span *= w.per_block) {
-		uint32_t p = ptr_at(ib, DIRECT_BLOCKS + (uint32_t)level - 1);
+		uint32_t p = ext4fs_blockmap_slot_get(ib, DIRECT_BLOCKS + (uint32_t)level - 1);
 		if (!p)
 			continue;
 		if (!legal(&w, p)) {
@@ -288,16 +283,16 @@ int fsck_indirect_repoint(struct e4fsck *ctx, struct ext4fs_inode *in, uint64_t 
 	}
 	unsigned char *slot = (unsigned char *)in->i_block + (size_t)top * 4;
 	if (!depth) {
-		if (ptr_at(slot, 0) != old)
+		if (ext4fs_blockmap_slot_get(slot, 0) != old)
 			return EXT4FS_E_IND_CORRUPT;
-		st32(slot, (uint32_t)new_blk);
+		ext4fs_blockmap_slot_set(slot, 0, (uint32_t)new_blk);
 		*in_changed = 1;
 		return 0;
 	}
 	unsigned char *buf = malloc(ctx->geo->block_size);
 	if (!buf)
 		return EXT4FS_E_NO_MEMORY;
-	uint64_t blk = ptr_at(slot, 0);
+	uint64_t blk = ext4fs_blockmap_slot_get(slot, 0);
 	int err = 0;
 	for (unsigned l = 0; l < depth && !err; l++) {
 		/* Every number read here is followed only once it is a block of the file system. */
@@ -306,15 +301,15 @@ int fsck_indirect_repoint(struct e4fsck *ctx, struct ext4fs_inode *in, uint64_t 
 		else
 			err = ext4fs_block_read(ctx->fs, blk, buf);
 		if (!err && l + 1 < depth)
-			blk = ptr_at(buf, idx[l]);
+			blk = ext4fs_blockmap_slot_get(buf, idx[l]);
 	}
-	if (!err && ptr_at(buf, idx[depth - 1]) != old)
+	if (!err && ext4fs_blockmap_slot_get(buf, idx[depth - 1]) != old)
 		err = EXT4FS_E_IND_CORRUPT;
 	/* The block holding the entry is the file's own by now (pass 1D copied it first), never metadata. */
 	if (!err && range_set_test(&ctx->fs_meta, blk))
 		err = EXT4FS_E_IND_CORRUPT;
 	if (!err) {
-		st32(buf + (size_t)idx[depth - 1] * 4, (uint32_t)new_blk);
+		ext4fs_blockmap_slot_set(buf, idx[depth - 1], (uint32_t)new_blk);
 		err = ext4fs_block_write(ctx->fs, blk, buf);
 	}
 	free(buf);
@@ -329,9 +324,9 @@ int fsck_indirect_clear(struct e4fsck *ctx, struct ext4fs_inode *in, const struc
 		if (fix->index >= sizeof(in->i_block) / 4)
 			return 0;
 		slot = (unsigned char *)in->i_block + (size_t)fix->index * 4;
-		if (ptr_at(slot, 0) != fix->value)
+		if (ext4fs_blockmap_slot_get(slot, 0) != fix->value)
 			return 0;
-		st32(slot, 0);
+		ext4fs_blockmap_slot_set(slot, 0, 0);
 		return 1;
 	}
 	/* Whatever was answered, a map block on the metadata is left for pass 1B to move: writing it would destroy it. */
@@ -339,9 +334,9 @@ int fsck_indirect_clear(struct e4fsck *ctx, struct ext4fs_inode *in, const struc
 		return 0;
 	unsigned char *buf = malloc(ctx->geo->block_size);
 	int err = buf ? ext4fs_block_read(ctx->fs, fix->ref, buf) : EXT4FS_E_NO_MEMORY;
-	if (!err && fix->index < ctx->geo->block_size / 4 && ptr_at(buf, fix->index) == fix->value) {
+	if (!err && fix->index < ctx->geo->block_size / 4 && ext4fs_blockmap_slot_get(buf, fix->index) == fix->value) {
 		slot = buf + (size_t)fix->index * 4;
-		st32(slot, 0);
+		ext4fs_blockmap_slot_set(slot, 0, 0);
 		err = ext4fs_block_write(ctx->fs, fix->ref, buf);
 	}
 	free(buf);

@@ -31,25 +31,19 @@
 #include <time.h>
 #include <uuid/uuid.h>
 #include "ext4fs/blockmap.h"
+#include "ext4fs/codec.h"
 #include "ext4fs/errors.h"
 #include "ext4fs/inode.h"
 #include "ext4fs/journal.h"
 #include "ext4fs/mkfs.h"
 #include "ext4fs/super.h"
 #include "journal_check.h"
-#include "bytes.h"
 #include "context.h"
 #include "problem.h"
 #include "problems.h"
 #include "report.h"
 
-/* Byte offsets in the journal superblock (big-endian fields). */
-#define JSB_BLOCKTYPE   0x04
-#define JSB_SEQUENCE    0x18
-#define JSB_START       0x1C
-#define JSB_V1_SIZE     0x24      /* a version 1 superblock ends here */
-#define JSB_CHECKSUM    0xFC
-#define JSB_COMPAT_CHECKSUM 0x1
+#define JSB_V1_SIZE     0x24      /* a version 1 journal superblock ends here */
 
 /* Why the journal cannot be used, as e2fsck's error codes (their messages are e2fsck's). */
 enum jerr {
@@ -153,7 +147,7 @@ static int walk_pointer(struct e4fsck *ctx, struct jwalk *w, uint32_t ptr, int d
 	if (ext4fs_block_read(ctx->fs, ptr, mine))
 		return 1;
 	for (uint32_t i = 0; i < per; i++)
-		if (walk_pointer(ctx, w, ld32(mine + 4 * i), depth - 1, lblk, buf, size_blocks))
+		if (walk_pointer(ctx, w, ext4fs_blockmap_slot_get(mine, i), depth - 1, lblk, buf, size_blocks))
 			return 1;
 	return 0;
 }
@@ -176,7 +170,8 @@ static int64_t last_block(struct e4fsck *ctx, uint32_t ino, const struct ext4fs_
 		return -1;
 	for (int i = 0; i < EXT4FS_N_BLOCKS; i++) {
 		int depth = i < EXT4FS_NDIR_BLOCKS ? 0 : i - EXT4FS_NDIR_BLOCKS + 1;
-		if (walk_pointer(ctx, &w, ld32(in->i_block + 4 * i), depth, &lblk, buf, size_blocks))
+		if (walk_pointer(ctx, &w, ext4fs_blockmap_slot_get(in->i_block, (uint32_t)i), depth, &lblk, buf,
+				 size_blocks))
 			break;
 	}
 	free(buf);
@@ -203,7 +198,7 @@ static void inode_from_backup(const struct ext4fs_super *sb, struct ext4fs_inode
 	memset(in, 0, sizeof(*in));
 	in->i_extra_isize = keep.i_extra_isize;
 	for (int i = 0; i < EXT4FS_N_BLOCKS; i++)
-		st32(in->i_block + 4 * i, sb->s_jnl_blocks[i]);
+		ext4fs_blockmap_slot_set(in->i_block, (uint32_t)i, sb->s_jnl_blocks[i]);
 	in->i_size_high = sb->s_jnl_blocks[15];
 	in->i_size_lo = sb->s_jnl_blocks[16];
 	in->i_links_count = 1;
@@ -320,7 +315,7 @@ static enum jerr load_journal(struct jcheck *j)
 	int v3 = (jsb.feature_incompat & EXT4FS_JBD2_INCOMPAT_CSUM_V3) != 0;
 	if (v2 && v3)
 		return J_CORRUPT;
-	if ((v2 || v3) && (jsb.feature_compat & JSB_COMPAT_CHECKSUM))
+	if ((v2 || v3) && (jsb.feature_compat & EXT4FS_JBD2_COMPAT_CHECKSUM))
 		return J_CORRUPT;
 	if ((v2 || v3) && (jsb.checksum_type != EXT4FS_JBD2_CRC32C_CHKSUM ||
 			   jsb.checksum != ext4fs_journal_sb_csum(j->jsb)))
@@ -350,10 +345,13 @@ static enum jerr load_journal(struct jcheck *j)
 /* A checksum v2/v3 journal superblock carries its own checksum. */
 static void jsb_csum_set(unsigned char *raw)
 {
-	uint32_t incompat = ld32be(raw + 0x28);
+	struct ext4fs_journal_sb jsb;
 
-	if (incompat & (EXT4FS_JBD2_INCOMPAT_CSUM_V2 | EXT4FS_JBD2_INCOMPAT_CSUM_V3))
-		st32be(raw + JSB_CHECKSUM, ext4fs_journal_sb_csum(raw));
+	ext4fs_journal_sb_decode(&jsb, raw);
+	if (jsb.feature_incompat & (EXT4FS_JBD2_INCOMPAT_CSUM_V2 | EXT4FS_JBD2_INCOMPAT_CSUM_V3)) {
+		jsb.checksum = ext4fs_journal_sb_csum(raw);
+		ext4fs_journal_sb_encode(&jsb, raw);
+	}
 }
 
 /*
@@ -366,22 +364,26 @@ static void reset_super(struct jcheck *j)
 {
 	unsigned char *b = j->jsb;
 	uint32_t bs = j->ctx->geo->block_size;
-	int v1 = ld32be(b) == EXT4FS_JBD2_MAGIC && ld32be(b + JSB_BLOCKTYPE) == EXT4FS_JBD2_SUPERBLOCK_V1;
+	struct ext4fs_journal_sb old, fresh;
 	uuid_t u;
 	uint32_t seq = 0, word;
 
+	ext4fs_journal_sb_decode(&old, b);
+	int v1 = old.magic == EXT4FS_JBD2_MAGIC && old.blocktype == EXT4FS_JBD2_SUPERBLOCK_V1;
 	memset(b, 0, bs);
-	st32be(b, EXT4FS_JBD2_MAGIC);
-	st32be(b + JSB_BLOCKTYPE, v1 ? EXT4FS_JBD2_SUPERBLOCK_V1 : EXT4FS_JBD2_SUPERBLOCK_V2);
-	st32be(b + 0x0C, bs);
-	st32be(b + 0x10, (uint32_t)j->total_len);
-	st32be(b + 0x14, 1);
+	memset(&fresh, 0, sizeof(fresh));
+	fresh.magic = EXT4FS_JBD2_MAGIC;
+	fresh.blocktype = v1 ? EXT4FS_JBD2_SUPERBLOCK_V1 : EXT4FS_JBD2_SUPERBLOCK_V2;
+	fresh.blocksize = bs;
+	fresh.maxlen = (uint32_t)j->total_len;
+	fresh.first = 1;
 	uuid_generate(u);
 	for (int i = 0; i < 4; i++) {
 		memcpy(&word, u + 4 * i, 4);
 		seq ^= word;
 	}
-	st32be(b + JSB_SEQUENCE, seq);
+	fresh.sequence = seq;
+	ext4fs_journal_sb_encode(&fresh, b);
 	j->jsb_dirty = 1;
 }
 
@@ -406,6 +408,7 @@ static void check_flags(struct jcheck *j, int *reset)
 {
 	struct e4fsck *ctx = j->ctx;
 	struct problem_ctx pctx = { .num = j->sb.s_journal_inum, .str = "inode" };
+	struct ext4fs_journal_sb jsb;
 
 	while (!has_journal(&j->sb)) {
 		int recover = needs_recovery(&j->sb);
@@ -426,7 +429,8 @@ static void check_flags(struct jcheck *j, int *reset)
 		}
 		break;
 	}
-	if (has_journal(&j->sb) && !needs_recovery(&j->sb) && ld32be(j->jsb + JSB_START)) {
+	ext4fs_journal_sb_decode(&jsb, j->jsb);
+	if (has_journal(&j->sb) && !needs_recovery(&j->sb) && jsb.start) {
 		fix_problem(ctx, PR_0_JOURNAL_RECOVERY_CLEAR, &pctx);
 		int run;
 		if (ctx->superblock) {
@@ -564,7 +568,10 @@ int fsck_check_journal(struct e4fsck *ctx)
 		goto out;
 	}
 	if (reset && !ctx->read_only) {
-		st32be(j.jsb + JSB_START, 0);
+		struct ext4fs_journal_sb jsb;
+		ext4fs_journal_sb_decode(&jsb, j.jsb);
+		jsb.start = 0;
+		ext4fs_journal_sb_encode(&jsb, j.jsb);
 		j.jsb_dirty = 1;
 	}
 	rc = write_changes(&j);
@@ -585,7 +592,7 @@ int fsck_backup_journal_map(struct e4fsck *ctx)
 	    ext4fs_inode_read(ctx->fs, sb.s_journal_inum, &in))
 		return 0;
 	for (int i = 0; i < EXT4FS_N_BLOCKS; i++)
-		map[i] = ld32(in.i_block + 4 * i);
+		map[i] = ext4fs_blockmap_slot_get(in.i_block, (uint32_t)i);
 	if (sb.s_jnl_backup_type == EXT4FS_JNL_BACKUP_BLOCKS && !memcmp(map, sb.s_jnl_blocks, sizeof(map)))
 		return 0;
 	if (sb.s_jnl_backup_type && sb.s_jnl_backup_type != EXT4FS_JNL_BACKUP_BLOCKS)

@@ -29,10 +29,10 @@
 #include <string.h>
 #include <unistd.h>
 #include "ext4fs/blockmap.h"
+#include "ext4fs/codec.h"
 #include "ext4fs/errors.h"
 #include "ext4fs/scan.h"
 #include "ext4fs/super.h"
-#include "bytes.h"
 #include "deferred.h"
 #include "dirs.h"
 #include "context.h"
@@ -933,8 +933,8 @@ static int set_ea_inode_flag(struct e4fsck *ctx, uint32_t inum)
 	int err = raw ? ext4fs_inode_read_raw(ctx->fs, inum, raw) : -ENOMEM;
 
 	if (!err) {
-		/* i_flags, at byte 0x20 of every inode record */
-		st32(raw + 0x20, ld32(raw + 0x20) | EXT4FS_EA_INODE_FL);
+		uint32_t flags = ext4fs_inode_raw_get32(raw, EXT4FS_INODE_OFF_FLAGS);
+		ext4fs_inode_raw_set32(raw, EXT4FS_INODE_OFF_FLAGS, flags | EXT4FS_EA_INODE_FL);
 		err = ext4fs_inode_write_raw(ctx->fs, inum, raw);
 	}
 	free(raw);

@@ -24,12 +24,12 @@
 #include "ext4fs/alloc.h"
 #include "ext4fs/bitmap.h"
 #include "ext4fs/blockmap.h"
+#include "ext4fs/codec.h"
 #include "ext4fs/dir.h"
 #include "ext4fs/errors.h"
 #include "ext4fs/scan.h"
 #include "ext4fs/super.h"
 #include "ext4fs/xattr.h"
-#include "bytes.h"
 #include "dirs.h"
 #include "context.h"
 #include "passes.h"
@@ -577,7 +577,7 @@ static int clone_xattr_block(struct dups *d, uint32_t ino, struct ext4fs_inode *
 	if (!err)
 		err = ext4fs_block_read(ctx->fs, old, buf);
 	if (!err && ctx->geo->has_metadata_csum)
-		st32(buf + 16, ext4fs_xattr_block_csum(ctx->fs, copy, buf));
+		ext4fs_xattr_header_csum_set(buf, ext4fs_xattr_block_csum(ctx->fs, copy, buf));
 	if (!err)
 		err = ext4fs_block_write(ctx->fs, copy, buf);
 	if (!err)
@@ -696,14 +696,17 @@ static int drop_xattr_ref(struct dups *d, uint32_t ino, uint64_t blk)
 		return 0;
 	buf = malloc(g->block_size);
 	err = buf ? ext4fs_block_read(ctx->fs, blk, buf) : EXT4FS_E_NO_MEMORY;
-	if (!err && (ld32(buf) != EXT4FS_XATTR_MAGIC || ld32(buf + 8) != 1)) {
+	struct ext4fs_xattr_header head = { 0 };
+	if (!err)
+		ext4fs_xattr_header_decode(buf, &head);
+	if (!err && (head.magic != EXT4FS_XATTR_MAGIC || head.blocks != 1)) {
 		pctx.str = "Extended attribute block has a bad header";
 		fix_problem(ctx, PR_1B_ADJ_EA_REFCOUNT, &pctx);
 	} else if (!err) {
-		left = ld32(buf + 4) ? ld32(buf + 4) - 1 : 0;
-		st32(buf + 4, left);
+		left = head.refcount ? head.refcount - 1 : 0;
+		ext4fs_xattr_header_refcount_set(buf, left);
 		if (g->has_metadata_csum)
-			st32(buf + 16, ext4fs_xattr_block_csum(ctx->fs, blk, buf));
+			ext4fs_xattr_header_csum_set(buf, ext4fs_xattr_block_csum(ctx->fs, blk, buf));
 		err = ext4fs_block_write(ctx->fs, blk, buf);
 	}
 	if (err) {

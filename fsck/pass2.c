@@ -51,12 +51,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "ext4fs/codec.h"
 #include "ext4fs/dir.h"
 #include "ext4fs/dxhash.h"
 #include "ext4fs/errors.h"
 #include "ext4fs/htree.h"
 #include "ext4fs/super.h"
-#include "bytes.h"
 #include "dirs.h"
 #include "context.h"
 #include "passes.h"
@@ -67,12 +67,10 @@
 #include "problems_dirs.h"
 #include "rehash.h"
 
-/* Directory entry layout. */
-#define DE_INODE     0
-#define DE_REC_LEN   4
-#define DE_NAME_LEN  6
-#define DE_TYPE      7
-#define DE_NAME      8
+/* Short names for the entry layout codec.h defines. */
+#define DE_NAME_LEN  EXT4FS_DIRENT_OFF_NAME_LEN
+#define DE_TYPE      EXT4FS_DIRENT_OFF_FILE_TYPE
+#define DE_NAME      EXT4FS_DIRENT_OFF_NAME
 #define DE_MIN_LEN   12     /* the smallest record e2fsck accepts */
 
 #define RUN_BYTES    (256 * 1024)   /* directory blocks read per request, at most */
@@ -192,17 +190,12 @@ static unsigned block_kind(const struct pass2 *p, const struct dir_state *ds, ui
 
 static uint32_t rec_len_of(const struct pass2 *p, const unsigned char *de)
 {
-	return ext4fs_dirent_rec_len(ld16(de + DE_REC_LEN), p->bs);
+	return ext4fs_dirent_rec_len(ext4fs_dirent_rec_len_raw(de), p->bs);
 }
 
 static void set_rec_len(const struct pass2 *p, unsigned char *de, uint32_t len)
 {
-	if (p->bs < 65536 || len < 65536)
-		st16(de + DE_REC_LEN, (uint16_t)len);
-	else if (len == 65536)
-		st16(de + DE_REC_LEN, 65535);
-	else
-		st16(de + DE_REC_LEN, (uint16_t)((len & 65532U) | ((len >> 16) & 3U)));
+	ext4fs_dirent_rec_len_set(de, len, p->bs);
 }
 
 /* The record length a name of name_len bytes needs. */
@@ -226,15 +219,17 @@ static void set_block_csum(struct pass2 *p, const struct dir_state *ds, uint32_t
 		uint32_t off = kind == EXT4FS_DIRENT_DX_ROOT ? EXT4FS_DX_ROOT_COUNT_OFFSET
 							     : EXT4FS_DX_NODE_COUNT_OFFSET;
 		/* The tail follows the limit's worth of entries: the limit is the disk's, checked against buf. */
-		uint32_t tail = off + (uint32_t)ld16(buf + off) * 8;
+		uint16_t limit, count;
+		ext4fs_dx_countlimit_get(buf + off, &limit, &count);
+		uint32_t tail = off + (uint32_t)limit * 8;
 		if (ext4fs_dx_block_csum(p->fs, ino, ds->generation, buf, off, &calc, &have) == 0 &&
 		    tail + EXT4FS_DX_TAIL_SIZE <= p->bs)
-			st32(buf + tail + 4, calc);
+			ext4fs_dx_tail_csum_set(buf, tail, calc);
 		return;
 	}
 	if (ext4fs_dirent_tail_offset(p->fs, buf) >= 0)
-		st32(buf + p->bs - 4, ext4fs_dirent_csum(p->fs, ino, ds->generation, buf,
-							 p->bs - EXT4FS_DIRENT_TAIL_SIZE));
+		ext4fs_dirent_tail_csum_set(buf, p->bs, ext4fs_dirent_csum(p->fs, ino, ds->generation, buf,
+									   p->bs - EXT4FS_DIRENT_TAIL_SIZE));
 }
 
 static int write_block(struct pass2 *p, const struct dir_state *ds, uint32_t ino, uint32_t lblk,
@@ -305,8 +300,11 @@ static int check_root(struct pass2 *p, struct dir_info *di, struct dir_state *ds
 		      const unsigned char *buf)
 {
 	struct problem_ctx pc = { .ino = di->ino };
-	uint32_t reserved = ld32(buf + 0x18);
-	unsigned hash_version = buf[0x1C], info_len = buf[0x1D], levels = buf[0x1E], flags = buf[0x1F];
+	struct ext4fs_dx_root_info ri;
+	ext4fs_dx_root_info_decode(buf, &ri);
+	uint32_t reserved = ri.reserved_zero;
+	unsigned hash_version = ri.hash_version, info_len = ri.info_length, levels = ri.indirect_levels,
+		 flags = ri.unused_flags;
 	unsigned max_levels = p->largedir ? 3 : 2;
 	int bad = 0;
 
@@ -383,8 +381,10 @@ static int check_index_block(struct block_ctx *b, int failed_csum)
 	}
 	if (ent + 8 > p->bs)
 		return 0;
-	limit = ld16(b->buf + ent);
-	count = ld16(b->buf + ent + 2);
+	uint16_t limit16, count16;
+	ext4fs_dx_countlimit_get(b->buf + ent, &limit16, &count16);
+	limit = limit16;
+	count = count16;
 	expect = (p->bs - ent - (p->csum ? EXT4FS_DX_TAIL_SIZE : 0)) / 8;
 	if (limit != expect) {
 		pc.num = limit;
@@ -397,10 +397,12 @@ static int check_index_block(struct block_ctx *b, int failed_csum)
 			goto clear;
 		count = expect;
 	}
+	const unsigned char *entries = b->buf + ent;
 	for (uint32_t i = 0; i < count; i++) {
-		const unsigned char *e = b->buf + ent + i * 8;
-		uint32_t prev_hash = hash, child = ld32(e + 4) & EXT4FS_DX_BLOCK_MASK;
-		hash = i ? ld32(e) & ~1U : 0;
+		uint32_t prev_hash = hash, child, raw_hash, unused;
+		ext4fs_dx_entry_get(entries, i, &raw_hash, &child);
+		child &= EXT4FS_DX_BLOCK_MASK;
+		hash = i ? raw_hash & ~1U : 0;
 		if (child >= dx->nblocks) {
 			pc.num = child;
 			pc.path3 = dir_path(p, ino);
@@ -423,10 +425,16 @@ static int check_index_block(struct block_ctx *b, int failed_csum)
 			min_hash = hash;
 		if (hash > max_hash)
 			max_hash = hash;
-		x->previous = i ? ld32(e - 8 + 4) & EXT4FS_DX_BLOCK_MASK : 0;
+		x->previous = 0;
+		if (i) {
+			ext4fs_dx_entry_get(entries, i - 1, &unused, &x->previous);
+			x->previous &= EXT4FS_DX_BLOCK_MASK;
+		}
 		x->node_min_hash = hash;
 		if (i + 1 < count) {
-			x->node_max_hash = ld32(e + 8) & ~1U;
+			uint32_t next_hash;
+			ext4fs_dx_entry_get(entries, i + 1, &next_hash, &unused);
+			x->node_max_hash = next_hash & ~1U;
 		} else {
 			x->node_max_hash = 0xfffffffe;
 			x->flags |= DXF_LAST;
@@ -596,7 +604,7 @@ static void salvage(struct block_ctx *b, uint32_t *off, int64_t prev)
 	}
 	/* A record running past the end whose name still fits: end it at the end. */
 	if (left < 0 && (int64_t)rec_len + left > 8 && name_len + 8 <= (int64_t)rec_len + left &&
-	    ld32(de + DE_INODE) <= p->ctx->geo->inodes_count &&
+	    ext4fs_dirent_inode_get(de) <= p->ctx->geo->inodes_count &&
 	    memchr(de + DE_NAME, '\0', name_len) == NULL) {
 		set_rec_len(p, de, (uint32_t)(rec_len + left));
 		return;
@@ -615,7 +623,7 @@ static void salvage(struct block_ctx *b, uint32_t *off, int64_t prev)
 		*off = b->max;
 	} else if (room) {
 		set_rec_len(p, de, b->max - *off);
-		st32(de + DE_INODE, 0);
+		ext4fs_dirent_inode_set(de, 0);
 		de[DE_NAME_LEN] = 0;
 		de[DE_TYPE] = 0;
 	} else {
@@ -628,7 +636,7 @@ static void describe(struct block_ctx *b, struct problem_ctx *pc, const unsigned
 {
 	memset(pc, 0, sizeof(*pc));
 	pc->ino = b->di->ino;
-	pc->ino2 = ld32(de + DE_INODE);
+	pc->ino2 = ext4fs_dirent_inode_get(de);
 	pc->blk = b->db->lblk;
 	pc->blk2 = b->db->pblk;
 	pc->num = off;
@@ -668,22 +676,22 @@ static void check_dot(struct block_ctx *b, unsigned char *de, uint32_t off)
 	int created = 0;
 
 	describe(b, &pc, de, off);
-	if (!ld32(de + DE_INODE))
+	if (!ext4fs_dirent_inode_get(de))
 		code = PR_2_MISSING_DOT;
 	else if (de[DE_NAME_LEN] != 1 || de[DE_NAME] != '.')
 		code = PR_2_1ST_NOT_DOT;
 	else if (de[DE_NAME + 1] != '\0')
 		code = PR_2_DOT_NULL_TERM;
 	if (code && ask(b, code, &pc)) {
-		st32(de + DE_INODE, ino);
+		ext4fs_dirent_inode_set(de, ino);
 		de[DE_NAME_LEN] = 1;
 		de[DE_TYPE] = dir_file_type(b->p);
 		de[DE_NAME] = '.';
 		de[DE_NAME + 1] = '\0';
 		created = 1;
 	}
-	if (ld32(de + DE_INODE) != ino && ask(b, PR_2_BAD_INODE_DOT, &pc))
-		st32(de + DE_INODE, ino);
+	if (ext4fs_dirent_inode_get(de) != ino && ask(b, PR_2_BAD_INODE_DOT, &pc))
+		ext4fs_dirent_inode_set(de, ino);
 	if (rec_len > 12 && rec_len - 12 > 12 && (created || ask(b, PR_2_SPLIT_DOT, &pc))) {
 		unsigned char *next = de + 12;
 		b->modified = 1;
@@ -700,7 +708,7 @@ static void check_dotdot(struct block_ctx *b, unsigned char *de, uint32_t off)
 	uint32_t code = 0;
 
 	describe(b, &pc, de, off);
-	if (!ld32(de + DE_INODE))
+	if (!ext4fs_dirent_inode_get(de))
 		code = PR_2_MISSING_DOT_DOT;
 	else if (de[DE_NAME_LEN] != 2 || de[DE_NAME] != '.' || de[DE_NAME + 1] != '.')
 		code = PR_2_2ND_NOT_DOT_DOT;
@@ -709,7 +717,7 @@ static void check_dotdot(struct block_ctx *b, unsigned char *de, uint32_t off)
 	if (code) {
 		/* The parent is not known yet: the root for now, pass 3 puts the right one. */
 		if (ask(b, code, &pc)) {
-			st32(de + DE_INODE, EXT4FS_ROOT_INO);
+			ext4fs_dirent_inode_set(de, EXT4FS_ROOT_INO);
 			de[DE_NAME_LEN] = 2;
 			de[DE_TYPE] = dir_file_type(b->p);
 			de[DE_NAME] = '.';
@@ -718,7 +726,7 @@ static void check_dotdot(struct block_ctx *b, unsigned char *de, uint32_t off)
 		}
 		return;
 	}
-	b->di->dotdot = ld32(de + DE_INODE);
+	b->di->dotdot = ext4fs_dirent_inode_get(de);
 }
 
 /* Whether ino lies where pass 1's scan did not look (uninit group, unused table tail). */
@@ -791,7 +799,7 @@ static int check_bad_inode(struct block_ctx *b, unsigned char *de, uint32_t ino)
 		return 0;
 	if (fsck_release_inode(p->ctx, ino) == 0)
 		forget_path(p);
-	st32(de + DE_INODE, 0);
+	ext4fs_dirent_inode_set(de, 0);
 	return 1;
 }
 
@@ -819,7 +827,7 @@ static void check_filetype(struct block_ctx *b, unsigned char *de, struct proble
 			de[DE_TYPE] = 0;
 		return;
 	}
-	want = file_type_of(p, ld32(de + DE_INODE));
+	want = file_type_of(p, ext4fs_dirent_inode_get(de));
 	if (have == want)
 		return;
 	pc->num = want;
@@ -859,7 +867,7 @@ static int seen_name(struct block_ctx *b, uint32_t off)
 			return 0;
 		}
 		const unsigned char *o = b->buf + have - 1;
-		if (o[DE_NAME_LEN] == len && ld32(o + DE_INODE) && !memcmp(o + DE_NAME, de + DE_NAME, len))
+		if (o[DE_NAME_LEN] == len && ext4fs_dirent_inode_get(o) && !memcmp(o + DE_NAME, de + DE_NAME, len))
 			return 1;
 		slot = (slot + 1) & p->names_mask;
 	}
@@ -874,13 +882,13 @@ static int check_entry(struct block_ctx *b, unsigned char *de, uint32_t off, int
 {
 	struct pass2 *p = b->p;
 	struct e4fsck *ctx = p->ctx;
-	uint32_t dir = b->di->ino, ino = ld32(de + DE_INODE), code = 0, group = 0;
+	uint32_t dir = b->di->ino, ino = ext4fs_dirent_inode_get(de), code = 0, group = 0;
 	unsigned name_len = de[DE_NAME_LEN];
 	struct problem_ctx pc;
 
 	describe(b, &pc, de, off);
 	if (dot_state > 1 && ino == dir && ask(b, PR_2_LINK_DOT, &pc)) {
-		st32(de + DE_INODE, 0);
+		ext4fs_dirent_inode_set(de, 0);
 		return 0;
 	}
 	if (!ino)
@@ -897,7 +905,7 @@ static int check_entry(struct block_ctx *b, unsigned char *de, uint32_t off, int
 		code = PR_2_NULL_NAME;
 	if (code) {
 		if (ask(b, code, &pc)) {
-			st32(de + DE_INODE, 0);
+			ext4fs_dirent_inode_set(de, 0);
 			return 0;
 		}
 		if (code == PR_2_BAD_INO)
@@ -918,7 +926,7 @@ static int check_entry(struct block_ctx *b, unsigned char *de, uint32_t off, int
 			return 0;
 		}
 		if (ask(b, PR_2_UNUSED_INODE, &pc)) {
-			st32(de + DE_INODE, 0);
+			ext4fs_dirent_inode_set(de, 0);
 			return 0;
 		}
 	}
@@ -955,7 +963,7 @@ static int check_entry(struct block_ctx *b, unsigned char *de, uint32_t off, int
 			free((char *)pc.path2);
 			pc.path2 = NULL;
 			if (yes) {
-				st32(de + DE_INODE, 0);
+				ext4fs_dirent_inode_set(de, 0);
 				return 0;
 			}
 		} else if (sub) {
@@ -990,8 +998,8 @@ static int add_tail(struct block_ctx *b, int64_t prev)
 
 	if (last) {
 		rec_len = rec_len_of(p, last);
-		need = ld32(last + DE_INODE) ? needed_len(b->ds, last[DE_NAME_LEN]) : 8;
-		reuse = (uint32_t)prev == tail_off && rec_len == EXT4FS_DIRENT_TAIL_SIZE && !ld32(last + DE_INODE);
+		need = ext4fs_dirent_inode_get(last) ? needed_len(b->ds, last[DE_NAME_LEN]) : 8;
+		reuse = (uint32_t)prev == tail_off && rec_len == EXT4FS_DIRENT_TAIL_SIZE && !ext4fs_dirent_inode_get(last);
 		room = reuse || (rec_len >= need + EXT4FS_DIRENT_TAIL_SIZE && prev + rec_len == p->bs);
 	}
 	if (!say(b, PR_2_LEAF_NODE_MISSING_CSUM, &pc))
@@ -1057,7 +1065,7 @@ static int check_block(struct pass2 *p, const struct dir_block *db, unsigned cha
 			has_tail = 1;
 			b.max = p->bs - EXT4FS_DIRENT_TAIL_SIZE;
 			failed_csum = ext4fs_dirent_csum(p->fs, db->ino, b.ds->generation, buf, b.max) !=
-				      ld32(buf + p->bs - 4);
+				      ext4fs_dirent_tail_csum_get(buf, p->bs);
 		} else {
 			missing_tail = 1;
 		}
@@ -1082,7 +1090,7 @@ static int check_block(struct pass2 *p, const struct dir_block *db, unsigned cha
 		else if (dot_state == 1)
 			check_dotdot(&b, de, off);
 		if (check_entry(&b, de, off, dot_state) &&
-		    fsck_count_entry(ctx, ld32(de + DE_INODE)) < 0) {
+		    fsck_count_entry(ctx, ext4fs_dirent_inode_get(de)) < 0) {
 			fsck_fatal(ctx, "out of memory in pass 2");
 			return -1;
 		}
@@ -1163,8 +1171,8 @@ static uint64_t hole_goal(struct e4fsck *ctx, uint32_t ino, const struct ext4fs_
 	uint32_t log_flex = ext4fs_sb(ctx->fs)->s_log_groups_per_flex;
 	uint32_t group = ext4fs_inode_group(ctx->fs, ino);
 
-	if (!(in->i_flags & EXT4FS_EXTENTS_FL) && ld32(in->i_block))
-		return ld32(in->i_block);
+	if (!(in->i_flags & EXT4FS_EXTENTS_FL) && ext4fs_blockmap_slot_get(in->i_block, 0))
+		return ext4fs_blockmap_slot_get(in->i_block, 0);
 	if ((in->i_flags & EXT4FS_EXTENTS_FL) && prev && prev->pblk)
 		return prev->pblk + (lblk - prev->lblk);
 	if (log_flex < 32)

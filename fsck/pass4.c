@@ -17,9 +17,11 @@
 #include "config.h"
 #include <stdlib.h>
 #include <string.h>
+#include "ext4fs/codec.h"
 #include "ext4fs/errors.h"
 #include "ext4fs/inode.h"
 #include "ext4fs/super.h"
+#include "ext4fs/xattr.h"
 #include "dirs.h"
 #include "context.h"
 #include "passes.h"
@@ -28,7 +30,6 @@
 #include "problems_dirs.h"
 
 #define LINK_MAX_DIR 65000   /* above this a directory's links count is 1 (dir_nlink) */
-#define EA_MAGIC 0xEA020000U
 
 static int not_named_by_entries(struct e4fsck *ctx, uint32_t ino)
 {
@@ -54,8 +55,7 @@ static int has_inode_xattrs(struct e4fsck *ctx, uint32_t ino, const struct ext4f
 		return 0;
 	raw = malloc(size);
 	if (raw && ext4fs_inode_read_raw(ctx->fs, ino, raw) == 0)
-		has = ((uint32_t)raw[off] | (uint32_t)raw[off + 1] << 8 | (uint32_t)raw[off + 2] << 16 |
-		       (uint32_t)raw[off + 3] << 24) == EA_MAGIC;
+		has = ext4fs_xattr_ibody_magic_get(raw + off) == EXT4FS_XATTR_MAGIC;
 	free(raw);
 	return has;
 }

@@ -34,13 +34,13 @@
 #include <string.h>
 #include "ext4fs/bitmap.h"
 #include "ext4fs/blockmap.h"
+#include "ext4fs/codec.h"
 #include "ext4fs/dir.h"
 #include "ext4fs/dxhash.h"
 #include "ext4fs/errors.h"
 #include "ext4fs/extent.h"
 #include "ext4fs/htree.h"
 #include "ext4fs/super.h"
-#include "bytes.h"
 #include "dirs.h"
 #include "context.h"
 #include "extents.h"
@@ -202,18 +202,23 @@ static int read_block(struct dir_read *d, const unsigned char *buf)
 
 	while (off < bs) {
 		const unsigned char *de = buf + off;
-		uint32_t rec_len = off + 8 <= bs ? ext4fs_dirent_rec_len(ld16(de + 4), bs) : 0;
-		unsigned name_len = off + 8 <= bs ? de[6] : 0;
-		if (off + 8 > bs || off + rec_len > bs || rec_len < 8 || rec_len % 4 || name_len + 8 > rec_len)
+		if (off + EXT4FS_DIRENT_HEAD_SIZE > bs)
+			return EXT4FS_E_DIR_CORRUPT;
+		struct ext4fs_dirent_head h;
+		ext4fs_dirent_head_decode(de, &h);
+		const unsigned char *name = de + EXT4FS_DIRENT_OFF_NAME;
+		uint32_t rec_len = ext4fs_dirent_rec_len(h.rec_len_raw, bs);
+		unsigned name_len = h.name_len;
+		if (off + rec_len > bs || rec_len < 8 || rec_len % 4 || name_len + 8 > rec_len)
 			return EXT4FS_E_DIR_CORRUPT;
 		off += rec_len;
-		uint32_t ino = ld32(de);
+		uint32_t ino = h.inode;
 		if (!ino)
 			continue;
 		if (!name_len)
 			return EXT4FS_E_DIR_CORRUPT;
-		int dot = name_len == 1 && de[8] == '.';
-		int dotdot = name_len == 2 && de[8] == '.' && de[9] == '.';
+		int dot = name_len == 1 && name[0] == '.';
+		int dotdot = name_len == 2 && name[0] == '.' && name[1] == '.';
 		if (!d->compress && (dot || dotdot)) {
 			if (dotdot)
 				d->parent = ino;
@@ -230,8 +235,8 @@ static int read_block(struct dir_read *d, const unsigned char *buf)
 		struct entry *e = &d->ents[d->n++];
 		e->inode = ino;
 		e->name_len = (uint8_t)name_len;
-		e->file_type = de[7];
-		e->name = pool_copy(&d->names, de + 8, name_len);
+		e->file_type = h.file_type;
+		e->name = pool_copy(&d->names, name, name_len);
 		if (!e->name)
 			return -ENOMEM;
 		d->dir_size += (8 + name_len + 3) & ~3U;

@@ -17,6 +17,7 @@
 #include "config.h"
 #include <string.h>
 #include "ext4fs/blockmap.h"
+#include "ext4fs/codec.h"
 #include "ext4fs/extent.h"
 #include "ext4fs/super.h"
 #include "context.h"
@@ -27,9 +28,7 @@
 
 static uint32_t i_block_word(const struct ext4fs_inode *in, unsigned k)
 {
-	const uint8_t *p = in->i_block + 4 * k;
-
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+	return ext4fs_blockmap_slot_get(in->i_block, k);
 }
 
 static void settle_fragmentation(struct fsck_stats *s, uint64_t fragmented)
@@ -67,7 +66,7 @@ static int symlink_ok(struct ext4fs_fs *fs, const struct ext4fs_inode *in)
 	if (in->i_flags & EXT4FS_EXTENTS_FL)
 		return 0;
 	if (in->i_flags & EXT4FS_ENCRYPT_FL)
-		len = (size_t)(in->i_block[0] | in->i_block[1] << 8) + 2;
+		len = (size_t)ext4fs_encrypted_symlink_len_get(in->i_block) + 2;
 	else
 		len = strnlen((const char *)in->i_block, sizeof(in->i_block));
 	return len < sizeof(in->i_block) && len == size;
@@ -92,10 +91,10 @@ static void count_mapping(struct fsck_stats *s, struct ext4fs_fs *fs, const stru
 	if (EXT4FS_ISREG(in->i_mode) && ext4fs_inode_size(in) >= LARGE_FILE)
 		s->large_files++;
 	if (has_extent_tree(fs, in)) {
-		uint16_t magic = (uint16_t)(in->i_block[0] | in->i_block[1] << 8);
-		uint16_t entries = (uint16_t)(in->i_block[2] | in->i_block[3] << 8);
-		uint16_t max = (uint16_t)(in->i_block[4] | in->i_block[5] << 8);
-		unsigned depth = (unsigned)(in->i_block[6] | in->i_block[7] << 8);
+		struct ext4fs_extent_header root;
+		ext4fs_extent_node_header(in->i_block, &root);
+		uint16_t magic = root.magic, entries = root.entries, max = root.max;
+		unsigned depth = root.depth;
 		/* A root e2fsck cannot open is a problem, not a tree. */
 		if (magic != EXT4FS_EXTENT_MAGIC || entries > max)
 			return;

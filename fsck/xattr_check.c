@@ -7,15 +7,13 @@
 #include "config.h"
 #include <stdlib.h>
 #include <string.h>
+#include "ext4fs/codec.h"
 #include "ext4fs/errors.h"
 #include "ext4fs/xattr.h"
-#include "bytes.h"
 #include "context.h"
 #include "problem.h"
 #include "problems.h"
 #include "xattr_check.h"
-
-#define XATTR_MAGIC 0xEA020000U
 
 /* Parts of the block already accounted for, to catch entries and values that overlap. */
 struct regions {
@@ -40,13 +38,13 @@ static int region_taken(struct regions *r, uint32_t start, uint32_t len)
 	return 0;
 }
 
-#define XH_SIZE 32
-#define XE_SIZE 16
+#define XH_SIZE EXT4FS_XATTR_HEADER_SIZE
+#define XE_SIZE EXT4FS_XATTR_ENTRY_SIZE
 
 static int write_block(struct e4fsck *ctx, uint64_t blk, unsigned char *buf)
 {
 	if (ctx->geo->has_metadata_csum)
-		st32(buf + 16, ext4fs_xattr_block_csum(ctx->fs, blk, buf));
+		ext4fs_xattr_header_csum_set(buf, ext4fs_xattr_block_csum(ctx->fs, blk, buf));
 	int err = ext4fs_block_write(ctx->fs, blk, buf);
 	if (err) {
 		fsck_fatal(ctx, "%s while writing extended attribute block %llu: %s", ext4fs_strerror(err),
@@ -94,17 +92,19 @@ int xattr_block_check(struct e4fsck *ctx, uint32_t ino, uint64_t blk)
 		memset(buf, 0, bs);
 	}
 	/* As e2fsck's reader: a block with a bad header is not checksummed. */
-	int csum_bad = ctx->geo->has_metadata_csum && ld32(buf) == XATTR_MAGIC && ld32(buf + 8) == 1 &&
-		       ld32(buf + 16) != ext4fs_xattr_block_csum(ctx->fs, blk, buf);
-	if (ld32(buf) != XATTR_MAGIC && ask(ctx, PR_1_BAD_EA_BLOCK, &pctx) > 0)
+	struct ext4fs_xattr_header head;
+	ext4fs_xattr_header_decode(buf, &head);
+	int csum_bad = ctx->geo->has_metadata_csum && head.magic == EXT4FS_XATTR_MAGIC && head.blocks == 1 &&
+		       head.checksum != ext4fs_xattr_block_csum(ctx->fs, blk, buf);
+	if (head.magic != EXT4FS_XATTR_MAGIC && ask(ctx, PR_1_BAD_EA_BLOCK, &pctx) > 0)
 		goto drop;
-	if (ld32(buf + 8) != 1 && ask(ctx, PR_1_EA_MULTI_BLOCK, &pctx) > 0)
+	if (head.blocks != 1 && ask(ctx, PR_1_EA_MULTI_BLOCK, &pctx) > 0)
 		goto drop;
 	region_taken(&reg, 0, XH_SIZE);
 	uint32_t off = XH_SIZE;
 	uint64_t value_blocks = 0;
 	/* Each step claims at least four bytes, so the walk ends within the block. */
-	while (off + 4 <= bs && ld32(buf + off) && !ctx->aborted) {
+	while (off + 4 <= bs && !ext4fs_xattr_entry_is_end(buf + off) && !ctx->aborted) {
 		unsigned char *e = buf + off;
 		uint32_t len = (XE_SIZE + e[0] + 3) & ~3U;
 		if (region_taken(&reg, off, len)) {
@@ -112,13 +112,16 @@ int xattr_block_check(struct e4fsck *ctx, uint32_t ino, uint64_t blk)
 				goto drop;
 			break;
 		}
-		if (e[1] == 0) {
+		/* Past the collision test, the entry's 16 bytes lie inside the block. */
+		struct ext4fs_xattr_entry_head eh;
+		ext4fs_xattr_entry_head_decode(e, &eh);
+		if (eh.name_index == 0) {
 			if (ask(ctx, PR_1_EA_BAD_NAME, &pctx) > 0)
 				goto drop;
 			break;
 		}
-		uint32_t value_offs = ld16(e + 2), value_size = ld32(e + 8);
-		if (!ld32(e + 4)) {
+		uint32_t value_offs = eh.value_offs, value_size = eh.value_size;
+		if (!eh.value_inum) {
 			if ((uint64_t)value_offs + value_size > bs) {
 				if (ask(ctx, PR_1_EA_BAD_VALUE, &pctx) > 0)
 					goto drop;
@@ -127,18 +130,19 @@ int xattr_block_check(struct e4fsck *ctx, uint32_t ino, uint64_t blk)
 			if (value_size && region_taken(&reg, value_offs, (value_size + 3) & ~3U) &&
 			    ask(ctx, PR_1_EA_ALLOC_COLLISION, &pctx) > 0)
 				goto drop;
-			uint32_t want = ext4fs_xattr_entry_hash(e + XE_SIZE, e[0], buf + value_offs, value_size, 0);
-			uint32_t want_signed = ext4fs_xattr_entry_hash(e + XE_SIZE, e[0], buf + value_offs, value_size, 1);
-			uint32_t have = ld32(e + 12);
+			uint32_t want = ext4fs_xattr_entry_hash(e + XE_SIZE, eh.name_len, buf + value_offs, value_size, 0);
+			uint32_t want_signed =
+				ext4fs_xattr_entry_hash(e + XE_SIZE, eh.name_len, buf + value_offs, value_size, 1);
+			uint32_t have = eh.hash;
 			if (have != want && have != want_signed) {
 				pctx.num = have;
 				if (ask(ctx, PR_1_ATTR_HASH, &pctx) > 0)
 					goto drop;
-				st32(e + 12, want);
+				ext4fs_xattr_entry_hash_set(e, want);
 			}
 		} else {
 			value_blocks += ((uint64_t)value_size + bs - 1) / bs;
-			inums[ninums++] = ld32(e + 4);
+			inums[ninums++] = eh.value_inum;
 		}
 		off += len;
 	}
@@ -150,7 +154,7 @@ int xattr_block_check(struct e4fsck *ctx, uint32_t ino, uint64_t blk)
 		goto out;
 	if (ref) {
 		ref->checked = 1;
-		ref->stated = ld32(buf + 4);
+		ref->stated = head.refcount;
 		ref->value_blocks = value_blocks;
 	}
 	for (size_t k = 0; k < ninums; k++)
@@ -203,7 +207,7 @@ int xattr_refcounts_check(struct e4fsck *ctx)
 			if (r->stated == r->refs || (r->stated > r->refs) == too_many)
 				continue;
 			if (fix_problem(ctx, PR_1_EXTATTR_REFCOUNT, &pctx) && !ext4fs_block_read(ctx->fs, r->blk, buf)) {
-				st32(buf + 4, r->refs);
+				ext4fs_xattr_header_refcount_set(buf, r->refs);
 				if (write_block(ctx, r->blk, buf))
 					goto out;
 			}

@@ -28,7 +28,7 @@ LAYERS = [
     ("io", "I/O channels; is a device mounted",
      "io.c io.h mountcheck.c mountcheck.h"),
     ("ondisk", "on-disk formats that need no handle: superblock fields, checksums, hashes, features",
-     "ondisk_le.h super.c super.h crc.h crc32c.c crc16.c dxhash.c dxhash.h fsfeatures.c fsfeatures.h ondisk_names.c ondisk_names.h"),
+     "ondisk_le.h super.c super.h crc.h crc32c.c crc16.c dxhash.c dxhash.h fsfeatures.c fsfeatures.h ondisk_names.c ondisk_names.h codec.c codec.h"),
     ("fs", "the handle: validation, geometry, descriptors, block cache, listeners",
      "fs.c fs.h fs_internal.h"),
     ("objects", "reading inodes, extent trees, block maps, xattrs, file data, directories and "

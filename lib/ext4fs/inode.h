@@ -92,6 +92,13 @@ struct ext4fs_inode {
 	uint32_t on_disk_size;      /* bytes of the on-disk inode record (s_inode_size) */
 };
 
+/* Byte offsets of base fields a repair may change alone (see codec.h). */
+#define EXT4FS_INODE_OFF_ATIME        0x08
+#define EXT4FS_INODE_OFF_CTIME        0x0C
+#define EXT4FS_INODE_OFF_MTIME        0x10
+#define EXT4FS_INODE_OFF_FLAGS        0x20
+#define EXT4FS_INODE_OFF_EXTRA_ISIZE  0x80
+
 /* Byte offsets of the large-inode fields, for ext4fs_inode_has_field(). */
 #define EXT4FS_INODE_OFF_CHECKSUM_HI  0x82
 #define EXT4FS_INODE_OFF_CTIME_EXTRA  0x84

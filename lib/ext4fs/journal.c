@@ -70,6 +70,34 @@ void ext4fs_journal_sb_decode(struct ext4fs_journal_sb *jsb, const void *raw)
 	jsb->checksum = be32_load(b + JSB_CHECKSUM);
 }
 
+void ext4fs_journal_sb_encode(const struct ext4fs_journal_sb *jsb, void *raw)
+{
+	unsigned char *b = raw;
+
+	be32_store(b + JSB_MAGIC, jsb->magic);
+	be32_store(b + JSB_BLOCKTYPE, jsb->blocktype);
+	be32_store(b + JSB_BLOCKSIZE, jsb->blocksize);
+	be32_store(b + JSB_MAXLEN, jsb->maxlen);
+	be32_store(b + JSB_FIRST, jsb->first);
+	be32_store(b + JSB_SEQUENCE, jsb->sequence);
+	be32_store(b + JSB_START, jsb->start);
+	be32_store(b + JSB_ERRNO, (uint32_t)jsb->errnum);
+	/* As decoding: a v1 superblock's bytes there are not feature words, and are left alone. */
+	if (jsb->blocktype == EXT4FS_JBD2_SUPERBLOCK_V2) {
+		be32_store(b + JSB_COMPAT, jsb->feature_compat);
+		be32_store(b + JSB_INCOMPAT, jsb->feature_incompat);
+		be32_store(b + JSB_RO_COMPAT, jsb->feature_ro_compat);
+	}
+	memcpy(b + JSB_UUID, jsb->uuid, 16);
+	be32_store(b + JSB_NR_USERS, jsb->nr_users);
+	be32_store(b + JSB_MAX_TRANSACTION, jsb->max_transaction);
+	be32_store(b + JSB_MAX_TRANS_DATA, jsb->max_trans_data);
+	b[JSB_CHECKSUM_TYPE] = jsb->checksum_type;
+	be32_store(b + JSB_NUM_FC_BLOCKS, jsb->num_fc_blocks);
+	be32_store(b + JSB_HEAD, jsb->head);
+	be32_store(b + JSB_CHECKSUM, jsb->checksum);
+}
+
 uint32_t ext4fs__journal_fc_blocks(const struct ext4fs_journal_sb *jsb)
 {
 	if (!(jsb->feature_incompat & EXT4FS_JBD2_INCOMPAT_FAST_COMMIT))

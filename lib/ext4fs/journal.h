@@ -87,6 +87,15 @@ struct ext4fs_journal_sb {
 void ext4fs_journal_sb_decode(struct ext4fs_journal_sb *jsb, const void *raw);
 
 /*
+ * Store every field of *jsb at its place in raw, the inverse of
+ * ext4fs_journal_sb_decode(): bytes the structure does not hold (s_users,
+ * padding) and, in a version 1 superblock, the feature words are left as
+ * they were.  The checksum is stored as given (ext4fs_journal_sb_csum()
+ * computes it).  Writes within the first 1024 bytes.  Cannot fail.
+ */
+void ext4fs_journal_sb_encode(const struct ext4fs_journal_sb *jsb, void *raw);
+
+/*
  * Check a decoded journal superblock (raw: its bytes, for the checksum) for
  * a journal of block_size-byte blocks whose inode holds journal_blocks
  * blocks.  Returns 0, EXT4FS_E_JOURNAL_CORRUPT (bad magic, block type,
