@@ -53,6 +53,7 @@ struct ext4fs_fs {
 	/* The live bitmaps changed since open (ext4fs_bitmap_changed()), by EXT4FS_*_BITMAP. */
 	unsigned char bitmap_changed[2];
 	int primary_only;                       /* flush leaves the backup copies alone */
+	uint64_t io_written_counted;            /* io bytes written already in s_kbytes_written */
 	int time_fixed;
 	int64_t fixed_sec;
 	uint32_t fixed_nsec;

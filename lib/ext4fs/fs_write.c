@@ -92,6 +92,8 @@ int ext4fs__fs_write_open(struct ext4fs_fs *fs)
 	if (!fs->group_dirty)
 		return ext4fs__fs_fail(fs, EXT4FS_E_NO_MEMORY, "no memory for %u group flags",
 				       fs->geom.group_count);
+	/* The channel may have written before this handle existed (mkfs, then populating). */
+	fs->io_written_counted = fs->io->stats.bytes_written;
 	return 0;
 }
 
@@ -676,6 +678,26 @@ int ext4fs_super_set_journal(struct ext4fs_fs *fs, const struct ext4fs_super *sb
 	return err ? ext4fs__fs_fail(fs, err, "flushing the superblock: %s", ext4fs_strerror(err)) : 0;
 }
 
+/*
+ * "Lifetime writes": what this handle wrote since the last count, whole KiB,
+ * as e2fsprogs adds its channel's count when it closes.  Like e2fsprogs,
+ * only a superblock that keeps a count (nonzero, as mkfs starts it) gets
+ * one.  Called before the superblocks are written, so only their own few
+ * KiB are left out.
+ */
+static uint64_t uncounted_writes(const struct ext4fs_fs *fs)
+{
+	return fs->sb.s_kbytes_written ? fs->io->stats.bytes_written - fs->io_written_counted : 0;
+}
+
+static void count_writes(struct ext4fs_fs *fs)
+{
+	uint64_t kib = uncounted_writes(fs) >> 10;
+
+	fs->sb.s_kbytes_written += kib;
+	fs->io_written_counted += kib << 10;
+}
+
 static int flush_supers(struct ext4fs_fs *fs)
 {
 	const struct ext4fs_geom *geo = &fs->geom;
@@ -683,6 +705,7 @@ static int flush_supers(struct ext4fs_fs *fs)
 	uint32_t nsec;
 	int err;
 
+	count_writes(fs);
 	ext4fs_now(fs, &now, &nsec);
 	fs->sb.s_wtime = (uint32_t)now;
 	fs->sb.s_wtime_hi = (uint8_t)((uint64_t)now >> 32);
@@ -717,6 +740,8 @@ int ext4fs_flush(struct ext4fs_fs *fs)
 		return err;
 	for (uint32_t g = 0; g < fs->geom.group_count && !dirty; g++)
 		dirty = fs->group_dirty[g] != 0;
+	if (uncounted_writes(fs) >= 1024)
+		fs->super_dirty = 1;
 	if (!dirty && !fs->super_dirty)
 		return 0;
 	block = malloc(fs->geom.block_size);

@@ -28,7 +28,7 @@ set -eu
 # shellcheck source-path=SCRIPTDIR source=../lib/common.sh
 . "$(dirname -- "$0")/../lib/common.sh"
 
-need_cmd e2fsck md5sum getfattr setfattr truncate dd find
+need_cmd e2fsck dumpe2fs mke2fs md5sum getfattr setfattr truncate dd find
 [ -x "$MKE4FS" ] || skip "mke4fs is not built ($MKE4FS)"
 make_tmpdir
 
@@ -252,6 +252,30 @@ else
 		echo "FAIL outside-link: mtime is not $mtime"; failed=1
 	else
 		echo "PASS outside-link: data held back to the end arrives intact"
+	fi
+fi
+
+# "Lifetime writes" counts what populating wrote too, as mke2fs -d's does:
+# 8 MiB of data must show as at least 8 MiB, within 10% of mke2fs's figure.
+o=$T/lifetime
+mkdir -p "$o/src"
+head -c $((8 * 1024 * 1024)) /dev/urandom >"$o/src/data"
+lifetime_kib() {
+	dumpe2fs -h "$1" 2>/dev/null | awk '/^Lifetime writes:/ {
+		n = $3; u = $4
+		if (u == "MB") n *= 1024; else if (u == "GB") n *= 1024 * 1024; else if (u != "kB") n = -1
+		print int(n) }'
+}
+if ! "$MKE4FS" -q -F -b 4096 -d "$o/src" "$o/ours.img" 32M >"$o/log" 2>&1 ||
+   ! mke2fs -q -F -t ext4 -b 4096 -d "$o/src" "$o/theirs.img" 32M >>"$o/log" 2>&1; then
+	echo "FAIL lifetime-writes: making the images failed:"; cat "$o/log"; failed=1
+else
+	ours=$(lifetime_kib "$o/ours.img"); theirs=$(lifetime_kib "$o/theirs.img")
+	if [ -z "$ours" ] || [ -z "$theirs" ] || [ "$ours" -lt 8192 ] ||
+	   [ $((ours * 10)) -lt $((theirs * 9)) ] || [ $((ours * 10)) -gt $((theirs * 11)) ]; then
+		echo "FAIL lifetime-writes: mke4fs -d says ${ours:-?} KiB, mke2fs -d ${theirs:-?} KiB"; failed=1
+	else
+		echo "PASS lifetime-writes: ${ours} KiB against mke2fs's ${theirs} KiB"
 	fi
 fi
 
