@@ -75,6 +75,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "debug4fs.h"
+#include "ext4fs/array.h"
 #include "ext4fs/codec.h"
 #include "support/comerr.h"
 #include "ext4fs/dir.h"
@@ -1078,12 +1079,10 @@ static int rdump_collect(const struct ext4fs_dirent *de, void *arg)
 	struct rdump_list *l = arg;
 
 	if (l->n == l->cap) {
-		size_t cap = l->cap ? l->cap * 2 : 64;
-		struct rdump_name *v = realloc(l->v, cap * sizeof(*v));
+		struct rdump_name *v = ext4fs_array_grow(l->v, &l->cap, l->n + 1, sizeof(*v), 64);
 		if (!v)
 			return EXT4FS_E_NO_MEMORY;
 		l->v = v;
-		l->cap = cap;
 	}
 	l->v[l->n].ino = de->inode;
 	memcpy(l->v[l->n].name, de->name, de->name_len);
@@ -1162,14 +1161,12 @@ static void rdump_dir(struct rdump *r, uint32_t ino, const struct ext4fs_inode *
 	}
 	r->dirs++;
 	if (r->nactive == r->cap) {
-		size_t cap = r->cap ? r->cap * 2 : 16;
-		uint32_t *v = realloc(r->active, cap * sizeof(*v));
+		uint32_t *v = ext4fs_array_grow(r->active, &r->cap, r->nactive + 1, sizeof(*v), 16);
 		if (!v) {
 			r->failed = lib_error(d, "rdump", EXT4FS_E_NO_MEMORY, "while dumping %s", path);
 			return;
 		}
 		r->active = v;
-		r->cap = cap;
 	}
 	r->active[r->nactive++] = ino;
 	err = ext4fs_dir_iterate(d->fs, ino, in, 0, rdump_collect, &list);

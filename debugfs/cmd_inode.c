@@ -54,6 +54,7 @@
 #include <string.h>
 #include "debug4fs.h"
 #include "support/comerr.h"
+#include "ext4fs/array.h"
 #include "ext4fs/blockmap.h"
 #include "ext4fs/codec.h"
 #include "ext4fs/dir.h"
@@ -560,12 +561,10 @@ static int xattr_collect(const struct ext4fs_xattr *x, void *arg)
 	struct xattr_item *it;
 
 	if (l->n == l->cap) {
-		size_t cap = l->cap ? l->cap * 2 : 8;
-		struct xattr_item *p = realloc(l->items, cap * sizeof(*p));
+		struct xattr_item *p = ext4fs_array_grow(l->items, &l->cap, l->n + 1, sizeof(*p), 8);
 		if (!p)
 			return EXT4FS_E_NO_MEMORY;
 		l->items = p;
-		l->cap = cap;
 	}
 	it = &l->items[l->n];
 	memset(it, 0, sizeof(*it));

@@ -19,6 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "debug4fs.h"
+#include "ext4fs/array.h"
 #include "ext4fs/mountcheck.h"
 #include "support/exitcodes.h"
 #include "support/parse.h"
@@ -99,8 +100,9 @@ static int open_fs(struct dbg *d, const char *device)
 
 int dbg_split_line(const char *line, int *argc, char ***argv)
 {
-	size_t cap = 8, n = 0, len = strlen(line);
-	char **v = calloc(cap + 1, sizeof(*v));
+	/* cap counts the slot of the NULL that ends the vector. */
+	size_t cap = 9, n = 0, len = strlen(line);
+	char **v = calloc(cap, sizeof(*v));
 	char *word = malloc(len + 1);
 
 	if (!v || !word)
@@ -122,12 +124,11 @@ int dbg_split_line(const char *line, int *argc, char ***argv)
 			word[w++] = line[i++];
 		}
 		word[w] = '\0';
-		if (n == cap) {
-			char **nv = realloc(v, (cap * 2 + 1) * sizeof(*v));
+		if (n + 2 > cap) {
+			char **nv = ext4fs_array_grow(v, &cap, n + 2, sizeof(*v), 9);
 			if (!nv)
 				goto nomem;
 			v = nv;
-			cap *= 2;
 		}
 		v[n] = strdup(word);
 		if (!v[n])

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "ext4fs/array.h"
 #include "ext4fs/errors.h"
 #include "ext4fs/super.h"
 #include "context.h"
@@ -180,12 +181,11 @@ struct dir_info *fsck_dir_info(struct e4fsck *ctx, uint32_t ino)
 int fsck_add_dir_block(struct e4fsck *ctx, uint32_t ino, uint32_t lblk, uint64_t pblk)
 {
 	if (ctx->ndir_blocks == ctx->capdir_blocks) {
-		size_t cap = ctx->capdir_blocks ? ctx->capdir_blocks * 2 : 1024;
-		struct dir_block *grown = realloc(ctx->dir_blocks, cap * sizeof(*grown));
+		struct dir_block *grown =
+			ext4fs_array_grow(ctx->dir_blocks, &ctx->capdir_blocks, ctx->ndir_blocks + 1, sizeof(*grown), 1024);
 		if (!grown)
 			return -ENOMEM;
 		ctx->dir_blocks = grown;
-		ctx->capdir_blocks = cap;
 	}
 	ctx->dir_blocks[ctx->ndir_blocks++] = (struct dir_block){ ino, lblk, pblk };
 	return 0;

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "ext4fs/array.h"
 #include "ext4fs/bitmap.h"
 #include "ext4fs/blockmap.h"
 #include "ext4fs/dir.h"
@@ -172,14 +173,13 @@ int fsck_dir_insert(struct e4fsck *ctx, uint32_t ino, uint32_t dotdot, uint32_t 
 		return 0;
 	}
 	if (ctx->ndirs == ctx->capdirs) {
-		size_t cap = ctx->capdirs ? ctx->capdirs * 2 : 64;
-		struct dir_info *grown = realloc(ctx->dirs, cap * sizeof(*grown));
+		struct dir_info *grown =
+			ext4fs_array_grow(ctx->dirs, &ctx->capdirs, ctx->ndirs + 1, sizeof(*grown), 64);
 		if (!grown) {
 			fsck_fatal(ctx, "out of memory for the directory list");
 			return -1;
 		}
 		ctx->dirs = grown;
-		ctx->capdirs = cap;
 	}
 	memmove(&ctx->dirs[lo + 1], &ctx->dirs[lo], (ctx->ndirs - lo) * sizeof(*ctx->dirs));
 	ctx->dirs[lo] = (struct dir_info){ .ino = ino, .dotdot = dotdot, .parent = parent };
@@ -203,12 +203,10 @@ static int visit_run(const struct ext4fs_block_visit *v, void *arg)
 	if (!l)
 		return bitmap_paged_set_range(&w->ctx->block_found, v->pblk, v->count) < 0 ? -ENOMEM : 0;
 	if (l->nruns == l->cap) {
-		size_t cap = l->cap ? l->cap * 2 : 16;
-		void *grown = realloc(l->runs, cap * sizeof(*l->runs));
+		void *grown = ext4fs_array_grow(l->runs, &l->cap, l->nruns + 1, sizeof(*l->runs), 16);
 		if (!grown)
 			return -ENOMEM;
 		l->runs = grown;
-		l->cap = cap;
 	}
 	l->runs[l->nruns].blk = v->pblk;
 	l->runs[l->nruns].n = v->count;

@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include "ext4fs/array.h"
 #include "ext4fs/alloc.h"
 #include "ext4fs/bitmap.h"
 #include "ext4fs/errors.h"
@@ -499,23 +500,20 @@ static int collect_part(const struct ext4fs_extent_visit *v, void *arg)
 
 	if (v->is_leaf) {
 		if (t->next == t->cap) {
-			size_t cap = t->cap ? t->cap * 2 : 64;
-			void *grown = realloc(t->ext, cap * sizeof(*t->ext));
+			void *grown = ext4fs_array_grow(t->ext, &t->cap, t->next + 1, sizeof(*t->ext), 64);
 			if (!grown)
 				return -ENOMEM;
 			t->ext = grown;
-			t->cap = cap;
 		}
 		t->ext[t->next++] = (struct ext4fs_extent_entry){ v->lblk, v->pblk, v->len, v->unwritten };
 		return 0;
 	}
 	if (t->nblocks == t->capblocks) {
-		size_t cap = t->capblocks ? t->capblocks * 2 : 16;
-		void *grown = realloc(t->blocks, cap * sizeof(*t->blocks));
+		void *grown =
+			ext4fs_array_grow(t->blocks, &t->capblocks, t->nblocks + 1, sizeof(*t->blocks), 16);
 		if (!grown)
 			return -ENOMEM;
 		t->blocks = grown;
-		t->capblocks = cap;
 	}
 	t->blocks[t->nblocks++] = v->pblk;
 	return 0;

@@ -5,6 +5,7 @@
 #include "config.h"
 #include <stdlib.h>
 #include <string.h>
+#include "ext4fs/array.h"
 #include "ext4fs/bitmap.h"
 #include "ext4fs/errors.h"
 #include "context.h"
@@ -13,12 +14,10 @@
 static int guard_add(struct alloc_guard *g, uint64_t first, uint64_t count, int inode, int dir)
 {
 	if (g->n == g->cap) {
-		size_t cap = g->cap ? g->cap * 2 : 64;
-		struct guard_run *grown = realloc(g->runs, cap * sizeof(*grown));
+		struct guard_run *grown = ext4fs_array_grow(g->runs, &g->cap, g->n + 1, sizeof(*grown), 64);
 		if (!grown)
 			return -1;
 		g->runs = grown;
-		g->cap = cap;
 	}
 	g->runs[g->n++] = (struct guard_run){ first, count, inode, dir };
 	return 0;

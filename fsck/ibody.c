@@ -16,6 +16,7 @@
 #include "config.h"
 #include <errno.h>
 #include <stdlib.h>
+#include "ext4fs/array.h"
 #include "ext4fs/codec.h"
 #include "ext4fs/inode.h"
 #include "ext4fs/xattr.h"
@@ -70,12 +71,10 @@ static int claim(struct claims *c, uint32_t start, uint32_t len)
 		if (start < c->part[i].end && end > c->part[i].start)
 			return 1;
 	if (c->n == c->cap) {
-		size_t cap = c->cap ? c->cap * 2 : 16;
-		void *grown = realloc(c->part, cap * sizeof(*c->part));
+		void *grown = ext4fs_array_grow(c->part, &c->cap, c->n + 1, sizeof(*c->part), 16);
 		if (!grown)
 			return -ENOMEM;
 		c->part = grown;
-		c->cap = cap;
 	}
 	c->part[c->n].start = start;
 	c->part[c->n].end = (uint32_t)end;

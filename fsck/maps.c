@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include "ext4fs/array.h"
 #include "maps.h"
 
 static uint64_t words_per_page(unsigned shift)
@@ -317,12 +318,10 @@ int range_set_add(struct range_set *s, uint64_t start, uint64_t count)
 	if (start + count < start)
 		return -ERANGE;
 	if (s->n == s->cap) {
-		size_t cap = s->cap ? s->cap * 2 : 64;
-		struct block_range *grown = realloc(s->r, cap * sizeof(*grown));
+		struct block_range *grown = ext4fs_array_grow(s->r, &s->cap, s->n + 1, sizeof(*grown), 64);
 		if (!grown)
 			return -ENOMEM;
 		s->r = grown;
-		s->cap = cap;
 	}
 	s->r[s->n++] = (struct block_range){ start, start + count };
 	s->sealed = 0;

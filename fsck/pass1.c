@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "ext4fs/array.h"
 #include "ext4fs/blockmap.h"
 #include "ext4fs/codec.h"
 #include "ext4fs/errors.h"
@@ -137,14 +138,13 @@ static int record(struct p1_worker *w, uint32_t code, const struct problem_ctx *
 		  uint64_t value, const char *detail)
 {
 	if (w->nprobs == w->capprobs) {
-		size_t cap = w->capprobs ? w->capprobs * 2 : 64;
-		struct p1_problem *grown = realloc(w->probs, cap * sizeof(*grown));
+		struct p1_problem *grown =
+			ext4fs_array_grow(w->probs, &w->capprobs, w->nprobs + 1, sizeof(*grown), 64);
 		if (!grown) {
 			worker_fail(w, "out of memory recording problems");
 			return -1;
 		}
 		w->probs = grown;
-		w->capprobs = cap;
 	}
 	struct p1_problem *p = &w->probs[w->nprobs++];
 	deferred_init(&p->q, code, pctx);
@@ -281,12 +281,11 @@ static int visit_block(const struct ext4fs_block_visit *v, void *arg)
 	if (b->is_dir && valid) {
 		for (uint32_t k = 0; k < v->count; k++) {
 			if (w->ndblocks == w->capdblocks) {
-				size_t cap = w->capdblocks ? w->capdblocks * 2 : 1024;
-				struct dir_block *grown = realloc(w->dblocks, cap * sizeof(*grown));
+				struct dir_block *grown =
+					ext4fs_array_grow(w->dblocks, &w->capdblocks, w->ndblocks + 1, sizeof(*grown), 1024);
 				if (!grown)
 					return -ENOMEM;
 				w->dblocks = grown;
-				w->capdblocks = cap;
 			}
 			w->dblocks[w->ndblocks++] = (struct dir_block){ b->ino, (uint32_t)(v->lblk + k), v->pblk + k };
 		}
@@ -297,12 +296,11 @@ static int visit_block(const struct ext4fs_block_visit *v, void *arg)
 static int add_dir(struct p1_worker *w, uint32_t ino)
 {
 	if (w->ndirs == w->capdirs) {
-		size_t cap = w->capdirs ? w->capdirs * 2 : 256;
-		struct dir_info *grown = realloc(w->dirs, cap * sizeof(*grown));
+		struct dir_info *grown =
+			ext4fs_array_grow(w->dirs, &w->capdirs, w->ndirs + 1, sizeof(*grown), 256);
 		if (!grown)
 			return -1;
 		w->dirs = grown;
-		w->capdirs = cap;
 	}
 	w->dirs[w->ndirs++] = (struct dir_info){ .ino = ino };
 	return 0;
@@ -833,14 +831,10 @@ static void worker_free(struct p1_worker *w)
 static int append(void **dst, size_t *dn, size_t *dcap, const void *src, size_t n, size_t sz)
 {
 	if (*dn + n > *dcap) {
-		size_t cap = *dcap ? *dcap : 256;
-		while (cap < *dn + n)
-			cap *= 2;
-		void *grown = realloc(*dst, cap * sz);
+		void *grown = ext4fs_array_grow(*dst, dcap, *dn + n, sz, 256);
 		if (!grown)
 			return -1;
 		*dst = grown;
-		*dcap = cap;
 	}
 	if (n)
 		memcpy((char *)*dst + *dn * sz, src, n * sz);

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "ext4fs/array.h"
 #include "ext4fs/alloc.h"
 #include "ext4fs/bitmap.h"
 #include "ext4fs/blockmap.h"
@@ -134,14 +135,10 @@ static struct dup_inode *find_inode(const struct dups *d, uint32_t ino)
 
 static int grow(void **p, size_t *cap, size_t n, size_t size)
 {
-	if (n < *cap)
-		return 0;
-	size_t c = *cap ? *cap * 2 : 8;
-	void *q = realloc(*p, c * size);
+	void *q = ext4fs_array_grow(*p, cap, n + 1, size, 8);
 	if (!q)
 		return -1;
 	*p = q;
-	*cap = c;
 	return 0;
 }
 

@@ -51,6 +51,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "ext4fs/array.h"
 #include "ext4fs/codec.h"
 #include "ext4fs/dir.h"
 #include "ext4fs/dxhash.h"
@@ -256,12 +257,11 @@ static int write_block(struct pass2 *p, const struct dir_state *ds, uint32_t ino
 static int add_rewrite(struct pass2 *p, uint32_t ino, uint32_t lblk, uint64_t pblk)
 {
 	if (p->nrewrites == p->caprewrites) {
-		size_t cap = p->caprewrites ? p->caprewrites * 2 : 16;
-		struct rewrite *grown = realloc(p->rewrites, cap * sizeof(*grown));
+		struct rewrite *grown =
+			ext4fs_array_grow(p->rewrites, &p->caprewrites, p->nrewrites + 1, sizeof(*grown), 16);
 		if (!grown)
 			return -1;
 		p->rewrites = grown;
-		p->caprewrites = cap;
 	}
 	p->rewrites[p->nrewrites++] = (struct rewrite){ ino, lblk, pblk };
 	return 0;

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "ext4fs/array.h"
 #include "ext4fs/errors.h"
 #include "context.h"
 #include "problem.h"
@@ -127,12 +128,11 @@ static int log_problem(struct e4fsck *ctx, const struct problem *p, const struct
 	if (!ctx->json_path)
 		return 0;
 	if (ctx->nlog == ctx->caplog) {
-		size_t cap = ctx->caplog ? ctx->caplog * 2 : 64;
-		struct problem_record *grown = realloc(ctx->log, cap * sizeof(*grown));
+		struct problem_record *grown =
+			ext4fs_array_grow(ctx->log, &ctx->caplog, ctx->nlog + 1, sizeof(*grown), 64);
 		if (!grown)
 			return -1;
 		ctx->log = grown;
-		ctx->caplog = cap;
 	}
 	struct problem_record *r = &ctx->log[ctx->nlog];
 	memset(r, 0, sizeof(*r));

@@ -32,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "ext4fs/array.h"
 #include "ext4fs/bitmap.h"
 #include "ext4fs/blockmap.h"
 #include "ext4fs/codec.h"
@@ -80,14 +81,13 @@ int fsck_rehash_later(struct e4fsck *ctx, uint32_t ino)
 	if (at < ctx->nrehash && ctx->rehash[at] == ino)
 		return 0;
 	if (ctx->nrehash == ctx->caprehash) {
-		size_t cap = ctx->caprehash ? ctx->caprehash * 2 : 64;
-		uint32_t *grown = realloc(ctx->rehash, cap * sizeof(*grown));
+		uint32_t *grown =
+			ext4fs_array_grow(ctx->rehash, &ctx->caprehash, ctx->nrehash + 1, sizeof(*grown), 64);
 		if (!grown) {
 			fsck_fatal(ctx, "out of memory while listing directories to rebuild");
 			return -1;
 		}
 		ctx->rehash = grown;
-		ctx->caprehash = cap;
 	}
 	memmove(ctx->rehash + at + 1, ctx->rehash + at, (ctx->nrehash - at) * sizeof(*ctx->rehash));
 	ctx->rehash[at] = ino;
@@ -225,12 +225,11 @@ static int read_block(struct dir_read *d, const unsigned char *buf)
 			continue;
 		}
 		if (d->n == d->cap) {
-			size_t cap = d->cap ? d->cap * 2 : 64;
-			struct entry *grown = realloc(d->ents, cap * sizeof(*grown));
+			struct entry *grown =
+				ext4fs_array_grow(d->ents, &d->cap, d->n + 1, sizeof(*grown), 64);
 			if (!grown)
 				return -ENOMEM;
 			d->ents = grown;
-			d->cap = cap;
 		}
 		struct entry *e = &d->ents[d->n++];
 		e->inode = ino;
@@ -516,12 +515,10 @@ static int note_entry(const struct ext4fs_extent_visit *v, void *arg)
 	struct tree_note *t = arg;
 
 	if (t->n == t->cap) {
-		size_t cap = t->cap ? t->cap * 2 : 32;
-		void *grown = realloc(t->e, cap * sizeof(*t->e));
+		void *grown = ext4fs_array_grow(t->e, &t->cap, t->n + 1, sizeof(*t->e), 32);
 		if (!grown)
 			return -ENOMEM;
 		t->e = grown;
-		t->cap = cap;
 	}
 	t->e[t->n].level = v->level;
 	t->e[t->n].max_entries = v->max_entries;

@@ -23,8 +23,8 @@ import sys
 
 # The layers, lowest first; README.md's list says the same.
 LAYERS = [
-    ("base", "errors and a set of block ranges: no file system yet",
-     "errors.c errors.h extset.c extset.h"),
+    ("base", "errors, a set of block ranges, growing arrays: no file system yet",
+     "errors.c errors.h extset.c extset.h array.c array.h"),
     ("io", "I/O channels; is a device mounted",
      "io.c io.h mountcheck.c mountcheck.h"),
     ("ondisk", "on-disk formats that need no handle: superblock fields, checksums, hashes, features",

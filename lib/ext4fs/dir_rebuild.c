@@ -30,6 +30,7 @@
 #include "config.h"
 #include <stdlib.h>
 #include <string.h>
+#include "ext4fs/array.h"
 #include "ext4fs/alloc.h"
 #include "ext4fs/blockmap.h"
 #include "ext4fs/htree.h"
@@ -241,14 +242,12 @@ static int map_all(struct ext4fs_fs *fs, uint32_t dir, struct ext4fs_inode *inod
 			uint32_t got = 0;
 			uint32_t want = run > UINT32_MAX ? UINT32_MAX : (uint32_t)run;
 			if (nmade == capmade) {
-				size_t cap = capmade ? capmade * 2 : 8;
-				void *grown = realloc(made, cap * sizeof(*made));
+				void *grown = ext4fs_array_grow(made, &capmade, nmade + 1, sizeof(*made), 8);
 				if (!grown) {
 					err = ext4fs__fs_fail(fs, EXT4FS_E_NO_MEMORY, "directory %u: no memory", dir);
 					break;
 				}
 				made = grown;
-				capmade = cap;
 			}
 			err = ext4fs_bmap_alloc(fs, dir, inode, lblk, want, total, EXT4FS_ALLOC_DIRECTORY, 0,
 						&pblk, &got);

@@ -4,6 +4,7 @@
 #include "config.h"
 #include <stdlib.h>
 #include <string.h>
+#include "ext4fs/array.h"
 #include "ext4fs/errors.h"
 #include "extset.h"
 
@@ -35,12 +36,10 @@ int ext4fs__extset_add(struct extset *s, uint64_t start, uint64_t len)
 		j++;
 	if (i == j) {
 		if (s->n == s->cap) {
-			size_t cap = s->cap ? s->cap * 2 : 64;
-			struct extset_range *r = realloc(s->r, cap * sizeof(*r));
+			struct extset_range *r = ext4fs_array_grow(s->r, &s->cap, s->n + 1, sizeof(*r), 64);
 			if (!r)
 				return EXT4FS_E_NO_MEMORY;
 			s->r = r;
-			s->cap = cap;
 		}
 		memmove(&s->r[i + 1], &s->r[i], (s->n - i) * sizeof(*s->r));
 		s->r[i].start = start;

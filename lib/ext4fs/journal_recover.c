@@ -61,6 +61,7 @@
 #include "config.h"
 #include <stdlib.h>
 #include <string.h>
+#include "ext4fs/array.h"
 #include "ext4fs/blockmap.h"
 #include "ext4fs/crc.h"
 #include "ext4fs/inode.h"
@@ -133,12 +134,10 @@ static int collect_run(const struct ext4fs_block_visit *v, void *arg)
 		return 0;
 	}
 	if (j->nruns == rc->cap) {
-		size_t cap = rc->cap ? rc->cap * 2 : 16;
-		struct jrun *n = realloc(j->runs, cap * sizeof(*n));
+		struct jrun *n = ext4fs_array_grow(j->runs, &rc->cap, j->nruns + 1, sizeof(*n), 16);
 		if (!n)
 			return ext4fs__fs_fail(j->fs, EXT4FS_E_NO_MEMORY, "no memory for the journal's block map");
 		j->runs = n;
-		rc->cap = cap;
 	}
 	j->runs[j->nruns++] = (struct jrun){ v->lblk, v->pblk, count };
 	return 0;

@@ -29,6 +29,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/xattr.h>
+#include "ext4fs/array.h"
 #include "ext4fs/alloc.h"
 #include "ext4fs/dir.h"
 #include "ext4fs/file.h"
@@ -275,8 +276,7 @@ static int read_names(struct populate *p, int dirfd, struct src_entry **out, siz
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
 		if (n == cap) {
-			cap = cap ? cap * 2 : 64;
-			struct src_entry *grown = realloc(ents, cap * sizeof(*ents));
+			struct src_entry *grown = ext4fs_array_grow(ents, &cap, n + 1, sizeof(*ents), 64);
 			if (!grown)
 				goto nomem;
 			ents = grown;
