@@ -4,7 +4,6 @@
  * every step shares is context.h's.
  */
 #include "config.h"
-#include <errno.h>
 #include <getopt.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -16,6 +15,7 @@
 #include "context.h"
 #include "progress.h"
 #include "report.h"
+#include "support/parse.h"
 #include "support/version.h"
 
 static const char usage_text[] =
@@ -82,19 +82,6 @@ static int parse_extended(struct e4fsck *ctx, const char *arg)
 	return 1;
 }
 
-static int parse_uint(const char *s, uint64_t max, uint64_t *out)
-{
-	char *end;
-	unsigned long long v;
-
-	errno = 0;
-	v = strtoull(s, &end, 0);
-	if (errno || end == s || *end || s[0] == '-' || v > max)
-		return -1;
-	*out = v;
-	return 0;
-}
-
 enum { OPT_JSON = 1000, OPT_HELP };
 
 /* Options into ctx; returns 0, or an exit status (usage / version). */
@@ -135,14 +122,14 @@ static int parse_options(struct e4fsck *ctx, int argc, char **argv)
 			sup_version_full(stderr, ctx->prog);
 			return FSCK_OK + 256;   /* "exit 0 now" */
 		case 'b':
-			if (parse_uint(optarg, UINT64_MAX, &v) || v == 0) {
+			if (sup_parse_u64(optarg, UINT64_MAX, &v) || v == 0) {
 				fprintf(stderr, "%s: Invalid superblock parameter: %s\n", ctx->prog, optarg);
 				return FSCK_USAGE;
 			}
 			ctx->superblock = v;
 			break;
 		case 'B':
-			if (parse_uint(optarg, 65536, &v) || (v != 1024 && v != 2048 && v != 4096 &&
+			if (sup_parse_u64(optarg, 65536, &v) || (v != 1024 && v != 2048 && v != 4096 &&
 							      v != 8192 && v != 16384 && v != 32768 &&
 							      v != 65536)) {
 				fprintf(stderr, "%s: Invalid blocksize parameter: %s\n", ctx->prog, optarg);
@@ -153,14 +140,14 @@ static int parse_options(struct e4fsck *ctx, int argc, char **argv)
 		case 'C':
 			/* "-C -fd", which fsck(8) passes to checkers that wait for SIGUSR1. */
 			ctx->progress_held = optarg[0] == '-';
-			if (parse_uint(optarg + ctx->progress_held, INT32_MAX, &v)) {
+			if (sup_parse_u64(optarg + ctx->progress_held, INT32_MAX, &v)) {
 				fprintf(stderr, "%s: Invalid completion fd: %s\n", ctx->prog, optarg);
 				return FSCK_USAGE;
 			}
 			ctx->progress_fd = (int)v;
 			break;
 		case 'j':
-			if (parse_uint(optarg, 1024, &v) || v == 0) {
+			if (sup_parse_u64(optarg, 1024, &v) || v == 0) {
 				fprintf(stderr, "%s: Invalid number of threads: %s\n", ctx->prog, optarg);
 				return FSCK_USAGE;
 			}
