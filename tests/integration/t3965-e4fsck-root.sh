@@ -1,5 +1,5 @@
 #!/bin/bash
-# t0965-e4fsck-root.sh - e4fsck and a damaged root directory, judged by
+# t3965-e4fsck-root.sh - e4fsck and a damaged root directory, judged by
 # e2fsck 1.47 line by line.
 #
 # Images: mke2fs ext4 with 1 KiB and 4 KiB blocks, each with and without

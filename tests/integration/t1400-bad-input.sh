@@ -1,5 +1,5 @@
 #!/bin/bash
-# t0400-bad-input: debug4fs on damaged images.
+# t1400-bad-input: debug4fs on damaged images.
 #
 # Two small images are made with "mke2fs -d" (ext2 with 1 KiB blocks and
 # indirect maps, no checksums; ext4 with 1 KiB blocks, extents and

@@ -1,5 +1,5 @@
 #!/bin/bash
-# t0899-e4fsck-mutations.sh - e4fsck on damaged images it was not written
+# t3899-e4fsck-mutations.sh - e4fsck on damaged images it was not written
 # for: every image of the fuzz corpus, and copies with 1-20 random bytes
 # changed in their first 256 KiB (deterministic seeds), checked with -fn,
 # -fy (then -fy again) and -fp.  Whatever it finds, e4fsck must finish in

@@ -1,5 +1,5 @@
 #!/bin/bash
-# t0900-e4fsck-dirs.sh - e4fsck's passes 2, 3 and 4 (directory structure,
+# t3900-e4fsck-dirs.sh - e4fsck's passes 2, 3 and 4 (directory structure,
 # connectivity, reference counts), judged by e2fsck.
 #
 # No false positives: mke2fs images (ext2, ext3, ext4; 1 KiB and 4 KiB

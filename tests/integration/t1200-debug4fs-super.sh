@@ -1,5 +1,5 @@
 #!/bin/bash
-# t0200-debug4fs-super.sh - debug4fs's whole-file-system commands against debugfs.
+# t1200-debug4fs-super.sh - debug4fs's whole-file-system commands against debugfs.
 #
 # For a matrix of images made with mke2fs (ext2/ext3/ext4, 1k/2k/4k blocks,
 # 1M..2G sparse, with and without checksums, 64bit, flex_bg, bigalloc, ...)

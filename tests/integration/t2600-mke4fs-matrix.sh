@@ -1,5 +1,5 @@
 #!/bin/bash
-# t0600-mke4fs-matrix.sh - mke4fs against mke2fs 1.47, side by side.
+# t2600-mke4fs-matrix.sh - mke4fs against mke2fs 1.47, side by side.
 #
 # For every case of the table below (name, type, size, flags, options) a
 # sparse file of SIZE is formatted twice: by mke4fs ("$MKE4FS -t TYPE
@@ -217,7 +217,7 @@ root_owner            | ext4 | 64M   | -     | -E root_owner=1000:100
 # (the file system starts 1 MiB into the file: dumpe2fs/e2fsck get "img?offset=")
 offset-1M             | ext4 | 65M:64M | -   | -E offset=1048576 -b 4096
 fs-smaller-than-file  | ext4 | 1G:300M | -   |
-# contradictions mke2fs refuses (t0620 checks the messages and the target)
+# contradictions mke2fs refuses (t2620 checks the messages and the target)
 refuse-extent-64bit   | ext4 | 64M   | refuse | -O ^extent
 refuse-sparse-resize  | ext4 | 64M   | refuse | -O ^sparse_super
 refuse-I-above-block  | ext4 | 64M   | refuse | -b 1024 -I 2048

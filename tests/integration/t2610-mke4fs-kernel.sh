@@ -1,5 +1,5 @@
 #!/bin/bash
-# t0610-mke4fs-kernel.sh - the kernel uses what mke4fs makes.
+# t2610-mke4fs-kernel.sh - the kernel uses what mke4fs makes.
 #
 # For each configuration below: mke4fs formats a sparse file, e2fsck -fn
 # must find it clean, the kernel mounts it (loop device), a generated tree

@@ -1,5 +1,5 @@
 #!/bin/bash
-# t0970-e4fsck-random-damage.sh - e4fsck -fn, then -fy, then -fn on
+# t3970-e4fsck-random-damage.sh - e4fsck -fn, then -fy, then -fn on
 # kernel-written images whose metadata was damaged at random (issue 20).
 #
 # The images are those of tests/lib/make-damage-images.sh (ext2, ext3 and
