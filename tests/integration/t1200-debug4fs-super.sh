@@ -14,7 +14,7 @@
 # ffb/ffi.
 #
 # Environment: DEBUG4FS, REAL_DEBUGFS (from tests/lib/common.sh);
-# T0200_QUICK=1 skips the largest images.
+# T1200_QUICK=1 skips the largest images.
 
 set -u
 
@@ -232,7 +232,7 @@ IMAGES=(
 	"ext4-bigalloc|64M|1|-t ext4 -O bigalloc -C 16384"
 	"ext4-bigalloc-4k|256M|1|-t ext4 -b 4096 -O bigalloc -C 65536"
 )
-if [ -z "${T0200_QUICK:-}" ]; then
+if [ -z "${T1200_QUICK:-}" ]; then
 	IMAGES+=(
 		"ext4-4k-2G|2G|0|-t ext4 -b 4096"
 		"ext4-1k-1G|1G|0|-t ext4 -b 1024"

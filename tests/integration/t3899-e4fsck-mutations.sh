@@ -18,7 +18,7 @@ corpus="$top_srcdir/tests/fuzz/corpus"
 [ -d "$corpus" ] || skip "no fuzz corpus at $corpus"
 make_tmpdir
 
-seeds="0 386 $(seq -s " " 1 "${T0899_SEEDS:-6}")"
+seeds="0 386 $(seq -s " " 1 "${T3899_SEEDS:-6}")"
 failed=0
 runs=0
 
