@@ -261,7 +261,7 @@ emit stats
 # then a garbage program name in "... while closing the filesystem").
 # debugfs 1.47.0's freefrag on bigalloc converts blocks to clusters twice and
 # reports no free extents at all; debug4fs reports the real ones
-# (t0200 documents this), so there is nothing to compare on bigalloc.
+# (t1200 documents this), so there is nothing to compare on bigalloc.
 if ! dumpe2fs -h "$IMAGE" 2>/dev/null | grep -q '^Filesystem features:.*bigalloc'; then
 	emit "freefrag"
 	emit "freefrag -c 16"

@@ -2,7 +2,7 @@
 #
 # Known, documented differences between a file system made by mke4fs and
 # one made by mke2fs 1.47 with the same options, the same -U and the same
-# -E hash_seed=.  t0600-mke4fs-matrix.sh applies this sed -E script to BOTH
+# -E hash_seed=.  t2600-mke4fs-matrix.sh applies this sed -E script to BOTH
 # sides' dumpe2fs output (the -h header, and the full output with the group
 # lines) before comparing them.  One rule per difference, each with a
 # comment saying why it is acceptable.  To accept a new difference, add a

@@ -1,7 +1,7 @@
 # shellcheck shell=bash
 # tests/lib/image-build.sh - what the two image builders share
 # (make-images.sh, the integration-test corpus, and make-damage-images.sh,
-# the small images t0970 damages).  Sourced after common.sh, with $T made.
+# the small images t3970 damages).  Sourced after common.sh, with $T made.
 #
 #   write_mke2fs_conf FILE   a private mke2fs.conf: the images do not depend
 #                            on the machine's /etc/mke2fs.conf

@@ -1,6 +1,6 @@
 #!/bin/bash
 # tests/lib/make-damage-images.sh - build the small images that
-# t0970-e4fsck-random-damage.sh damages at random, with a list of each
+# t3970-e4fsck-random-damage.sh damages at random, with a list of each
 # one's metadata blocks.
 #
 # usage: make-damage-images.sh OUTDIR [--force] [--no-kernel] [--only NAME]... [--list]

@@ -20,7 +20,7 @@ table blocks that hold an inode in use are listed: damage elsewhere in a
 table finds nothing.  OWNERS is a comma-separated list of inode numbers
 (a group number for per-group metadata, "-" for none).
 
-The same IMG, META, SEED (and --tag: t0970 passes the image name, so each
+The same IMG, META, SEED (and --tag: t3970 passes the image name, so each
 image gets its own damage for a seed) always give the same OUT.  The kinds
 of damage: random bytes; a 16- or 32-bit word set to 0, to all ones, to a
 small number or (32-bit) to a block number inside the file system (half of

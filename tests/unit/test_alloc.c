@@ -20,7 +20,7 @@
 #include "ext4fs/bitmap.h"
 #include "ext4fs/fs.h"
 #include "ext4fs/super.h"
-#include "rw_image.h"
+#include "../lib/rw_image.h"
 
 /* -- layouts ------------------------------------------------------------- */
 

@@ -28,7 +28,7 @@
 #include "ext4fs/io.h"
 #include "ext4fs/namei.h"
 #include "ext4fs/super.h"
-#include "mem_image.h"
+#include "../lib/mem_image.h"
 
 #define BS          MEM_IMAGE_BS
 #define NBLOCKS     256U

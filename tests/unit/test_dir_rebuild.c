@@ -25,7 +25,7 @@
 #include "ext4fs/htree.h"
 #include "ext4fs/inode.h"
 #include "ext4fs/super.h"
-#include "rw_image.h"
+#include "../lib/rw_image.h"
 
 struct fixture {
 	struct rw_image img;

@@ -27,7 +27,7 @@
 #include "ext4fs/fs.h"
 #include "ext4fs/htree.h"
 #include "ext4fs/inode.h"
-#include "rw_image.h"
+#include "../lib/rw_image.h"
 
 #define MAX_TARGETS   8
 #define ROOT_LEVELS   0x1E          /* indirect_levels in an htree root block */

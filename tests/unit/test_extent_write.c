@@ -21,7 +21,7 @@
 #include "ext4fs/extent.h"
 #include "ext4fs/fs.h"
 #include "ext4fs/inode.h"
-#include "map_test.h"
+#include "../lib/map_test.h"
 
 /* -- image variants -- */
 

@@ -19,7 +19,7 @@
 #include "ext4fs/fs.h"
 #include "ext4fs/inode.h"
 #include "ext4fs/io.h"
-#include "map_test.h"
+#include "../lib/map_test.h"
 
 /* -- image variants -- */
 

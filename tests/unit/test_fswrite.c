@@ -20,7 +20,7 @@
 #include "ext4fs/fsops.h"
 #include "ext4fs/inode.h"
 #include "ext4fs/io.h"
-#include "rw_image.h"
+#include "../lib/rw_image.h"
 
 /* ext2 style: rw_tweak_ext3ish_1k without the journal and the other compat features. */
 static void ext2ish_1k(struct ext4fs_mkfs_params *p)

@@ -25,7 +25,7 @@
 #include "ext4fs/io.h"
 #include "ext4fs/journal.h"
 #include "ext4fs/super.h"
-#include "rw_image.h"
+#include "../lib/rw_image.h"
 
 #define JBLOCKS 1024      /* the journal the tests write into (its log wraps here) */
 #define JMAP_MAX 2048

@@ -15,7 +15,7 @@
 #include "ext4fs/inode.h"
 #include "ext4fs/journal.h"
 #include "ext4fs/super.h"
-#include "rw_image.h"
+#include "../lib/rw_image.h"
 
 static void no_journal(struct ext4fs_mkfs_params *p)
 {

@@ -3,7 +3,7 @@
  * plan a file system, write it into memory, open it with checksums
  * enforced, and check that every count the plan promised is what the
  * bitmaps say.  (The real e2fsck and the kernel judge the same images in
- * tests/integration/t0600 and t0610.)
+ * tests/integration/t2600 and t2610.)
  */
 #include <stdarg.h>
 #include <stddef.h>

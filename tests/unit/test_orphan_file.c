@@ -16,7 +16,7 @@
 #include "ext4fs/inode.h"
 #include "ext4fs/orphan_file.h"
 #include "ext4fs/super.h"
-#include "rw_image.h"
+#include "../lib/rw_image.h"
 
 static void with_orphan_file(struct ext4fs_mkfs_params *p)
 {

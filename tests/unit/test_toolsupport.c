@@ -18,7 +18,7 @@
 #include "ext4fs/inode.h"
 #include "ext4fs/mountcheck.h"
 #include "ext4fs/super.h"
-#include "rw_image.h"
+#include "../lib/rw_image.h"
 
 /* 4 KiB blocks in groups of 8192, so a small image still has a backup group 1. */
 static void small_groups_4k(struct ext4fs_mkfs_params *p)

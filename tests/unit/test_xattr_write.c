@@ -24,7 +24,7 @@
 #include "ext4fs/fs.h"
 #include "ext4fs/inode.h"
 #include "ext4fs/xattr.h"
-#include "rw_image.h"
+#include "../lib/rw_image.h"
 
 /* -- Image set-up ---------------------------------------------------------- */
 

@@ -1,5 +1,5 @@
 #!/bin/bash
-# t0940-e4fsck-bitmap-csums.sh - the end of e4fsck's pass 5, judged by
+# t3940-e4fsck-bitmap-csums.sh - the end of e4fsck's pass 5, judged by
 # e2fsck 1.47: the block and inode bitmap checksums kept in the group
 # descriptors (metadata_csum), and the padding of the bitmap blocks (the
 # bytes past a group's bits, and in the last group the bits for blocks past

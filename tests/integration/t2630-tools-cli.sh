@@ -1,5 +1,5 @@
 #!/bin/bash
-# t0630-tools-cli.sh - what the three tools share on the command line
+# t2630-tools-cli.sh - what the three tools share on the command line
 # (lib/support, issue 14):
 #   - one version banner: "<tool> <version> (<DD-Mon-YYYY>)", the same
 #     version and date for mke4fs, e4fsck and debug4fs, with -V and at start;

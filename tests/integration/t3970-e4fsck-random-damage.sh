@@ -1,5 +1,5 @@
 #!/bin/bash
-# t0970-e4fsck-random-damage.sh - e4fsck -fn, then -fy, then -fn on
+# t3970-e4fsck-random-damage.sh - e4fsck -fn, then -fy, then -fn on
 # kernel-written images whose metadata was damaged at random (issue 20).
 #
 # The images are those of tests/lib/make-damage-images.sh (ext2, ext3 and
@@ -19,11 +19,11 @@
 # repaired image clean, and whether e2fsck -fn does; e2fsck's own -fy on
 # the same damage is counted beside them for comparison.
 #
-# Environment: T0970_SEEDS (seeds per image after the kept ones, default
-# 100), T0970_FIRST_SEED (default 1), T0970_IMAGES (a subset, e.g.
-# "ext4-1k ext2-4k"), T0970_TIMEOUT (seconds a run may take, default 60),
-# T0970_SAVE (a directory to keep failing and not-clean cases in, for long
-# sweeps by hand), T0970_DAMAGE (more options for damage.py, e.g.
+# Environment: T3970_SEEDS (seeds per image after the kept ones, default
+# 100), T3970_FIRST_SEED (default 1), T3970_IMAGES (a subset, e.g.
+# "ext4-1k ext2-4k"), T3970_TIMEOUT (seconds a run may take, default 60),
+# T3970_SAVE (a directory to keep failing and not-clean cases in, for long
+# sweeps by hand), T3970_DAMAGE (more options for damage.py, e.g.
 # --heavy).  The damage of a seed depends on the image, and the kernel's
 # layout of an image differs a little from one build to the next: a kept
 # seed reproduces the same kind of damage, not always the same bytes (the
@@ -39,7 +39,7 @@ need_cmd python3 e2fsck mke2fs dumpe2fs debugfs timeout cmp
 make_tmpdir
 
 CACHE=${EXT4FS_IMAGE_CACHE:-$top_builddir/tests/images}
-images=${T0970_IMAGES:-ext2-1k ext2-4k ext3-1k ext3-4k ext4-1k ext4-4k}
+images=${T3970_IMAGES:-ext2-1k ext2-4k ext3-1k ext3-4k ext4-1k ext4-4k}
 only=()
 for img in $images; do only+=(--only "$img"); done
 rc=0
@@ -51,11 +51,11 @@ case $rc in
 esac
 
 damage_py="$top_srcdir/tests/tools/damage.py"
-first=${T0970_FIRST_SEED:-1}
-nseeds=${T0970_SEEDS:-100}
-tmo=${T0970_TIMEOUT:-60}
-save=${T0970_SAVE:-$T/failed}
-dmg_opts=${T0970_DAMAGE:-}
+first=${T3970_FIRST_SEED:-1}
+nseeds=${T3970_SEEDS:-100}
+tmo=${T3970_TIMEOUT:-60}
+save=${T3970_SAVE:-$T/failed}
+dmg_opts=${T3970_DAMAGE:-}
 
 # Seeds that found a bug once (IMAGE:SEED), run before the others:
 #   ext3-4k:74  a triple-indirect pointer set to 2: pass 1D followed a zero
@@ -201,7 +201,7 @@ for img in $images; do
 			if [ "$e2own" = 0 ]; then
 				n_worse=$((n_worse + 1))
 				worse_list="$worse_list $img:$seed"
-				if [ -n "${T0970_SAVE:-}" ]; then
+				if [ -n "${T3970_SAVE:-}" ]; then
 					keep "$save/not-clean" "e4fsck -fy exit $fy, then e4fsck -fn exit $n2, e2fsck -fn exit $e2 (after e2fsck -fy: clean)"
 					{ echo "e2fsck -fn after e4fsck -fy:"; head -n 40 "$T/e2.out";
 					  echo; echo "e4fsck -fy:"; head -n 80 "$T/fy.out"; } >>"$save/not-clean/$img-seed$seed.txt"

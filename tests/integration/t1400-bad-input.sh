@@ -1,5 +1,5 @@
 #!/bin/bash
-# t0400-bad-input: debug4fs on damaged images.
+# t1400-bad-input: debug4fs on damaged images.
 #
 # Two small images are made with "mke2fs -d" (ext2 with 1 KiB blocks and
 # indirect maps, no checksums; ext4 with 1 KiB blocks, extents and
@@ -27,7 +27,7 @@
 # must open and the command must succeed and print.
 #
 # Environment: DEBUG4FS (the tool), EXT4FS_KEEP_TMP=1 keeps the work dir,
-# T0400_VERBOSE=1 shows every command's output.
+# T1400_VERBOSE=1 shows every command's output.
 
 set -u
 
@@ -228,7 +228,7 @@ run() {
 	fi
 	timeout 20 "$DEBUG4FS" "$@" -R "$cmd" "$IMG" >"$W/out" 2>"$W/err"
 	rc=$?
-	if [ -n "${T0400_VERBOSE:-}" ]; then
+	if [ -n "${T1400_VERBOSE:-}" ]; then
 		printf '=== %s -> %d\n' "$what" "$rc"
 		sed 's/^/  out: /' "$W/out" | head -n 20
 		sed 's/^/  err: /' "$W/err"

@@ -1,5 +1,5 @@
 #!/bin/bash
-# t0955-e4fsck-verbose.sh - e4fsck -v prints e2fsck's statistics block:
+# t3955-e4fsck-verbose.sh - e4fsck -v prints e2fsck's statistics block:
 # `e4fsck -fnv` and `e2fsck -fnv` print the same (the version banner on
 # stderr aside), with -j 1 and -j 4, on images from mke2fs -d at 1 KiB and
 # 4 KiB blocks, ext4 (extents) and ext3 (indirect maps), holding every kind

@@ -1,5 +1,5 @@
 #!/bin/bash
-# t0610-mke4fs-kernel.sh - the kernel uses what mke4fs makes.
+# t2610-mke4fs-kernel.sh - the kernel uses what mke4fs makes.
 #
 # For each configuration below: mke4fs formats a sparse file, e2fsck -fn
 # must find it clean, the kernel mounts it (loop device), a generated tree
@@ -12,7 +12,7 @@
 # and e2fsck -fn must still find it clean.
 #
 # Needs root and loop mounts (SKIP otherwise).  One line per configuration.
-# Environment: MKE4FS, T0610_CASES=REGEX runs only matching configurations.
+# Environment: MKE4FS, T2610_CASES=REGEX runs only matching configurations.
 
 set -eu
 
@@ -215,7 +215,7 @@ for line in "${lines[@]}"; do
 	IFS='|' read -r name size opts <<<"$line"
 	name=$(trim "$name")
 	[ -n "$name" ] || continue
-	if [ -n "${T0610_CASES:-}" ] && ! [[ $name =~ $T0610_CASES ]]; then
+	if [ -n "${T2610_CASES:-}" ] && ! [[ $name =~ $T2610_CASES ]]; then
 		continue
 	fi
 	run_config "$name" "$(trim "$size")" "$(trim "$opts")" </dev/null

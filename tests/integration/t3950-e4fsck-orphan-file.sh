@@ -1,5 +1,5 @@
 #!/bin/bash
-# t0950-e4fsck-orphan-file.sh - e4fsck and the orphan file (orphan_file
+# t3950-e4fsck-orphan-file.sh - e4fsck and the orphan file (orphan_file
 # feature), judged by e2fsck 1.47.
 #
 # Kernel-made images (root and a loop mount): files held open and unlinked
@@ -31,9 +31,9 @@ need_cmd e2fsck
 need_cmd mke2fs
 need_cmd debugfs
 [ -x "$E4FSCK" ] || skip "e4fsck is not built ($E4FSCK)"
-mke2fs -q -F -t ext4 -O orphan_file "${TMPDIR:-/tmp}/t0950-probe.$$" 8M >/dev/null 2>&1 ||
-	{ rm -f "${TMPDIR:-/tmp}/t0950-probe.$$"; skip "mke2fs cannot make orphan_file file systems"; }
-rm -f "${TMPDIR:-/tmp}/t0950-probe.$$"
+mke2fs -q -F -t ext4 -O orphan_file "${TMPDIR:-/tmp}/t3950-probe.$$" 8M >/dev/null 2>&1 ||
+	{ rm -f "${TMPDIR:-/tmp}/t3950-probe.$$"; skip "mke2fs cannot make orphan_file file systems"; }
+rm -f "${TMPDIR:-/tmp}/t3950-probe.$$"
 make_tmpdir
 
 failed=0

@@ -1,5 +1,5 @@
 #!/bin/bash
-# t0972-e4fsck-critical-metadata.sh - a map or extent tree block of a file
+# t3972-e4fsck-critical-metadata.sh - a map or extent tree block of a file
 # that lies on the file system's own metadata, judged by e2fsck (issue 20).
 #
 # e2fsck keeps a map of the metadata (every group's superblock and
@@ -32,7 +32,7 @@
 # its library's warnings on stderr about block numbers outside the file
 # system, which its passes 1B-1D pass to it; the range "0--1" it prints
 # when a file's first multiply-claimed block is block 1; -n giving up at the
-# first illegal pointer to an indirect block it keeps (as t0910 says); and
+# first illegal pointer to an indirect block it keeps (as t3910 says); and
 # after a restart it forgets the repairs of the run before, so a run that
 # then finds nothing calls the file system unmodified (exit 0).
 
@@ -247,7 +247,7 @@ else
 	pass "$name"
 fi
 
-# The image the random-damage sweep kept (t0970, seed 176 on ext3-1k): e4fsck
+# The image the random-damage sweep kept (t3970, seed 176 on ext3-1k): e4fsck
 # -fy used to clear "illegal" pointers in the superblock.  Now it must
 # survive, and the result be clean.
 found=/work/damage-findings/not-clean/superblock-clobbered-by-fy.img

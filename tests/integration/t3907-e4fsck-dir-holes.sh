@@ -1,5 +1,5 @@
 #!/bin/bash
-# t0907-e4fsck-dir-holes.sh - holes in a directory's logical blocks, judged
+# t3907-e4fsck-dir-holes.sh - holes in a directory's logical blocks, judged
 # by e2fsck 1.47 through damage_case (tests/lib/fsck-damage.sh): the same
 # lines and exit status in -n, -p and -y, a clean result.
 #

@@ -1,5 +1,5 @@
 #!/bin/bash
-# t0895-e4fsck-usage.sh - e4fsck's command line and bad input: usage errors
+# t3895-e4fsck-usage.sh - e4fsck's command line and bad input: usage errors
 # exit 16, --help and -V exit 0, an image that is not a file system or does
 # not exist exits 8 with a message naming it, interactive mode without a
 # terminal exits 8, -E takes e2fsck's journal_only, discard, fixes_only and
@@ -117,7 +117,7 @@ if [ "$(root_loop_reason)" = yes ]; then
 	loop_umount "$T/mnt"
 
 	# An orphan file with entries (a deleted file held open at the copy) is
-	# finished as e2fsck finishes it (t0950 compares the details).
+	# finished as e2fsck finishes it (t3950 compares the details).
 	of="$T/of.img"
 	mke2fs -q -F -t ext4 -O orphan_file "$of" 64M >/dev/null 2>&1
 	loop_mount "$of" "$T/mnt"

@@ -1,5 +1,5 @@
 #!/bin/bash
-# t0935-e4fsck-journal.sh - e4fsck's journal step (before the superblock
+# t3935-e4fsck-journal.sh - e4fsck's journal step (before the superblock
 # checks), judged by e2fsck 1.47: a damaged journal inode or journal
 # superblock, the superblock's journal flags disagreeing with the journal,
 # the backup of the journal inode's map, the journal inode in pass 1, and

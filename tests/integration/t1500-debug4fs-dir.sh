@@ -1,5 +1,5 @@
 #!/bin/bash
-# t0500-debug4fs-dir: compare debug4fs's directory and file-content commands
+# t1500-debug4fs-dir: compare debug4fs's directory and file-content commands
 # (ls, htree_dump, dx_hash, dump_inode, rdump, cat) with e2fsprogs' debugfs.
 #
 # Builds a source tree (a 5000-entry directory, long names for a two-level

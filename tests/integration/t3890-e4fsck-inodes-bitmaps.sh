@@ -1,5 +1,5 @@
 #!/bin/bash
-# t0890-e4fsck-inodes-bitmaps.sh - e4fsck's pass 1 (inodes, sizes, block
+# t3890-e4fsck-inodes-bitmaps.sh - e4fsck's pass 1 (inodes, sizes, block
 # counts) and pass 5 (bitmaps and counters), judged by e2fsck.
 #
 # No false positives: clean images from mke2fs (ext2, ext3, ext4; 1 KiB and

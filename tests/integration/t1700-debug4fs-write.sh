@@ -1,5 +1,5 @@
 #!/bin/bash
-# t0700-debug4fs-write: debug4fs -w, judged by e2fsprogs (and the kernel).
+# t1700-debug4fs-write: debug4fs -w, judged by e2fsprogs (and the kernel).
 #
 #  1. Consistent changes: on images from mke2fs (ext4 with 1 KiB and 4 KiB
 #     blocks, without metadata_csum, without flex_bg, ext3, ext2 with

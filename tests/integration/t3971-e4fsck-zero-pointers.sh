@@ -1,5 +1,5 @@
 #!/bin/bash
-# t0971-e4fsck-zero-pointers.sh - e4fsck on numbers from disk that must not
+# t3971-e4fsck-zero-pointers.sh - e4fsck on numbers from disk that must not
 # be followed or believed (issue 20): block 0, which on a file system of
 # 4 KiB blocks is the superblock's block but in a pointer means "none",
 # and sizes that claim far more than a directory maps.
@@ -7,7 +7,7 @@
 # Cases, each failing before its fix:
 #   - an MMP block number of 0 (4 KiB blocks): not claimed a second time,
 #     so no blocks are "claimed by more than one inode";
-#   (a group's bitmap at block 0 is judged in t0930: the backup
+#   (a group's bitmap at block 0 is judged in t3930: the backup
 #   descriptors are taken, as e2fsck takes them;)
 #   - on a terminal, a file whose extent index points at block 0 deleted in
 #     pass 1D: block 0 stays in use (it was freed in the bitmap), and the

@@ -1,5 +1,5 @@
 #!/bin/bash
-# t0965-e4fsck-root.sh - e4fsck and a damaged root directory, judged by
+# t3965-e4fsck-root.sh - e4fsck and a damaged root directory, judged by
 # e2fsck 1.47 line by line.
 #
 # Images: mke2fs ext4 with 1 KiB and 4 KiB blocks, each with and without
@@ -35,7 +35,7 @@
 # /lost+found, which it no longer finds by name, into one block), and so
 # does e4fsck, freeing the same blocks.
 #
-# Environment: T0965_CASES=REGEX runs only the matching "image/damage" cases.
+# Environment: T3965_CASES=REGEX runs only the matching "image/damage" cases.
 
 set -eu
 
@@ -119,7 +119,7 @@ check_data() {
 # run_case IMAGE DAMAGE-NAME LOST DEBUGFS-COMMANDS (';' between them, @ROOTBLK@ the root's block)
 run_case() {
 	local what="$1/$2" lost=$3 cmd=$4 img="$T/case.img" ref="$T/ref.img" rc want before j nrc rootblk
-	if [ -n "${T0965_CASES:-}" ] && ! [[ $what =~ $T0965_CASES ]]; then
+	if [ -n "${T3965_CASES:-}" ] && ! [[ $what =~ $T3965_CASES ]]; then
 		return 0
 	fi
 	ncases=$((ncases + 1))

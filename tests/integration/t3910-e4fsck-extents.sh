@@ -1,5 +1,5 @@
 #!/bin/bash
-# t0910-e4fsck-extents.sh - e4fsck's check of extent trees, entry by entry,
+# t3910-e4fsck-extents.sh - e4fsck's check of extent trees, entry by entry,
 # judged by e2fsck.
 #
 # Each case writes a small file system with debugfs (a file whose extents

@@ -1,5 +1,5 @@
 #!/bin/bash
-# t0300-debug4fs-inode: compare debug4fs's inode commands (stat, dump_extents,
+# t1300-debug4fs-inode: compare debug4fs's inode commands (stat, dump_extents,
 # blocks, bmap, icheck, ncheck) with e2fsprogs' debugfs.
 #
 # Images: ext2 (1 KiB blocks, 128-byte inodes), ext3, ext4 (defaults),

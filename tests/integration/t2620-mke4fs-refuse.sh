@@ -1,5 +1,5 @@
 #!/bin/bash
-# t0620-mke4fs-refuse.sh - what mke4fs must refuse, and -n never writing.
+# t2620-mke4fs-refuse.sh - what mke4fs must refuse, and -n never writing.
 #
 # Every refusal case runs mke4fs (stdin /dev/null, so not a tty) on a
 # target and checks that it

@@ -1,5 +1,5 @@
 #!/bin/bash
-# t0899-e4fsck-mutations.sh - e4fsck on damaged images it was not written
+# t3899-e4fsck-mutations.sh - e4fsck on damaged images it was not written
 # for: every image of the fuzz corpus, and copies with 1-20 random bytes
 # changed in their first 256 KiB (deterministic seeds), checked with -fn,
 # -fy (then -fy again) and -fp.  Whatever it finds, e4fsck must finish in
@@ -18,7 +18,7 @@ corpus="$top_srcdir/tests/fuzz/corpus"
 [ -d "$corpus" ] || skip "no fuzz corpus at $corpus"
 make_tmpdir
 
-seeds="0 386 $(seq -s " " 1 "${T0899_SEEDS:-6}")"
+seeds="0 386 $(seq -s " " 1 "${T3899_SEEDS:-6}")"
 failed=0
 runs=0
 

@@ -1,5 +1,5 @@
 #!/bin/bash
-# t0945-e4fsck-progress.sh - e4fsck -C: completion lines "pass current max
+# t3945-e4fsck-progress.sh - e4fsck -C: completion lines "pass current max
 # device" on the given descriptor for passes 1-5 (well formed, current
 # never above max nor going back, each pass from 0 to max, a few lines a
 # second at most), shaped like e2fsck -C's on the same image (the same

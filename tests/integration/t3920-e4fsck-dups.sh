@@ -1,5 +1,5 @@
 #!/bin/bash
-# t0920-e4fsck-dups.sh - blocks claimed twice (e4fsck's passes 1B-1D),
+# t3920-e4fsck-dups.sh - blocks claimed twice (e4fsck's passes 1B-1D),
 # judged by e2fsck.
 #
 # Each case writes a small file system with debugfs, maps one or more

@@ -1,5 +1,5 @@
 #!/bin/bash
-# t0600-mke4fs-matrix.sh - mke4fs against mke2fs 1.47, side by side.
+# t2600-mke4fs-matrix.sh - mke4fs against mke2fs 1.47, side by side.
 #
 # For every case of the table below (name, type, size, flags, options) a
 # sparse file of SIZE is formatted twice: by mke4fs ("$MKE4FS -t TYPE
@@ -31,12 +31,12 @@
 # Table format: "name | type | size | flags | options", "#" starts a
 # comment line.  type is ext2, ext3, ext4, or "-" (mke4fs gets no -t and
 # must default to ext4; mke2fs gets -t ext4).  size is anything truncate -s
-# takes, or FILE:FS (a FILE-sized file, and FS as the size argument).  flags: "-" or a comma list of: huge (skipped with T0600_QUICK=1),
+# takes, or FILE:FS (a FILE-sized file, and FS as the size argument).  flags: "-" or a comma list of: huge (skipped with T2600_QUICK=1),
 # nolayout (see 5), refuse (both tools must refuse these options).  Options are split on blanks (no quoting).
 #
-# Environment: MKE4FS (the tool), T0600_QUICK=1 skips the huge cases,
-# T0600_CASES=REGEX runs only the cases whose name matches, T0600_VERBOSE=1
-# prints whole diffs, T0600_KNOWN=FILE uses another known-differences
+# Environment: MKE4FS (the tool), T2600_QUICK=1 skips the huge cases,
+# T2600_CASES=REGEX runs only the cases whose name matches, T2600_VERBOSE=1
+# prints whole diffs, T2600_KNOWN=FILE uses another known-differences
 # script, EXT4FS_KEEP_TMP=1 keeps the work dir.
 
 set -eu
@@ -55,7 +55,7 @@ case $MKE2FS_VERSION in
 *) skip "mke2fs ${MKE2FS_VERSION:-of unknown version} is not 1.47.x" ;;
 esac
 
-KNOWN=${T0600_KNOWN:-$top_srcdir/tests/integration/mkfs-known-differences.sed}
+KNOWN=${T2600_KNOWN:-$top_srcdir/tests/integration/mkfs-known-differences.sed}
 [ -r "$KNOWN" ] || fail "missing $KNOWN"
 
 make_tmpdir
@@ -217,7 +217,7 @@ root_owner            | ext4 | 64M   | -     | -E root_owner=1000:100
 # (the file system starts 1 MiB into the file: dumpe2fs/e2fsck get "img?offset=")
 offset-1M             | ext4 | 65M:64M | -   | -E offset=1048576 -b 4096
 fs-smaller-than-file  | ext4 | 1G:300M | -   |
-# contradictions mke2fs refuses (t0620 checks the messages and the target)
+# contradictions mke2fs refuses (t2620 checks the messages and the target)
 refuse-extent-64bit   | ext4 | 64M   | refuse | -O ^extent
 refuse-sparse-resize  | ext4 | 64M   | refuse | -O ^sparse_super
 refuse-I-above-block  | ext4 | 64M   | refuse | -b 1024 -I 2048
@@ -573,7 +573,7 @@ run_case() {
 				local nd
 				nd=$(diff "$ref/full.f" "$ours/full.f" | grep -c '^[<>]' || true)
 				reasons+=("group layout differs ($nd lines of dumpe2fs differ; < mke2fs, > mke4fs)")
-				if [ -n "${T0600_VERBOSE:-}" ]; then
+				if [ -n "${T2600_VERBOSE:-}" ]; then
 					extra+="$(diff "$ref/full.f" "$ours/full.f" | indent 200)"$'\n'
 				else
 					extra+="$(diff "$ref/full.f" "$ours/full.f" | grep -v '^---' | indent 12)"$'\n'
@@ -633,14 +633,14 @@ for line in "${lines[@]}"; do
 	size=$(trim "$size")
 	flags=$(trim "$flags")
 	opts=$(trim "$opts")
-	if [ -n "${T0600_CASES:-}" ] && ! [[ $name =~ $T0600_CASES ]]; then
+	if [ -n "${T2600_CASES:-}" ] && ! [[ $name =~ $T2600_CASES ]]; then
 		continue
 	fi
 	case ",$flags," in
 	*,huge,*)
-		if [ -n "${T0600_QUICK:-}" ]; then
+		if [ -n "${T2600_QUICK:-}" ]; then
 			SKIPPED=$((SKIPPED + 1))
-			printf 'SKIP %s: huge case (T0600_QUICK)\n' "$name"
+			printf 'SKIP %s: huge case (T2600_QUICK)\n' "$name"
 			continue
 		fi ;;
 	esac

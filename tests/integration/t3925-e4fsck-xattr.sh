@@ -1,5 +1,5 @@
 #!/bin/bash
-# t0925-e4fsck-xattr.sh - e4fsck's check of extended attribute blocks,
+# t3925-e4fsck-xattr.sh - e4fsck's check of extended attribute blocks,
 # judged by e2fsck.
 #
 # Each case writes a small file system with debugfs where two files carry

@@ -1,5 +1,5 @@
 #!/bin/bash
-# t0915-e4fsck-illegal-blocks.sh - an inode with many illegal blocks, and
+# t3915-e4fsck-illegal-blocks.sh - an inode with many illegal blocks, and
 # e2fsck's restart, judged by e2fsck.
 #
 # e2fsck asks "Too many illegal blocks in inode N. Clear inode?" before
@@ -99,7 +99,7 @@ zap_block -o 0 -l 4 -p 0xff @IND@"
 		damage_case "fifteen illegal blocks below the double indirect block $tag" "$opts" \
 			"zap_block -o 0 -l 60 -p 0xff @IND2@"
 		# An illegal indirect block counts once and is not read.  (e2fsck -n aborts
-		# when no indirect block follows it, as t0910 says: here the DIND does.)
+		# when no indirect block follows it, as t3910 says: here the DIND does.)
 		damage_case "eleven direct and an illegal indirect block $tag" "$opts" "$(direct /victim 0 10)
 sif /victim block[IND] 4000000000"
 		# A cleared directory: its entries' inodes come back through /lost+found.

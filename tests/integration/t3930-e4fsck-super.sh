@@ -1,5 +1,5 @@
 #!/bin/bash
-# t0930-e4fsck-super.sh - e4fsck's superblock step before pass 1, judged by
+# t3930-e4fsck-super.sh - e4fsck's superblock step before pass 1, judged by
 # e2fsck 1.47: falling back on a backup superblock when the primary is
 # unusable, the fatal "Corruption found in superblock" values, and the
 # fixable fields.

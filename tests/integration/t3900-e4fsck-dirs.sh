@@ -1,5 +1,5 @@
 #!/bin/bash
-# t0900-e4fsck-dirs.sh - e4fsck's passes 2, 3 and 4 (directory structure,
+# t3900-e4fsck-dirs.sh - e4fsck's passes 2, 3 and 4 (directory structure,
 # connectivity, reference counts), judged by e2fsck.
 #
 # No false positives: mke2fs images (ext2, ext3, ext4; 1 KiB and 4 KiB
@@ -24,7 +24,7 @@
 # a corrupted directory with -n, and prints "???" for paths through blocks
 # failing checksums.
 #
-# Environment: T0900_CASES=REGEX runs only the matching damage cases.
+# Environment: T3900_CASES=REGEX runs only the matching damage cases.
 
 set -eu
 
@@ -300,7 +300,7 @@ ncases=0
 while IFS='|' read -r name base want_n pattern same skip damage; do
 	name=$(trim "$name")
 	[ -n "$name" ] || continue
-	if [ -n "${T0900_CASES:-}" ] && ! [[ $name =~ $T0900_CASES ]]; then
+	if [ -n "${T3900_CASES:-}" ] && ! [[ $name =~ $T3900_CASES ]]; then
 		continue
 	fi
 	ncases=$((ncases + 1))
@@ -311,7 +311,7 @@ done <<<"$CASES"
 # /lost+found full: 1100 files lose their names, more than its 12 blocks
 # hold; e2fsck asks to expand it (once per block it adds) and so must
 # e4fsck, with the same lines, exit status and result.
-if [ -z "${T0900_CASES:-}" ] || [[ lost-found-full =~ $T0900_CASES ]]; then
+if [ -z "${T3900_CASES:-}" ] || [[ lost-found-full =~ $T3900_CASES ]]; then
 	img="$T/lf.img"
 	mke2fs -q -F -t ext4 -b 1024 -N 4096 "$img" 32M >/dev/null 2>&1
 	{

@@ -1,5 +1,5 @@
 #!/bin/bash
-# t0905-e4fsck-rehash.sh - e4fsck's pass 3A (rebuilding directories) and -D,
+# t3905-e4fsck-rehash.sh - e4fsck's pass 3A (rebuilding directories) and -D,
 # judged by e2fsck 1.47 run on a copy of the same image.
 #
 # Each case makes an image, copies it, runs e2fsck on one copy and e4fsck

@@ -1,5 +1,5 @@
 #!/bin/bash
-# t0710-mke4fs-populate.sh - mke4fs -d copies a host tree exactly.
+# t2710-mke4fs-populate.sh - mke4fs -d copies a host tree exactly.
 #
 # Trees:
 #   usr    a copy of /usr/include and /usr/share/doc;

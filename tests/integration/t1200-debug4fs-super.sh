@@ -1,5 +1,5 @@
 #!/bin/bash
-# t0200-debug4fs-super.sh - debug4fs's whole-file-system commands against debugfs.
+# t1200-debug4fs-super.sh - debug4fs's whole-file-system commands against debugfs.
 #
 # For a matrix of images made with mke2fs (ext2/ext3/ext4, 1k/2k/4k blocks,
 # 1M..2G sparse, with and without checksums, 64bit, flex_bg, bigalloc, ...)
@@ -14,7 +14,7 @@
 # ffb/ffi.
 #
 # Environment: DEBUG4FS, REAL_DEBUGFS (from tests/lib/common.sh);
-# T0200_QUICK=1 skips the largest images.
+# T1200_QUICK=1 skips the largest images.
 
 set -u
 
@@ -232,7 +232,7 @@ IMAGES=(
 	"ext4-bigalloc|64M|1|-t ext4 -O bigalloc -C 16384"
 	"ext4-bigalloc-4k|256M|1|-t ext4 -b 4096 -O bigalloc -C 65536"
 )
-if [ -z "${T0200_QUICK:-}" ]; then
+if [ -z "${T1200_QUICK:-}" ]; then
 	IMAGES+=(
 		"ext4-4k-2G|2G|0|-t ext4 -b 4096"
 		"ext4-1k-1G|1G|0|-t ext4 -b 1024"

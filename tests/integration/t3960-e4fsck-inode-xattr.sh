@@ -1,5 +1,5 @@
 #!/bin/bash
-# t0960-e4fsck-inode-xattr.sh - e4fsck's check of the space after the
+# t3960-e4fsck-inode-xattr.sh - e4fsck's check of the space after the
 # 128-byte inode base (i_extra_isize, the extended attributes stored there,
 # pre-1970 timestamps), judged by e2fsck.
 #
