@@ -4,7 +4,7 @@
  *
  * The text output follows debugfs 1.47.0 byte for byte on well-formed file
  * systems; it was learnt by running debugfs, and
- * tests/integration/t0500-debug4fs-dir.sh diffs the two tools on a set of
+ * tests/integration/t1500-debug4fs-dir.sh diffs the two tools on a set of
  * images.  With -j, ls, htree_dump and dx_hash print one JSON document per
  * command; dump_inode, rdump and cat print a small status document when
  * they succeed (cat's data still goes to standard output first, raw).

@@ -3,7 +3,7 @@
  * stat, dump_extents, blocks, bmap, icheck, ncheck.
  *
  * The text output follows debugfs 1.47 byte for byte on well-formed file
- * systems (learnt by running it; see tests/integration/t0300-debug4fs-inode.sh,
+ * systems (learnt by running it; see tests/integration/t1300-debug4fs-inode.sh,
  * which diffs the two).  With -j every command prints one JSON document.
  *
  * How the commands see blocks (as debugfs does): block-mapped inodes are
