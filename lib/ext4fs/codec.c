@@ -90,21 +90,21 @@ void ext4fs_xattr_header_decode(const void *block, struct ext4fs_xattr_header *h
 {
 	const unsigned char *b = block;
 
-	h->magic = le32_load(b + 0x00);
-	h->refcount = le32_load(b + 0x04);
-	h->blocks = le32_load(b + 0x08);
-	h->hash = le32_load(b + 0x0C);
-	h->checksum = le32_load(b + 0x10);
+	h->magic = le32_load(b + EXT4FS_XATTR_HDR_OFF_MAGIC);
+	h->refcount = le32_load(b + EXT4FS_XATTR_HDR_OFF_REFCOUNT);
+	h->blocks = le32_load(b + EXT4FS_XATTR_HDR_OFF_BLOCKS);
+	h->hash = le32_load(b + EXT4FS_XATTR_HDR_OFF_HASH);
+	h->checksum = le32_load(b + EXT4FS_XATTR_HDR_OFF_CHECKSUM);
 }
 
 void ext4fs_xattr_header_refcount_set(void *block, uint32_t refcount)
 {
-	le32_store((unsigned char *)block + 0x04, refcount);
+	le32_store((unsigned char *)block + EXT4FS_XATTR_HDR_OFF_REFCOUNT, refcount);
 }
 
 void ext4fs_xattr_header_csum_set(void *block, uint32_t csum)
 {
-	le32_store((unsigned char *)block + 0x10, csum);
+	le32_store((unsigned char *)block + EXT4FS_XATTR_HDR_OFF_CHECKSUM, csum);
 }
 
 uint32_t ext4fs_xattr_ibody_magic_get(const void *p)
@@ -121,12 +121,12 @@ void ext4fs_xattr_entry_head_decode(const void *e, struct ext4fs_xattr_entry_hea
 {
 	const unsigned char *b = e;
 
-	h->name_len = b[0x00];
-	h->name_index = b[0x01];
-	h->value_offs = le16_load(b + 0x02);
-	h->value_inum = le32_load(b + 0x04);
-	h->value_size = le32_load(b + 0x08);
-	h->hash = le32_load(b + 0x0C);
+	h->name_len = b[EXT4FS_XATTR_ENT_OFF_NAME_LEN];
+	h->name_index = b[EXT4FS_XATTR_ENT_OFF_NAME_INDEX];
+	h->value_offs = le16_load(b + EXT4FS_XATTR_ENT_OFF_VALUE_OFFS);
+	h->value_inum = le32_load(b + EXT4FS_XATTR_ENT_OFF_VALUE_INUM);
+	h->value_size = le32_load(b + EXT4FS_XATTR_ENT_OFF_VALUE_SIZE);
+	h->hash = le32_load(b + EXT4FS_XATTR_ENT_OFF_HASH);
 }
 
 int ext4fs_xattr_entry_is_end(const void *e)
@@ -136,7 +136,7 @@ int ext4fs_xattr_entry_is_end(const void *e)
 
 void ext4fs_xattr_entry_hash_set(void *e, uint32_t hash)
 {
-	le32_store((unsigned char *)e + 0x0C, hash);
+	le32_store((unsigned char *)e + EXT4FS_XATTR_ENT_OFF_HASH, hash);
 }
 
 uint32_t ext4fs_blockmap_slot_get(const void *map, uint32_t i)

@@ -7,7 +7,10 @@
  * These decoders do not validate anything: they read the fields where the
  * format puts them, so that e4fsck can judge a damaged record and
  * debug4fs can show one; the library's own readers, which validate, are
- * in dir.h, htree.h, xattr.h and journal.h.  Every function works at any
+ * in dir.h, htree.h, xattr.h and journal.h.  The field offsets are defined
+ * here only: the library's directory and xattr code names them through
+ * dir_internal.h and xattr_internal.h, and stores every rec_len with
+ * ext4fs_dirent_rec_len_set().  Every function works at any
  * alignment and host byte order, touches only the bytes of its record,
  * cannot fail, and leaves bounds to the caller: each says how many bytes
  * it reads or writes.
@@ -99,6 +102,22 @@ void ext4fs_dx_tail_csum_set(void *block, uint32_t tail_off, uint32_t csum);
 
 #define EXT4FS_XATTR_HEADER_SIZE 32   /* of a block; an inode body's header is the magic alone */
 #define EXT4FS_XATTR_ENTRY_SIZE  16   /* the fixed part; the name follows */
+
+/* Where the header's fields lie in an xattr block (le32 each). */
+#define EXT4FS_XATTR_HDR_OFF_MAGIC     0x00
+#define EXT4FS_XATTR_HDR_OFF_REFCOUNT  0x04
+#define EXT4FS_XATTR_HDR_OFF_BLOCKS    0x08
+#define EXT4FS_XATTR_HDR_OFF_HASH      0x0C
+#define EXT4FS_XATTR_HDR_OFF_CHECKSUM  0x10
+
+/* Where an entry's fields lie: u8 name_len, u8 name_index, le16 value_offs, le32 the rest. */
+#define EXT4FS_XATTR_ENT_OFF_NAME_LEN    0x00
+#define EXT4FS_XATTR_ENT_OFF_NAME_INDEX  0x01
+#define EXT4FS_XATTR_ENT_OFF_VALUE_OFFS  0x02
+#define EXT4FS_XATTR_ENT_OFF_VALUE_INUM  0x04
+#define EXT4FS_XATTR_ENT_OFF_VALUE_SIZE  0x08
+#define EXT4FS_XATTR_ENT_OFF_HASH        0x0C
+#define EXT4FS_XATTR_ENT_OFF_NAME        0x10
 
 /* The header that starts an xattr block. */
 struct ext4fs_xattr_header {

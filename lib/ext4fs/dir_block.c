@@ -24,12 +24,6 @@ uint32_t ext4fs__dirw_leaf_end(const struct ext4fs_fs *fs)
 	return fs->geom.block_size - (fs->geom.has_metadata_csum ? EXT4FS_DIRENT_TAIL_SIZE : 0);
 }
 
-uint16_t ext4fs__dirw_rec_len_disk(uint32_t len)
-{
-	/* 64 KiB blocks spell a whole-block record 65535; shorter ones fit as they are. */
-	return len < 65536 ? (uint16_t)len : 65535;
-}
-
 uint32_t ext4fs__dirw_rec_len(const struct ext4fs_fs *fs, const unsigned char *buf, uint32_t off)
 {
 	return ext4fs_dirent_rec_len(le16_load(buf + off + DIRW_DE_REC_LEN), fs->geom.block_size);
@@ -82,7 +76,7 @@ void ext4fs__dirw_entry_store(struct ext4fs_fs *fs, unsigned char *buf, uint32_t
 	uint32_t size = dirw_rec_size((uint32_t)len);
 
 	le32_store(buf + off + DIRW_DE_INODE, ino);
-	le16_store(buf + off + DIRW_DE_REC_LEN, ext4fs__dirw_rec_len_disk(rec_len));
+	ext4fs_dirent_rec_len_set(buf + off, rec_len, fs->geom.block_size);
 	buf[off + DIRW_DE_NAME_LEN] = (unsigned char)len;
 	buf[off + DIRW_DE_FILE_TYPE] = fs->geom.has_filetype ? file_type : 0;
 	memcpy(buf + off + DIRW_DE_NAME, name, len);
@@ -97,7 +91,7 @@ void ext4fs__dirw_leaf_put(struct ext4fs_fs *fs, unsigned char *buf, uint32_t of
 
 	if (le32_load(buf + off + DIRW_DE_INODE)) {
 		uint32_t used = dirw_rec_size(buf[off + DIRW_DE_NAME_LEN]);
-		le16_store(buf + off + DIRW_DE_REC_LEN, ext4fs__dirw_rec_len_disk(used));
+		ext4fs_dirent_rec_len_set(buf + off, used, fs->geom.block_size);
 		off += used;
 		rl -= used;
 	}
@@ -117,7 +111,7 @@ static void tail_init(struct ext4fs_fs *fs, unsigned char *buf)
 void ext4fs__dirw_leaf_init(struct ext4fs_fs *fs, unsigned char *buf)
 {
 	memset(buf, 0, fs->geom.block_size);
-	le16_store(buf + DIRW_DE_REC_LEN, ext4fs__dirw_rec_len_disk(ext4fs__dirw_leaf_end(fs)));
+	ext4fs_dirent_rec_len_set(buf, ext4fs__dirw_leaf_end(fs), fs->geom.block_size);
 	if (fs->geom.has_metadata_csum)
 		tail_init(fs, buf);
 }
@@ -136,7 +130,7 @@ unsigned ext4fs__dirw_dx_limit(const struct ext4fs_fs *fs, uint32_t count_off)
 void ext4fs__dirw_dx_node_init(struct ext4fs_fs *fs, unsigned char *buf, unsigned count)
 {
 	memset(buf, 0, fs->geom.block_size);
-	le16_store(buf + DIRW_DE_REC_LEN, ext4fs__dirw_rec_len_disk(fs->geom.block_size));
+	ext4fs_dirent_rec_len_set(buf, fs->geom.block_size, fs->geom.block_size);
 	le16_store(buf + EXT4FS_DX_NODE_COUNT_OFFSET, (uint16_t)ext4fs__dirw_dx_limit(fs, EXT4FS_DX_NODE_COUNT_OFFSET));
 	le16_store(buf + EXT4FS_DX_NODE_COUNT_OFFSET + 2, (uint16_t)count);
 }

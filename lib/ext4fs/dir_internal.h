@@ -13,17 +13,18 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "ext4fs/codec.h"
 #include "ext4fs/dir.h"
 #include "ext4fs/fs.h"
 #include "ext4fs/inode.h"
 
-/* An entry record: le32 inode, le16 rec_len, u8 name_len, u8 file_type, the name. */
-#define DIRW_DE_INODE     0
-#define DIRW_DE_REC_LEN   4
-#define DIRW_DE_NAME_LEN  6
-#define DIRW_DE_FILE_TYPE 7
-#define DIRW_DE_NAME      8
-#define DIRW_DE_HEADER    8
+/* Short names for the entry layout codec.h defines. */
+#define DIRW_DE_INODE     EXT4FS_DIRENT_OFF_INODE
+#define DIRW_DE_REC_LEN   EXT4FS_DIRENT_OFF_REC_LEN
+#define DIRW_DE_NAME_LEN  EXT4FS_DIRENT_OFF_NAME_LEN
+#define DIRW_DE_FILE_TYPE EXT4FS_DIRENT_OFF_FILE_TYPE
+#define DIRW_DE_NAME      EXT4FS_DIRENT_OFF_NAME
+#define DIRW_DE_HEADER    EXT4FS_DIRENT_HEAD_SIZE
 
 #define DIRW_NO_PREV   UINT32_MAX  /* the entry found is the first of its block */
 
@@ -46,8 +47,6 @@ struct dirw_scan {
 /* Where entries end in a leaf block: before the checksum tail with metadata_csum. */
 uint32_t ext4fs__dirw_leaf_end(const struct ext4fs_fs *fs);
 
-/* rec_len as stored for a record of len bytes. */
-uint16_t ext4fs__dirw_rec_len_disk(uint32_t len);
 
 /* Decoded rec_len of the record at off. */
 uint32_t ext4fs__dirw_rec_len(const struct ext4fs_fs *fs, const unsigned char *buf, uint32_t off);

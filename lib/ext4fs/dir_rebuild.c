@@ -83,7 +83,7 @@ static int image_add(struct image *im, uint64_t *b)
 
 static void set_rec_len(struct image *im, uint64_t b, uint32_t off, uint32_t len)
 {
-	le16_store(block_at(im, b) + off + DIRW_DE_REC_LEN, ext4fs__dirw_rec_len_disk(len));
+	ext4fs_dirent_rec_len_set(block_at(im, b) + off, len, im->bs);
 }
 
 /* Lay the entries out in leaves from block first on (see the top of the file). */

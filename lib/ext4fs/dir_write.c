@@ -41,7 +41,7 @@ static void leaf_remove(struct ext4fs_fs *fs, unsigned char *buf, uint32_t off, 
 		return;
 	}
 	uint32_t merged = ext4fs__dirw_rec_len(fs, buf, prev) + ext4fs__dirw_rec_len(fs, buf, off);
-	le16_store(buf + prev + DIRW_DE_REC_LEN, ext4fs__dirw_rec_len_disk(merged));
+	ext4fs_dirent_rec_len_set(buf + prev, merged, fs->geom.block_size);
 }
 
 /* -- checks shared by the public calls ---------------------------------------- */

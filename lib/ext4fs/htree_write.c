@@ -439,12 +439,13 @@ static void leaf_pack(struct path *p, unsigned char *dst, unsigned from, unsigne
 
 		memcpy(dst + off, p->leaf + m->off, DIRW_DE_HEADER + nl);
 		memset(dst + off + DIRW_DE_HEADER + nl, 0, m->size - DIRW_DE_HEADER - nl);
-		le16_store(dst + off + DIRW_DE_REC_LEN, ext4fs__dirw_rec_len_disk(m->size));
+		ext4fs_dirent_rec_len_set(dst + off, m->size, p->fs->geom.block_size);
 		last = off;
 		off += m->size;
 	}
 	if (to > from)
-		le16_store(dst + last + DIRW_DE_REC_LEN, ext4fs__dirw_rec_len_disk(ext4fs__dirw_leaf_end(p->fs) - last));
+		ext4fs_dirent_rec_len_set(dst + last, ext4fs__dirw_leaf_end(p->fs) - last,
+					  p->fs->geom.block_size);
 }
 
 /* Put the new entry into leaf buffer buf (lblk for messages), which must have room. */
@@ -678,14 +679,14 @@ int ext4fs__dirw_htree_convert(struct ext4fs_fs *fs, uint32_t dir, struct ext4fs
 			break;
 		if (le32_load(block0 + off) != 0) {
 			memcpy(leaf + out, block0 + off, size);
-			le16_store(leaf + out + DIRW_DE_REC_LEN, ext4fs__dirw_rec_len_disk(size));
+			ext4fs_dirent_rec_len_set(leaf + out, size, fs->geom.block_size);
 			last = out;
 			out += size;
 		}
 		off += rl;
 	}
 	if (out)
-		le16_store(leaf + last + DIRW_DE_REC_LEN, ext4fs__dirw_rec_len_disk(end - last));
+		ext4fs_dirent_rec_len_set(leaf + last, end - last, fs->geom.block_size);
 
 	/* Block 0 becomes the root: ".", ".." over the whole rest, the info, one entry. */
 	memset(root, 0, bs);

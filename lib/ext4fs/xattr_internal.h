@@ -7,23 +7,22 @@
 #define EXT4FS_XATTR_INTERNAL_H
 
 #include <stdint.h>
+#include "ext4fs/codec.h"
 #include "ext4fs/xattr.h"
 
-/* Block header fields. */
-#define XH_MAGIC     0x00
-#define XH_REFCOUNT  0x04
-#define XH_BLOCKS    0x08
-#define XH_HASH      0x0C
-#define XH_CHECKSUM  0x10
-
-/* Entry fields. */
-#define XE_NAME_LEN    0x00
-#define XE_NAME_INDEX  0x01
-#define XE_VALUE_OFFS  0x02
-#define XE_VALUE_INUM  0x04
-#define XE_VALUE_SIZE  0x08
-#define XE_HASH        0x0C
-#define XE_NAME        0x10
+/* Short names for the block and entry layout codec.h defines. */
+#define XH_MAGIC       EXT4FS_XATTR_HDR_OFF_MAGIC
+#define XH_REFCOUNT    EXT4FS_XATTR_HDR_OFF_REFCOUNT
+#define XH_BLOCKS      EXT4FS_XATTR_HDR_OFF_BLOCKS
+#define XH_HASH        EXT4FS_XATTR_HDR_OFF_HASH
+#define XH_CHECKSUM    EXT4FS_XATTR_HDR_OFF_CHECKSUM
+#define XE_NAME_LEN    EXT4FS_XATTR_ENT_OFF_NAME_LEN
+#define XE_NAME_INDEX  EXT4FS_XATTR_ENT_OFF_NAME_INDEX
+#define XE_VALUE_OFFS  EXT4FS_XATTR_ENT_OFF_VALUE_OFFS
+#define XE_VALUE_INUM  EXT4FS_XATTR_ENT_OFF_VALUE_INUM
+#define XE_VALUE_SIZE  EXT4FS_XATTR_ENT_OFF_VALUE_SIZE
+#define XE_HASH        EXT4FS_XATTR_ENT_OFF_HASH
+#define XE_NAME        EXT4FS_XATTR_ENT_OFF_NAME
 
 /* An entry takes its 16 bytes plus the name, padded to 4 bytes. */
 static inline uint32_t xattr_entry_len(uint8_t name_len)
