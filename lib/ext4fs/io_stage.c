@@ -295,7 +295,6 @@ struct ext4fs_io *ext4fs__stage_unwrap(struct ext4fs_io *io)
 	struct stage *st = io->priv;
 	struct ext4fs_io *inner = st->inner;
 
-	inner->stats = io->stats;
 	stage_free(st);
 	free(io->name);
 	free(io);

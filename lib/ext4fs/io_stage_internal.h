@@ -50,8 +50,8 @@ int ext4fs__stage_is(const struct ext4fs_io *io);
 
 /*
  * Undo ext4fs__stage_wrap(): free the staged copies (whatever their state)
- * and the wrapper, and return the channel below with the wrapper's
- * statistics.  Cannot fail.
+ * and the wrapper, and return the channel below (whose statistics count
+ * what really reached it: log, home and data writes).  Cannot fail.
  */
 struct ext4fs_io *ext4fs__stage_unwrap(struct ext4fs_io *io);
 

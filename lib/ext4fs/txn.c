@@ -304,6 +304,7 @@ int ext4fs_txn_checkpoint(struct ext4fs_fs *fs)
 
 static int stop(struct ext4fs_fs *fs, struct txn_state *ts)
 {
+	uint64_t logical;
 	int err;
 
 	ts->depth = 0;
@@ -313,7 +314,14 @@ static int stop(struct ext4fs_fs *fs, struct txn_state *ts)
 	if (err)
 		return fail(ts, err);
 	ext4fs__fs_hold_frees(fs, 0);
+	/*
+	 * "Lifetime writes" counted the staged (logical) bytes so far; the
+	 * channel below counted the log, home and data writes.  Move the mark
+	 * so what is left to count stays the same.
+	 */
+	logical = fs->io->stats.bytes_written;
 	fs->io = ext4fs__stage_unwrap(fs->io);
+	fs->io_written_counted += fs->io->stats.bytes_written - logical;
 	fs->primary_only = ts->saved_primary_only;
 	ext4fs_journal_close(ts->j);
 	ts->j = NULL;
