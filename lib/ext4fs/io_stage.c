@@ -10,6 +10,7 @@ struct staged_block {
 	unsigned char *data;        /* the block as the file system sees it now */
 	unsigned char *committed;   /* logged and changed since: what the log holds */
 	unsigned state;             /* EXT4FS__STAGE_* */
+	size_t pend_index;          /* place in the pending list while pending */
 	struct staged_block *next;  /* hash chain */
 };
 
@@ -20,7 +21,8 @@ struct stage {
 	struct staged_block **buckets;
 	size_t nbuckets;            /* a power of two */
 	size_t count;
-	size_t pending;
+	struct staged_block **pend; /* the pending blocks, in no order: a commit walks only these */
+	size_t pending, pend_cap;
 };
 
 static const struct ext4fs_io_ops stage_ops;
@@ -102,6 +104,14 @@ static int get_block(struct stage *st, uint64_t blk, int fill, struct staged_blo
 	return 0;
 }
 
+static void pend_remove(struct stage *st, struct staged_block *b)
+{
+	struct staged_block *last = st->pend[--st->pending];
+
+	st->pend[b->pend_index] = last;
+	last->pend_index = b->pend_index;
+}
+
 static void unlink_block(struct stage *st, struct staged_block *victim)
 {
 	struct staged_block **p = &st->buckets[bucket_of(st, victim->blk)];
@@ -111,7 +121,7 @@ static void unlink_block(struct stage *st, struct staged_block *victim)
 	*p = victim->next;
 	st->count--;
 	if (victim->state & EXT4FS__STAGE_PENDING)
-		st->pending--;
+		pend_remove(st, victim);
 	block_free(victim);
 }
 
@@ -125,8 +135,17 @@ static int make_pending(struct stage *st, struct staged_block *b)
 		memcpy(b->committed, b->data, st->bs);
 	}
 	if (!(b->state & EXT4FS__STAGE_PENDING)) {
+		if (st->pending == st->pend_cap) {
+			size_t cap = st->pend_cap ? st->pend_cap * 2 : 256;
+			struct staged_block **n = realloc(st->pend, cap * sizeof(*n));
+			if (!n)
+				return EXT4FS_E_NO_MEMORY;
+			st->pend = n;
+			st->pend_cap = cap;
+		}
+		b->pend_index = st->pending;
+		st->pend[st->pending++] = b;
 		b->state |= EXT4FS__STAGE_PENDING;
-		st->pending++;
 	}
 	return 0;
 }
@@ -227,6 +246,7 @@ static void drop_all(struct stage *st)
 static void stage_free(struct stage *st)
 {
 	drop_all(st);
+	free(st->pend);
 	free(st->buckets);
 	free(st);
 }
@@ -398,20 +418,31 @@ static int list_blocks(const struct stage *st, unsigned mask, int logged_view, s
 
 int ext4fs__stage_pending_list(const struct ext4fs_io *io, struct ext4fs__staged **out, size_t *n)
 {
-	return list_blocks(io->priv, EXT4FS__STAGE_PENDING, 0, out, n);
+	const struct stage *st = io->priv;
+	struct ext4fs__staged *v = malloc((st->pending ? st->pending : 1) * sizeof(*v));
+
+	*out = NULL;
+	*n = 0;
+	if (!v)
+		return EXT4FS_E_NO_MEMORY;
+	for (size_t i = 0; i < st->pending; i++)
+		v[i] = (struct ext4fs__staged){ st->pend[i]->blk, st->pend[i]->data };
+	qsort(v, st->pending, sizeof(*v), cmp_staged);
+	*out = v;
+	*n = st->pending;
+	return 0;
 }
 
 void ext4fs__stage_committed(struct ext4fs_io *io)
 {
 	struct stage *st = io->priv;
 
-	for (size_t i = 0; i < st->nbuckets; i++)
-		for (struct staged_block *b = st->buckets[i]; b; b = b->next)
-			if (b->state & EXT4FS__STAGE_PENDING) {
-				b->state = EXT4FS__STAGE_LOGGED;
-				free(b->committed);
-				b->committed = NULL;
-			}
+	for (size_t i = 0; i < st->pending; i++) {
+		struct staged_block *b = st->pend[i];
+		b->state = EXT4FS__STAGE_LOGGED;
+		free(b->committed);
+		b->committed = NULL;
+	}
 	st->pending = 0;
 }
 

@@ -135,7 +135,8 @@ uint64_t ext4fs__journal_txn_blocks(const struct ext4fs_journal *j, uint64_t nbl
 /*
  * Append one transaction: descriptor blocks and the blocks they describe
  * (escaped when they begin with the jbd2 magic), revoke blocks, then, after
- * a flush, the commit block and another flush.  When the log was empty the
+ * a flush, the commit block, unflushed: the caller flushes io before it
+ * writes anything home.  When the log was empty the
  * journal superblock gets s_start and s_sequence first.  Returns
  * EXT4FS_E_JOURNAL_FULL (nothing written) when the ring lacks room.  After
  * any other error the transaction did not commit and nothing more may be

@@ -17,7 +17,9 @@
  *               but that are free now, so replay must not write them
  *   commit      after a flush, so it is never durable before the rest;
  *               checksum v1 (crc32 over descriptors and data), v2/v3
- *               (crc32c of the commit block), then another flush.
+ *               (crc32c of the commit block).  It is not flushed here: the
+ *               next transaction's flush, or the caller's before writing
+ *               anything home, makes it durable (one flush per commit).
  *
  * The journal superblock is written only when the log goes from empty to
  * not empty (s_start, s_sequence: before the commit block, so a crash
@@ -192,24 +194,56 @@ struct txn_writer {
 	uint32_t v1_crc;           /* checksum v1 over descriptors and data */
 	unsigned char *blk;        /* descriptor, revoke or commit block */
 	unsigned char *data;       /* an escaped data block */
+	/* Log blocks on their way out: physically consecutive ones go in one write. */
+	unsigned char *batch;
+	uint64_t batch_pblk;
+	uint32_t batch_pos;        /* ring position of the first */
+	size_t batch_n;
 };
+
+#define BATCH_BLOCKS 256
+
+static int batch_out(struct txn_writer *w)
+{
+	struct ext4fs_journal *j = w->j;
+	int err;
+
+	if (!w->batch_n)
+		return 0;
+	err = ext4fs_io_write(w->io, w->batch_pblk * j->bs, w->batch, w->batch_n * j->bs);
+	w->batch_n = 0;
+	if (err)
+		return ext4fs__fs_fail(j->fs, err, "writing journal blocks from %u (block %llu): %s", w->batch_pos,
+				       (unsigned long long)w->batch_pblk, ext4fs_strerror(err));
+	return 0;
+}
 
 static int log_write(struct txn_writer *w, const void *buf)
 {
 	struct ext4fs_journal *j = w->j;
 	uint64_t pblk = ext4fs__journal_pblk(j, w->pos);
-	int err = ext4fs_io_write(w->io, pblk * j->bs, buf, j->bs);
+	int err;
 
-	if (err)
-		return ext4fs__fs_fail(j->fs, err, "writing journal block %u (block %llu): %s", w->pos,
-				       (unsigned long long)pblk, ext4fs_strerror(err));
+	if (w->batch_n && (w->batch_n == BATCH_BLOCKS || pblk != w->batch_pblk + w->batch_n) &&
+	    (err = batch_out(w)))
+		return err;
+	if (!w->batch_n) {
+		w->batch_pblk = pblk;
+		w->batch_pos = w->pos;
+	}
+	memcpy(w->batch + w->batch_n * j->bs, buf, j->bs);
+	w->batch_n++;
 	w->pos = ring_next(j, w->pos);
 	return 0;
 }
 
 static int flush(struct txn_writer *w)
 {
-	int err = ext4fs_io_flush(w->io);
+	int err = batch_out(w);
+
+	if (err)
+		return err;
+	err = ext4fs_io_flush(w->io);
 
 	return err ? ext4fs__fs_fail(w->j->fs, err, "flushing the journal: %s", ext4fs_strerror(err)) : 0;
 }
@@ -263,7 +297,8 @@ static int write_descriptor(struct txn_writer *w, const struct ext4fs__jblock *b
 		}
 	}
 	set_tail_csum(j, w->blk);
-	w->v1_crc = ext4fs_journal_crc32_be(w->v1_crc, w->blk, j->bs);
+	if (j->v1_csum)
+		w->v1_crc = ext4fs_journal_crc32_be(w->v1_crc, w->blk, j->bs);
 	if ((err = log_write(w, w->blk)))
 		return err;
 	for (size_t i = 0; i < n; i++) {
@@ -273,7 +308,8 @@ static int write_descriptor(struct txn_writer *w, const struct ext4fs__jblock *b
 			memset(w->data, 0, 4);
 			src = w->data;
 		}
-		w->v1_crc = ext4fs_journal_crc32_be(w->v1_crc, src, j->bs);
+		if (j->v1_csum)
+			w->v1_crc = ext4fs_journal_crc32_be(w->v1_crc, src, j->bs);
 		if ((err = log_write(w, src)))
 			return err;
 	}
@@ -361,7 +397,7 @@ int ext4fs__journal_write_txn(struct ext4fs_journal *j, struct ext4fs_io *io, co
 {
 	uint64_t need = ext4fs__journal_txn_blocks(j, nblocks, nrevokes);
 	uint64_t per_desc = tags_per_descriptor(j);
-	struct txn_writer w = { j, io, j->next_tid, j->head, ~0U, NULL, NULL };
+	struct txn_writer w = { .j = j, .io = io, .tid = j->next_tid, .pos = j->head, .v1_crc = ~0U };
 	int err = 0;
 
 	/* One block stays free so a full ring is never taken for an empty one. */
@@ -375,7 +411,8 @@ int ext4fs__journal_write_txn(struct ext4fs_journal *j, struct ext4fs_io *io, co
 				       "the journal lacks the revoke feature that a freed block needs");
 	w.blk = malloc(j->bs);
 	w.data = malloc(j->bs);
-	if (!w.blk || !w.data) {
+	w.batch = malloc((size_t)BATCH_BLOCKS * j->bs);
+	if (!w.blk || !w.data || !w.batch) {
 		err = ext4fs__fs_fail(j->fs, EXT4FS_E_NO_MEMORY, "no memory to write a transaction");
 		goto out;
 	}
@@ -390,7 +427,7 @@ int ext4fs__journal_write_txn(struct ext4fs_journal *j, struct ext4fs_io *io, co
 	if (!err)
 		err = write_commit(&w, sec, nsec);
 	if (!err)
-		err = flush(&w);
+		err = batch_out(&w);
 	if (!err) {
 		if (!j->tail)
 			j->tail = j->head;
@@ -400,6 +437,7 @@ int ext4fs__journal_write_txn(struct ext4fs_journal *j, struct ext4fs_io *io, co
 out:
 	free(w.blk);
 	free(w.data);
+	free(w.batch);
 	return err;
 }
 

@@ -27,12 +27,16 @@
  *                  (journal_write.c): descriptors, blocks, revokes, the
  *                  journal superblock when the log was empty, a flush that
  *                  also makes file data written since the last commit
- *                  durable, the commit block, a flush.
+ *                  durable (and the previous commit block), the commit
+ *                  block.
  *               Crash before the commit block is durable: replay ignores
- *               the transaction, the disk holds the state of the last
- *               commit (home blocks were not touched).  After: replay
- *               writes the transaction whole.
- *   checkpoint  the logged blocks go home (their committed contents, even
+ *               the transaction, the disk holds the state of the commit
+ *               before (home blocks were not touched).  After: replay
+ *               writes the transaction whole.  One flush per commit: the
+ *               commit block becomes durable with the next flush, so a
+ *               power cut may lose the last commit, never order.
+ *   checkpoint  a flush (the last commit block), the logged blocks go
+ *               home (their committed contents, even
  *               when the running transaction changed them since), a flush,
  *               then the journal superblock says empty, a flush.  Crash in
  *               between: replay writes the same blocks again.
@@ -205,6 +209,10 @@ static int checkpoint(struct ext4fs_fs *fs, struct txn_state *ts)
 
 	if (ext4fs__journal_ring_used(ts->j) == 0)
 		return 0;
+	/* The last commit block must be durable before any block goes home. */
+	err = ext4fs_io_flush(inner);
+	if (err)
+		return ext4fs__fs_fail(fs, err, "flushing %s: %s", inner->name, ext4fs_strerror(err));
 	err = ext4fs__stage_checkpoint(fs->io);
 	if (err)
 		return ext4fs__fs_fail(fs, err, "writing journalled blocks home: %s", ext4fs_strerror(err));

@@ -60,7 +60,10 @@ int ext4fs_txn_begin(struct ext4fs_fs *fs);
  * changed since the last commit: held frees are done, the handle's
  * bitmaps, descriptors and superblock are flushed into the staging area,
  * and everything staged goes to the journal as one transaction, written
- * and flushed when this returns.  When the log lacks room the transactions
+ * when this returns, in order: a crash from then on replays it whole, or,
+ * when the disk had not yet made its commit block durable (that takes the
+ * flush of the next commit, a checkpoint or ext4fs_txn_stop()), leaves
+ * the state of the commit before; never a part of it.  When the log lacks room the transactions
  * before are checkpointed first.  Errors: EXT4FS_E_INVALID_ARG (not
  * journalled), EXT4FS_E_JOURNAL_FULL (the transaction is larger than the
  * whole journal: nothing was written), EXT4FS_E_TXN_FAILED, write and flush
