@@ -54,8 +54,9 @@ struct ext4fs_fs {
 	/* The live bitmaps changed since open (ext4fs_bitmap_changed()), by EXT4FS_*_BITMAP. */
 	unsigned char bitmap_changed[2];
 	int primary_only;                       /* flush leaves the backup copies alone */
-	int hold_frees;                         /* frees are recorded in held, not done (txn.c) */
+	int hold_frees;                         /* journalled (txn.c): frees are recorded in held, not done, */
 	struct extset held;
+	struct extset fresh;                    /* and blocks taken since the last commit are noted here */
 	uint64_t io_written_counted;            /* io bytes written already in s_kbytes_written */
 	int time_fixed;
 	int64_t fixed_sec;

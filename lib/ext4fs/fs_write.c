@@ -54,6 +54,7 @@ static void write_close(struct ext4fs_fs *fs, void *ctx)
 	ext4fs_bitmap_free(fs->inode_map);
 	free(fs->group_dirty);
 	ext4fs__extset_free(&fs->held);
+	ext4fs__extset_free(&fs->fresh);
 	fs->block_map = fs->inode_map = NULL;
 	fs->group_dirty = NULL;
 }
@@ -149,9 +150,47 @@ static int check_range(struct ext4fs_fs *fs, uint64_t blk, uint64_t count, const
 	return 0;
 }
 
+/* Write or zero [blk, blk + count) through the staging channel's side door, or through it. */
+static int data_io(struct ext4fs_fs *fs, uint64_t blk, uint64_t count, const unsigned char *buf, int through)
+{
+	uint32_t bs = fs->geom.block_size;
+
+	if (through)
+		return ext4fs__stage_write_through(fs->io, blk * bs, buf, count * bs);
+	return buf ? ext4fs_io_write(fs->io, blk * bs, buf, (size_t)(count * bs)) :
+		     ext4fs_io_zeroout(fs->io, blk * bs, count * bs);
+}
+
+/*
+ * Journalled file data: runs of blocks taken since the last commit go to
+ * the disk at once (ordered), runs over older blocks are staged with the
+ * metadata (an overwrite commits whole or not at all).
+ */
+static int data_write_journalled(struct ext4fs_fs *fs, uint64_t blk, uint64_t count, const unsigned char *buf)
+{
+	uint32_t bs = fs->geom.block_size;
+	uint64_t done = 0;
+
+	while (done < count) {
+		int fresh = ext4fs__extset_count(&fs->fresh, blk + done, 1) == 1;
+		uint64_t run = 1;
+		int err;
+
+		while (done + run < count &&
+		       (ext4fs__extset_count(&fs->fresh, blk + done + run, 1) == 1) == fresh)
+			run++;
+		err = data_io(fs, blk + done, run, buf ? buf + done * bs : NULL, fresh);
+		if (err)
+			return err;
+		done += run;
+	}
+	return 0;
+}
+
 /*
  * Write (buf) or zero (buf NULL) count blocks from blk.  data: file data,
- * which in journalled mode goes past the staging channel to the disk.
+ * which in journalled mode goes past the staging channel to the disk when
+ * the blocks are fresh.
  */
 static int write_blocks(struct ext4fs_fs *fs, uint64_t blk, uint64_t count, const void *buf, int data)
 {
@@ -169,11 +208,9 @@ static int write_blocks(struct ext4fs_fs *fs, uint64_t blk, uint64_t count, cons
 				       (unsigned long long)count);
 	cache_forget(fs, blk, count);
 	if (data && ext4fs__stage_is(fs->io))
-		err = ext4fs__stage_write_through(fs->io, blk * bs, buf, count * bs);
-	else if (buf)
-		err = ext4fs_io_write(fs->io, blk * bs, buf, (size_t)(count * bs));
+		err = data_write_journalled(fs, blk, count, buf);
 	else
-		err = ext4fs_io_zeroout(fs->io, blk * bs, count * bs);
+		err = data_io(fs, blk, count, buf, 0);
 	if (err)
 		return ext4fs__fs_fail(fs, err, "%s %sblock %llu%s: %s", what, data ? "data " : "",
 				       (unsigned long long)blk, count > 1 ? " and following" : "", ext4fs_strerror(err));
@@ -309,6 +346,9 @@ static int mark_blocks(struct ext4fs_fs *fs, uint64_t blk, uint64_t count, int u
 		ext4fs__bitmap_set_range(fs->block_map, blk, count);
 	else
 		ext4fs__bitmap_clear_range(fs->block_map, blk, count);
+	/* Without the note the blocks' data is merely journalled: no harm when memory is short. */
+	if (used && fs->hold_frees)
+		(void)ext4fs__extset_add(&fs->fresh, blk, count);
 
 	for (uint64_t b = blk; b < blk + count;) {
 		uint32_t g = ext4fs_group_of_block(fs, b);
@@ -346,6 +386,11 @@ int ext4fs_blocks_mark_free(struct ext4fs_fs *fs, uint64_t blk, uint64_t count)
 void ext4fs__fs_hold_frees(struct ext4fs_fs *fs, int on)
 {
 	fs->hold_frees = on != 0;
+}
+
+void ext4fs__fs_forget_fresh(struct ext4fs_fs *fs)
+{
+	ext4fs__extset_free(&fs->fresh);
 }
 
 uint64_t ext4fs__fs_held_blocks(const struct ext4fs_fs *fs)

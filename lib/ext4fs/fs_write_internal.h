@@ -35,6 +35,16 @@ void ext4fs__fs_group_desc_update(struct ext4fs_fs *fs, uint32_t g, const struct
  */
 void ext4fs__fs_hold_frees(struct ext4fs_fs *fs, int on);
 
+/*
+ * Forget which blocks were taken since the last commit.  While frees are
+ * held, every block marked in use is noted as fresh: file data written to
+ * a fresh block goes straight to the disk (nothing committed points at it
+ * yet), data written over an older block is staged and journalled like
+ * metadata, so the committed state never sees part of an overwrite.
+ * Cannot fail.
+ */
+void ext4fs__fs_forget_fresh(struct ext4fs_fs *fs);
+
 /* Blocks held back from being freed (0 when none).  Cannot fail. */
 uint64_t ext4fs__fs_held_blocks(const struct ext4fs_fs *fs);
 

@@ -4,7 +4,10 @@
  * Design
  *   The handle's channel is swapped for a staging channel
  *   (io_stage_internal.h): every metadata write lands in memory, reads see
- *   it, file data passes straight through (ext4fs_data_write).  The write
+ *   it.  File data (ext4fs_data_write) written to blocks taken since the
+ *   last commit passes straight through to the disk (ordered: nothing
+ *   committed points there); data written over older blocks is staged and
+ *   journalled like metadata, so an overwrite is never half committed.  The write
  *   layer holds frees back (fs_write_internal.h) so a block freed by the
  *   running transaction stays in use until that transaction commits.  The
  *   journal's own blocks are written below the staging channel.
@@ -276,6 +279,7 @@ static int commit_now(struct ext4fs_fs *fs, struct txn_state *ts)
 	if (err)
 		return err;
 	ext4fs__stage_committed(fs->io);
+	ext4fs__fs_forget_fresh(fs);
 	ts->stats.commits++;
 	ts->stats.blocks_logged += n;
 	ts->stats.log_blocks += need;
@@ -322,6 +326,7 @@ static int stop(struct ext4fs_fs *fs, struct txn_state *ts)
 	if (err)
 		return fail(ts, err);
 	ext4fs__fs_hold_frees(fs, 0);
+	ext4fs__fs_forget_fresh(fs);
 	/*
 	 * "Lifetime writes" counted the staged (logical) bytes so far; the
 	 * channel below counted the log, home and data writes.  Move the mark

@@ -6,9 +6,11 @@
  * journal can be switched to journalled mode.  From then on every metadata
  * block a call changes (inodes, extent and index blocks, directory and
  * htree blocks, xattr blocks, bitmaps, group descriptors, the superblock,
- * the orphan file) is staged in memory instead of written home; file data
- * goes to the disk at once (ordered mode: it is flushed before the
- * transaction that makes it reachable commits).  A commit writes the staged
+ * the orphan file) is staged in memory instead of written home.  File data
+ * written to newly allocated blocks goes to the disk at once (ordered mode:
+ * it is flushed before the transaction that makes it reachable commits);
+ * data written over blocks the file already had is journalled with the
+ * metadata, so a crash never leaves an overwrite half done.  A commit writes the staged
  * blocks to the journal as one jbd2 transaction; later, a checkpoint writes
  * them home and marks the journal empty.  After a crash the kernel, e2fsck
  * and e4fsck replay every transaction that committed, whole, and nothing of
