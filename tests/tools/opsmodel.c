@@ -16,6 +16,12 @@
  *     -J N         journalled mode (txn.h): commit every N operations; before each
  *                  check the handle leaves journalled mode (commit, checkpoint) and
  *                  enters it again after
+ *     -M FILE      with -J: after opening and after every commit, append the
+ *                  number of commits so far and the hash of the model's tree
+ *                  (names, types, modes, sizes, link counts, contents,
+ *                  symlink targets) to FILE: the states a crash may leave
+ *     -P           print the hash of IMAGE's tree, computed the same way from
+ *                  the disk, and exit (the image is not changed)
  *     -X END       with -J: end after the last batch's operations and a commit,
  *                  without the last check: "crash" exits at once, leaving the
  *                  log to replay (needs_recovery set); "clean" leaves journalled
@@ -543,6 +549,144 @@ static void check_node(struct node *n)
 	free(buf);
 }
 
+/* -- manifests: one hash for a whole tree, from the model or from the disk -- */
+
+static uint64_t fnv(uint64_t h, const void *p, size_t n)
+{
+	const unsigned char *b = p;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ b[i]) * 0x100000001B3ULL;
+	return h;
+}
+
+#define FNV_START 0xCBF29CE484222325ULL
+
+/* One entry: its line goes into the tree's hash. */
+static uint64_t manifest_line(uint64_t h, const char *path, char type, unsigned mode, uint64_t size,
+			      unsigned nlink, uint64_t content, const char *target)
+{
+	char line[4096 + 600];
+	int n = snprintf(line, sizeof(line), "%s %c %o %llu %u %016llx %s\n", path, type, mode,
+			 (unsigned long long)size, nlink, (unsigned long long)content, target ? target : "-");
+	return fnv(h, line, (size_t)n);
+}
+
+static int cmp_names(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static uint64_t model_hash(const struct node *dir, uint64_t h)
+{
+	const char **names = malloc((dir->nkids + 1) * sizeof(*names));
+	char path[4096];
+
+	for (size_t i = 0; i < dir->nkids; i++)
+		names[i] = dir->kids[i]->name;
+	qsort(names, dir->nkids, sizeof(*names), cmp_names);
+	for (size_t i = 0; i < dir->nkids; i++) {
+		struct node *k = kid((struct node *)dir, names[i]);
+		const struct fobj *o = k->obj;
+		path_of(k, path, sizeof(path));
+		if (o->is_dir) {
+			h = manifest_line(h, path, 'd', EXT4FS_S_IFDIR | 0755, 0, (unsigned)(2 + subdirs(k)), 0, NULL);
+			h = model_hash(k, h);
+		} else if (o->target) {
+			h = manifest_line(h, path, 'l', EXT4FS_S_IFLNK | 0777, strlen(o->target), (unsigned)o->nlink, 0,
+					  o->target);
+		} else {
+			h = manifest_line(h, path, 'f', EXT4FS_S_IFREG | 0644, o->size, (unsigned)o->nlink,
+					  fnv(FNV_START, o->data, o->size), NULL);
+		}
+	}
+	free(names);
+	return h;
+}
+
+struct name_list { char **v; size_t n, cap; uint32_t *ino; };
+
+static int list_entry(const struct ext4fs_dirent *de, void *arg)
+{
+	struct name_list *l = arg;
+	if ((de->name_len == 1 && de->name[0] == '.') || (de->name_len == 2 && !memcmp(de->name, "..", 2)))
+		return 0;
+	if (l->n == l->cap) {
+		l->cap = l->cap ? l->cap * 2 : 16;
+		l->v = realloc(l->v, l->cap * sizeof(*l->v));
+		if (!l->v)
+			die("out of memory");
+	}
+	l->v[l->n] = malloc(de->name_len + 1 + 4);
+	memcpy(l->v[l->n], de->name, de->name_len);
+	l->v[l->n][de->name_len] = '\0';
+	/* The inode number rides after the name's NUL so sorting keeps them together. */
+	memcpy(l->v[l->n] + de->name_len + 1, &de->inode, 4);
+	l->n++;
+	return 0;
+}
+
+static uint64_t disk_hash(uint32_t dir_ino, const char *dir_path, uint64_t h)
+{
+	struct name_list l = { 0 };
+	struct ext4fs_inode din;
+	char path[4096];
+
+	check(ext4fs_inode_read(fs, dir_ino, &din), dir_path);
+	check(ext4fs_dir_iterate(fs, dir_ino, &din, 0, list_entry, &l), dir_path);
+	qsort(l.v, l.n, sizeof(*l.v), cmp_names);
+	for (size_t i = 0; i < l.n; i++) {
+		struct ext4fs_inode in;
+		uint32_t ino;
+		memcpy(&ino, l.v[i] + strlen(l.v[i]) + 1, 4);
+		if (dir_ino == EXT4FS_ROOT_INO && !strcmp(l.v[i], "lost+found"))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", strcmp(dir_path, "/") ? dir_path : "", l.v[i]);
+		check(ext4fs_inode_read(fs, ino, &in), path);
+		if (EXT4FS_ISDIR(in.i_mode)) {
+			h = manifest_line(h, path, 'd', in.i_mode, 0, in.i_links_count, 0, NULL);
+			h = disk_hash(ino, path, h);
+		} else if (EXT4FS_ISLNK(in.i_mode)) {
+			char target[300];
+			size_t len;
+			check(ext4fs_symlink_target(fs, ino, &in, target, sizeof(target) - 1, &len), path);
+			target[len] = '\0';
+			h = manifest_line(h, path, 'l', in.i_mode, len, in.i_links_count, 0, target);
+		} else {
+			uint64_t size = ext4fs_inode_size(&in);
+			unsigned char *buf = malloc(size + 1);
+			size_t got = 0;
+			check(ext4fs_file_read(fs, ino, &in, 0, buf, size, &got), path);
+			h = manifest_line(h, path, 'f', in.i_mode, size, in.i_links_count, fnv(FNV_START, buf, got), NULL);
+			free(buf);
+		}
+		free(l.v[i]);
+	}
+	free(l.v);
+	return h;
+}
+
+static const char *manifest_file;
+static unsigned long commits_done;
+
+static void record_state(void)
+{
+	FILE *f;
+	if (!manifest_file)
+		return;
+	f = fopen(manifest_file, "a");
+	if (!f)
+		die("opening %s: %s", manifest_file, strerror(errno));
+	fprintf(f, "%lu %016llx\n", commits_done, (unsigned long long)model_hash(&root_node, FNV_START));
+	fclose(f);
+}
+
+static void commit(void)
+{
+	check(ext4fs_txn_commit(fs), "commit");
+	commits_done++;
+	record_state();
+}
+
 /* -- image -- */
 
 static void make_image(uint32_t bs, uint64_t blocks, int no_csum, int no_flex, int no_extents)
@@ -655,7 +799,7 @@ static void end_journalled(const char *how)
 {
 	struct ext4fs_txn_room room;
 
-	check(ext4fs_txn_commit(fs), "commit");
+	commit();
 	check(ext4fs_txn_room(fs, &room), "journal room");
 	print_txn_stats();
 	printf("log: %llu of %llu ring blocks to replay%s\n", (unsigned long long)room.ring_used,
@@ -676,8 +820,9 @@ int main(int argc, char **argv)
 	uint64_t blocks = 16384, seed = 1;
 	int no_csum = 0, no_flex = 0, no_extents = 0, fill = 0, c;
 	const char *end_mode = NULL;
+	int print_hash = 0;
 
-	while ((c = getopt(argc, argv, "b:n:CFEs:B:o:fJ:X:")) != -1) {
+	while ((c = getopt(argc, argv, "b:n:CFEs:B:o:fJ:X:M:P")) != -1) {
 		switch (c) {
 		case 'b': bs = (uint32_t)strtoul(optarg, NULL, 0); break;
 		case 'n': blocks = strtoull(optarg, NULL, 0); break;
@@ -690,6 +835,8 @@ int main(int argc, char **argv)
 		case 'f': fill = 1; break;
 		case 'J': commit_every = (uint32_t)strtoul(optarg, NULL, 0); break;
 		case 'X': end_mode = optarg; break;
+		case 'M': manifest_file = optarg; break;
+		case 'P': print_hash = 1; break;
 		default:
 			fprintf(stderr, "usage: opsmodel [-b BS] [-n BLOCKS] [-CFE] [-s SEED] [-B N] [-o N] [-f] IMAGE\n");
 			return 2;
@@ -704,10 +851,20 @@ int main(int argc, char **argv)
 		return 77;
 	}
 	image = argv[optind];
+	if (print_hash) {
+		struct ext4fs_open_opts o = { .flags = 0 };
+		char msg[256];
+		if (ext4fs_open(image, &o, &fs, msg, sizeof(msg)))
+			die("open: %s", msg);
+		printf("%016llx\n", (unsigned long long)disk_hash(EXT4FS_ROOT_INO, "/", FNV_START));
+		ext4fs_close(fs);
+		return 0;
+	}
 	rng_state = seed * 0x9E3779B97F4A7C15ULL + 1;
 	root_node.obj = &root_obj;
 	make_image(bs, blocks, no_csum, no_flex, no_extents);
 	open_image();
+	record_state();
 	if (fill) {
 		fill_test();
 		check(ext4fs_close_flush(fs), "close");
@@ -730,7 +887,7 @@ int main(int argc, char **argv)
 			default: op_rename(); break;
 			}
 			if (commit_every && op_no % commit_every == 0)
-				check(ext4fs_txn_commit(fs), "commit");
+				commit();
 		}
 		if (end_mode && commit_every && b + 1 == batches)
 			end_journalled(end_mode);
