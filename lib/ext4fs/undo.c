@@ -16,6 +16,12 @@
  * new was saved if the header on disk says "finished" (after a flush): the
  * file then no longer describes the file system as it will be.
  *
+ * With EXT4FS_UNDO_APPEND an existing file is carried on (resume()): its
+ * keys are walked as the apply walks them, their regions count as saved,
+ * and the writer takes up where the file ends: in the last key block if it
+ * has room, else in a new one at the block after the last key's data, the
+ * place the writer that filled it had set aside.
+ *
  * The header's superblock copy and sb_crc are the file system's superblock
  * at the time of the commit (flush and close write the final one): e2undo
  * refuses to apply the file unless the file system's superblock is still
@@ -94,6 +100,8 @@ struct undo_channel {
 	struct extset saved;       /* region numbers already in the file */
 	unsigned char *keyb;       /* the key block being filled */
 	unsigned char *buf;        /* one block of old contents */
+	uint64_t super_blk;        /* where the superblock copy goes */
+	uint64_t first_key_blk;    /* where the first key block is */
 	uint64_t key_blk;          /* where keyb goes */
 	uint64_t next_blk;         /* next free block of the file */
 	uint64_t num_keys;
@@ -116,6 +124,146 @@ static int pread_all(int fd, void *buf, size_t len, uint64_t offset)
 static uint64_t div_round_up(uint64_t n, uint64_t d)
 {
 	return n / d + (n % d != 0);
+}
+
+/* -- Reading an undo file --------------------------------------------------- */
+
+struct undo_file {
+	int fd;
+	uint64_t file_size;
+	uint64_t file_blocks;      /* blocks the file holds, the last one possibly partial */
+	uint32_t block_size;
+	uint32_t fs_block_size;
+	uint64_t num_keys;
+	uint64_t super_blk;
+	uint64_t key_blk;
+	uint32_t sb_crc;
+	uint32_t state;
+	uint32_t compat;
+	uint64_t fs_offset;
+	unsigned char *keyb;       /* after walk_keys(): the last key block read */
+	unsigned char *buf;
+	uint64_t last_key_blk;     /* after walk_keys(): where the last key block is, */
+	size_t last_keys;          /* how many keys it holds, */
+	uint64_t end_blk;          /* and the block after the last key's data */
+};
+
+/* What walk_keys() calls for each key whose numbers are in range; data_blk is where its data starts. */
+typedef int (*key_fn)(struct undo_file *uf, void *ctx, const unsigned char *key, uint64_t data_blk);
+
+/* Read and check the header; res (may be NULL) gets what it says. */
+static int read_header(struct undo_file *uf, struct ext4fs_undo_result *res)
+{
+	unsigned char hdr[HDR_SIZE];
+	uint32_t incompat, rocompat;
+	int err;
+
+	if (uf->file_size < HDR_SIZE)
+		return EXT4FS_E_UNDO_CORRUPT;
+	if ((err = pread_all(uf->fd, hdr, sizeof(hdr), 0)))
+		return err;
+	if (memcmp(hdr + HDR_MAGIC, UNDO_MAGIC, 8) != 0)
+		return EXT4FS_E_UNDO_CORRUPT;
+	if (le32_load(hdr + HDR_CRC) != ext4fs_crc32c(~0U, hdr, HDR_CRC))
+		return EXT4FS_E_UNDO_CORRUPT;
+	uf->num_keys = le64_load(hdr + HDR_NUM_KEYS);
+	uf->super_blk = le64_load(hdr + HDR_SUPER_OFFSET);
+	uf->key_blk = le64_load(hdr + HDR_KEY_OFFSET);
+	uf->block_size = le32_load(hdr + HDR_BLOCK_SIZE);
+	uf->fs_block_size = le32_load(hdr + HDR_FS_BLOCK_SIZE);
+	uf->sb_crc = le32_load(hdr + HDR_SB_CRC);
+	uf->state = le32_load(hdr + HDR_STATE);
+	incompat = le32_load(hdr + HDR_F_INCOMPAT);
+	rocompat = le32_load(hdr + HDR_F_ROCOMPAT);
+	uf->compat = le32_load(hdr + HDR_F_COMPAT);
+	uf->fs_offset = (uf->compat & UNDO_COMPAT_FS_OFFSET) ? le64_load(hdr + HDR_FS_OFFSET) : 0;
+	if (res) {
+		res->keys = uf->num_keys;
+		res->block_size = uf->block_size;
+		res->fs_block_size = uf->fs_block_size;
+		res->fs_offset = uf->fs_offset;
+		res->finished = (uf->state & UNDO_STATE_FINISHED) != 0;
+	}
+	if (uf->block_size < UNDO_MIN_BLOCK || uf->block_size > UNDO_MAX_BLOCK ||
+	    uf->fs_block_size < UNDO_MIN_BLOCK || uf->fs_block_size > UNDO_MAX_BLOCK)
+		return EXT4FS_E_UNDO_CORRUPT;
+	if (incompat || rocompat)
+		return EXT4FS_E_UNSUPP_FEATURE;
+	uf->file_blocks = div_round_up(uf->file_size, uf->block_size);
+	/* Each key needs a block of data of its own. */
+	if (uf->num_keys > uf->file_blocks)
+		return EXT4FS_E_UNDO_CORRUPT;
+	if (uf->super_blk >= uf->file_blocks ||
+	    uf->super_blk * uf->block_size + SB_SIZE > uf->file_size)
+		return EXT4FS_E_UNDO_CORRUPT;
+	if (uf->num_keys && uf->key_blk >= uf->file_blocks)
+		return EXT4FS_E_UNDO_CORRUPT;
+	return 0;
+}
+
+/* The file system's superblock must be the copy the undo file holds, magic restored. */
+static int check_super(struct undo_file *uf, struct ext4fs_io *target)
+{
+	unsigned char fs_sb[SB_SIZE], copy[SB_SIZE];
+	int err;
+
+	if ((err = ext4fs_io_read(target, SB_OFFSET, fs_sb, SB_SIZE)))
+		return err;
+	if ((err = pread_all(uf->fd, copy, SB_SIZE, uf->super_blk * uf->block_size)))
+		return err;
+	copy[SB_MAGIC_AT] = (unsigned char)~copy[SB_MAGIC_AT];
+	copy[SB_MAGIC_AT + 1] = (unsigned char)~copy[SB_MAGIC_AT + 1];
+	if (memcmp(fs_sb, copy, SB_SIZE) != 0)
+		return EXT4FS_E_UNDO_WRONG_FS;
+	if (ext4fs_crc32c(~0U, copy, SB_SIZE) != uf->sb_crc)
+		return EXT4FS_E_UNDO_CORRUPT;
+	return 0;
+}
+
+/*
+ * Walk every key: check each key block's magic and checksum and each key's
+ * size and that its data lies in the file, then call fn.  Bounded by the
+ * key count, which read_header() bounded by the file's size.
+ */
+static int walk_keys(struct undo_file *uf, key_fn fn, void *ctx)
+{
+	size_t keys_per_block = uf->block_size / KEY_SIZE - 1;
+	uint64_t i, lblk = uf->key_blk;
+	int err;
+
+	uf->last_key_blk = uf->key_blk;
+	uf->last_keys = 0;
+	for (i = 0; i < uf->num_keys; ) {
+		uint32_t stored;
+		size_t j;
+
+		if (lblk >= uf->file_blocks || (lblk + 1) * uf->block_size > uf->file_size)
+			return EXT4FS_E_UNDO_CORRUPT;
+		if ((err = pread_all(uf->fd, uf->keyb, uf->block_size, lblk * uf->block_size)))
+			return err;
+		if (le32_load(uf->keyb + KB_MAGIC) != UNDO_KEYBLOCK_MAGIC)
+			return EXT4FS_E_UNDO_CORRUPT;
+		stored = le32_load(uf->keyb + KB_CRC);
+		le32_store(uf->keyb + KB_CRC, 0);
+		if (ext4fs_crc32c(~0U, uf->keyb, uf->block_size) != stored)
+			return EXT4FS_E_UNDO_CORRUPT;
+		uf->last_key_blk = lblk++;
+		for (j = 0; j < keys_per_block && i < uf->num_keys; j++, i++) {
+			const unsigned char *key = uf->keyb + KB_KEYS + j * KEY_SIZE;
+			uint32_t len = le32_load(key + KEY_LEN);
+
+			if (len == 0 || len > UNDO_MAX_KEY_BLOCKS * uf->block_size)
+				return EXT4FS_E_UNDO_CORRUPT;
+			if (lblk > uf->file_blocks || lblk * uf->block_size + len > uf->file_size)
+				return EXT4FS_E_UNDO_CORRUPT;
+			if ((err = fn(uf, ctx, key, lblk)))
+				return err;
+			lblk += div_round_up(len, uf->block_size);
+		}
+		uf->last_keys = j;
+	}
+	uf->end_blk = lblk;
+	return 0;
 }
 
 /* -- Writing -------------------------------------------------------------- */
@@ -146,8 +294,8 @@ static int commit(struct undo_channel *uc, int finished)
 	memset(hdr, 0, sizeof(hdr));
 	memcpy(hdr + HDR_MAGIC, UNDO_MAGIC, 8);
 	le64_store(hdr + HDR_NUM_KEYS, uc->num_keys);
-	le64_store(hdr + HDR_SUPER_OFFSET, SUPER_BLK);
-	le64_store(hdr + HDR_KEY_OFFSET, FIRST_KEY_BLK);
+	le64_store(hdr + HDR_SUPER_OFFSET, uc->super_blk);
+	le64_store(hdr + HDR_KEY_OFFSET, uc->first_key_blk);
 	le32_store(hdr + HDR_BLOCK_SIZE, uc->block_size);
 	le32_store(hdr + HDR_FS_BLOCK_SIZE, uc->block_size);
 	le32_store(hdr + HDR_SB_CRC, ext4fs_crc32c(~0U, sb, SB_SIZE));
@@ -159,7 +307,7 @@ static int commit(struct undo_channel *uc, int finished)
 		return err;
 	sb[SB_MAGIC_AT] = (unsigned char)~sb[SB_MAGIC_AT];
 	sb[SB_MAGIC_AT + 1] = (unsigned char)~sb[SB_MAGIC_AT + 1];
-	if ((err = ext4fs__pwrite_full(uc->fd, sb, sizeof(sb), (uint64_t)SUPER_BLK * uc->block_size)))
+	if ((err = ext4fs__pwrite_full(uc->fd, sb, sizeof(sb), uc->super_blk * uc->block_size)))
 		return err;
 	if (fsync(uc->fd) < 0)
 		return -errno;
@@ -368,15 +516,78 @@ static int fs_block_size(struct ext4fs_io *inner, uint32_t *block_size)
 	return 0;
 }
 
+/* Mark a key of the file being resumed as saved. */
+static int resume_key(struct undo_file *uf, void *ctx, const unsigned char *key, uint64_t data_blk)
+{
+	struct undo_channel *uc = ctx;
+	uint64_t fsblk = le64_load(key + KEY_FSBLK);
+	uint64_t blocks = div_round_up(le32_load(key + KEY_LEN), uf->block_size);
+	uint64_t fs_blocks = div_round_up(uc->inner->size, uc->block_size);
+
+	(void)data_blk;
+	if (fsblk > fs_blocks || blocks > fs_blocks - fsblk)
+		return EXT4FS_E_UNDO_CORRUPT;
+	return ext4fs__extset_add(&uc->saved, fsblk, blocks);
+}
+
+/*
+ * Carry on with an undo file made against this file system as it now is
+ * (e2fsprogs' tools do so with -z FILE): its keys' blocks count as saved,
+ * new data goes after the last key's, in the last key block while it has
+ * room.  The superblock copy and the first key block must come before the
+ * data, so that appending never writes over them.
+ */
+static int resume(struct undo_channel *uc, uint64_t file_size)
+{
+	struct undo_file uf;
+	int err;
+
+	memset(&uf, 0, sizeof(uf));
+	uf.fd = uc->fd;
+	uf.file_size = file_size;
+	uf.keyb = uc->keyb;
+	uf.buf = uc->buf;
+	if ((err = read_header(&uf, NULL)))
+		return err;
+	if (uf.block_size != uc->block_size || uf.fs_block_size != uc->block_size)
+		return EXT4FS_E_UNDO_WRONG_FS;
+	if (uf.super_blk == 0 || uf.key_blk <= uf.super_blk)
+		return EXT4FS_E_UNDO_CORRUPT;
+	if ((err = check_super(&uf, uc->inner)) || (err = walk_keys(&uf, resume_key, uc)))
+		return err;
+	uc->num_keys = uf.num_keys;
+	uc->super_blk = uf.super_blk;
+	uc->first_key_blk = uf.key_blk;
+	uc->fs_offset = uf.fs_offset;
+	if (uf.last_keys == 0) {
+		memset(uc->keyb, 0, uc->block_size);
+		uc->key_blk = uf.key_blk;
+		uc->next_blk = uf.key_blk + 1;
+	} else if (uf.last_keys == uc->keys_per_block) {
+		memset(uc->keyb, 0, uc->block_size);
+		uc->key_blk = uf.end_blk;
+		uc->next_blk = uf.end_blk + 1;
+	} else {
+		/* uc->keyb holds the last key block, as walk_keys() left it. */
+		uc->keys_in_block = uf.last_keys;
+		uc->key_blk = uf.last_key_blk;
+		uc->next_blk = uf.end_blk;
+	}
+	return 0;
+}
+
 int ext4fs_io_undo_wrap(struct ext4fs_io *inner, const char *undo_path, unsigned flags,
 			struct ext4fs_io **out)
 {
 	struct undo_channel *uc;
 	struct ext4fs_io *io = NULL;
+	struct stat st;
 	uint32_t block_size;
-	int err, i;
+	int err, i, created = 0;
 
 	*out = NULL;
+	if ((flags & EXT4FS_UNDO_OVERWRITE) && (flags & EXT4FS_UNDO_APPEND))
+		return EXT4FS_E_INVALID_ARG;
 	if ((err = fs_block_size(inner, &block_size)))
 		return err;
 	uc = calloc(1, sizeof(*uc));
@@ -386,6 +597,8 @@ int ext4fs_io_undo_wrap(struct ext4fs_io *inner, const char *undo_path, unsigned
 	uc->inner = inner;
 	uc->block_size = block_size;
 	uc->keys_per_block = block_size / KEY_SIZE - 1;
+	uc->super_blk = SUPER_BLK;
+	uc->first_key_blk = FIRST_KEY_BLK;
 	uc->key_blk = FIRST_KEY_BLK;
 	uc->next_blk = FIRST_KEY_BLK + 1;
 	uc->keyb = calloc(1, block_size);
@@ -403,14 +616,26 @@ int ext4fs_io_undo_wrap(struct ext4fs_io *inner, const char *undo_path, unsigned
 		goto fail;
 	}
 	uc->fd = open(undo_path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	created = uc->fd >= 0;
+	if (uc->fd < 0 && errno == EEXIST && (flags & EXT4FS_UNDO_APPEND))
+		uc->fd = open(undo_path, O_RDWR | O_CLOEXEC);
 	if (uc->fd < 0) {
 		err = -errno;
 		goto fail;
 	}
-	/* Blocks 0-2 exist from the start (header, superblock copy, first key block). */
-	for (i = 0; i <= FIRST_KEY_BLK; i++)
-		if ((err = ext4fs__pwrite_full(uc->fd, uc->keyb, block_size, (uint64_t)i * block_size)))
+	if (fstat(uc->fd, &st) < 0) {
+		err = -errno;
+		goto fail_unlink;
+	}
+	if (st.st_size > 0) {
+		if ((err = resume(uc, (uint64_t)st.st_size)))
 			goto fail_unlink;
+	} else {
+		/* Blocks 0-2 exist from the start (header, superblock copy, first key block). */
+		for (i = 0; i <= FIRST_KEY_BLK; i++)
+			if ((err = ext4fs__pwrite_full(uc->fd, uc->keyb, block_size, (uint64_t)i * block_size)))
+				goto fail_unlink;
+	}
 	if ((err = commit(uc, 0)) || (err = sync_parent(undo_path)))
 		goto fail_unlink;
 	io->ops = &undo_ops;
@@ -422,7 +647,8 @@ int ext4fs_io_undo_wrap(struct ext4fs_io *inner, const char *undo_path, unsigned
 	return 0;
 
 fail_unlink:
-	unlink(undo_path);
+	if (created)
+		unlink(undo_path);
 fail:
 	if (uc->fd >= 0)
 		close(uc->fd);
@@ -444,146 +670,38 @@ int ext4fs_io_undo_set_fs_offset(struct ext4fs_io *undo, uint64_t fs_offset)
 	return 0;
 }
 
-/* -- Applying ------------------------------------------------------------- */
+/* -- Applying --------------------------------------------------------------- */
 
-struct undo_file {
-	int fd;
-	uint64_t file_size;
-	uint64_t file_blocks;      /* blocks the file holds, the last one possibly partial */
-	uint32_t block_size;
-	uint32_t fs_block_size;
-	uint64_t num_keys;
-	uint64_t super_blk;
-	uint64_t key_blk;
-	uint32_t sb_crc;
-	uint32_t state;
-	uint64_t fs_offset;
-	unsigned char *keyb;
-	unsigned char *buf;
+struct apply_ctx {
+	struct ext4fs_io *target;
+	int write;
+	uint64_t bytes;
 };
 
-static int read_header(struct undo_file *uf, struct ext4fs_undo_result *res)
+/* Check a key's place in the target and its data's checksum; write the data back when asked. */
+static int apply_key(struct undo_file *uf, void *ctx, const unsigned char *key, uint64_t data_blk)
 {
-	unsigned char hdr[HDR_SIZE];
-	uint32_t incompat, rocompat;
+	struct apply_ctx *ac = ctx;
+	uint64_t fsblk = le64_load(key + KEY_FSBLK), done;
+	uint32_t crc = ~0U, len = le32_load(key + KEY_LEN);
 	int err;
 
-	if (uf->file_size < HDR_SIZE)
+	if (fsblk > ac->target->size / uf->fs_block_size ||
+	    ac->target->size - fsblk * uf->fs_block_size < len)
 		return EXT4FS_E_UNDO_CORRUPT;
-	if ((err = pread_all(uf->fd, hdr, sizeof(hdr), 0)))
-		return err;
-	if (memcmp(hdr + HDR_MAGIC, UNDO_MAGIC, 8) != 0)
-		return EXT4FS_E_UNDO_CORRUPT;
-	if (le32_load(hdr + HDR_CRC) != ext4fs_crc32c(~0U, hdr, HDR_CRC))
-		return EXT4FS_E_UNDO_CORRUPT;
-	uf->num_keys = le64_load(hdr + HDR_NUM_KEYS);
-	uf->super_blk = le64_load(hdr + HDR_SUPER_OFFSET);
-	uf->key_blk = le64_load(hdr + HDR_KEY_OFFSET);
-	uf->block_size = le32_load(hdr + HDR_BLOCK_SIZE);
-	uf->fs_block_size = le32_load(hdr + HDR_FS_BLOCK_SIZE);
-	uf->sb_crc = le32_load(hdr + HDR_SB_CRC);
-	uf->state = le32_load(hdr + HDR_STATE);
-	incompat = le32_load(hdr + HDR_F_INCOMPAT);
-	rocompat = le32_load(hdr + HDR_F_ROCOMPAT);
-	uf->fs_offset = (le32_load(hdr + HDR_F_COMPAT) & UNDO_COMPAT_FS_OFFSET) ?
-		le64_load(hdr + HDR_FS_OFFSET) : 0;
-	res->keys = uf->num_keys;
-	res->block_size = uf->block_size;
-	res->fs_block_size = uf->fs_block_size;
-	res->fs_offset = uf->fs_offset;
-	res->finished = (uf->state & UNDO_STATE_FINISHED) != 0;
-	if (uf->block_size < UNDO_MIN_BLOCK || uf->block_size > UNDO_MAX_BLOCK ||
-	    uf->fs_block_size < UNDO_MIN_BLOCK || uf->fs_block_size > UNDO_MAX_BLOCK)
-		return EXT4FS_E_UNDO_CORRUPT;
-	if (incompat || rocompat)
-		return EXT4FS_E_UNSUPP_FEATURE;
-	uf->file_blocks = div_round_up(uf->file_size, uf->block_size);
-	/* Each key needs a block of data of its own. */
-	if (uf->num_keys > uf->file_blocks)
-		return EXT4FS_E_UNDO_CORRUPT;
-	if (uf->super_blk >= uf->file_blocks ||
-	    uf->super_blk * uf->block_size + SB_SIZE > uf->file_size)
-		return EXT4FS_E_UNDO_CORRUPT;
-	if (uf->num_keys && uf->key_blk >= uf->file_blocks)
-		return EXT4FS_E_UNDO_CORRUPT;
-	return 0;
-}
+	for (done = 0; done < len; ) {
+		uint32_t n = len - done < uf->block_size ? (uint32_t)(len - done) : uf->block_size;
 
-/* The target's superblock must be the copy the undo file holds, magic restored. */
-static int check_super(struct undo_file *uf, struct ext4fs_io *target)
-{
-	unsigned char fs_sb[SB_SIZE], copy[SB_SIZE];
-	int err;
-
-	if ((err = ext4fs_io_read(target, SB_OFFSET, fs_sb, SB_SIZE)))
-		return err;
-	if ((err = pread_all(uf->fd, copy, SB_SIZE, uf->super_blk * uf->block_size)))
-		return err;
-	copy[SB_MAGIC_AT] = (unsigned char)~copy[SB_MAGIC_AT];
-	copy[SB_MAGIC_AT + 1] = (unsigned char)~copy[SB_MAGIC_AT + 1];
-	if (memcmp(fs_sb, copy, SB_SIZE) != 0)
-		return EXT4FS_E_UNDO_WRONG_FS;
-	if (ext4fs_crc32c(~0U, copy, SB_SIZE) != uf->sb_crc)
-		return EXT4FS_E_UNDO_CORRUPT;
-	return 0;
-}
-
-/*
- * Walk every key: check its key block, its numbers and its data's checksum
- * and, with write, put the data back into target.  *bytes counts the data.
- */
-static int walk_keys(struct undo_file *uf, struct ext4fs_io *target, int write, uint64_t *bytes)
-{
-	size_t keys_per_block = uf->block_size / KEY_SIZE - 1;
-	uint64_t i, lblk = uf->key_blk;
-	int err;
-
-	*bytes = 0;
-	for (i = 0; i < uf->num_keys; ) {
-		uint32_t stored;
-		size_t j;
-
-		if (lblk >= uf->file_blocks || (lblk + 1) * uf->block_size > uf->file_size)
-			return EXT4FS_E_UNDO_CORRUPT;
-		if ((err = pread_all(uf->fd, uf->keyb, uf->block_size, lblk * uf->block_size)))
+		if ((err = pread_all(uf->fd, uf->buf, n, data_blk * uf->block_size + done)))
 			return err;
-		if (le32_load(uf->keyb + KB_MAGIC) != UNDO_KEYBLOCK_MAGIC)
-			return EXT4FS_E_UNDO_CORRUPT;
-		stored = le32_load(uf->keyb + KB_CRC);
-		le32_store(uf->keyb + KB_CRC, 0);
-		if (ext4fs_crc32c(~0U, uf->keyb, uf->block_size) != stored)
-			return EXT4FS_E_UNDO_CORRUPT;
-		lblk++;
-		for (j = 0; j < keys_per_block && i < uf->num_keys; j++, i++) {
-			const unsigned char *key = uf->keyb + KB_KEYS + j * KEY_SIZE;
-			uint64_t fsblk = le64_load(key + KEY_FSBLK);
-			uint32_t crc = ~0U, len = le32_load(key + KEY_LEN);
-			uint64_t blocks = div_round_up(len, uf->block_size), done;
-
-			if (len == 0 || len > UNDO_MAX_KEY_BLOCKS * uf->block_size)
-				return EXT4FS_E_UNDO_CORRUPT;
-			if (lblk > uf->file_blocks || lblk * uf->block_size + len > uf->file_size)
-				return EXT4FS_E_UNDO_CORRUPT;
-			if (fsblk > target->size / uf->fs_block_size ||
-			    target->size - fsblk * uf->fs_block_size < len)
-				return EXT4FS_E_UNDO_CORRUPT;
-			for (done = 0; done < len; ) {
-				uint32_t n = len - done < uf->block_size ? (uint32_t)(len - done) : uf->block_size;
-
-				if ((err = pread_all(uf->fd, uf->buf, n, lblk * uf->block_size + done)))
-					return err;
-				crc = ext4fs_crc32c(crc, uf->buf, n);
-				if (write && (err = ext4fs_io_write(target, fsblk * uf->fs_block_size + done,
-								    uf->buf, n)))
-					return err;
-				done += n;
-			}
-			if (crc != le32_load(key + KEY_CRC))
-				return EXT4FS_E_UNDO_CORRUPT;
-			*bytes += len;
-			lblk += blocks;
-		}
+		crc = ext4fs_crc32c(crc, uf->buf, n);
+		if (ac->write && (err = ext4fs_io_write(ac->target, fsblk * uf->fs_block_size + done, uf->buf, n)))
+			return err;
+		done += n;
 	}
+	if (crc != le32_load(key + KEY_CRC))
+		return EXT4FS_E_UNDO_CORRUPT;
+	ac->bytes += len;
 	return 0;
 }
 
@@ -615,9 +733,9 @@ int ext4fs_undo_apply(const char *undo_path, struct ext4fs_io *target, unsigned 
 		      struct ext4fs_undo_result *result)
 {
 	struct ext4fs_undo_result local;
+	struct apply_ctx ac = { target, 0, 0 };
 	struct undo_file uf;
 	struct stat st;
-	uint64_t bytes;
 	int err;
 
 	if (!result)
@@ -646,12 +764,14 @@ int ext4fs_undo_apply(const char *undo_path, struct ext4fs_io *target, unsigned 
 		err = EXT4FS_E_NO_MEMORY;
 		goto out;
 	}
-	if ((err = walk_keys(&uf, target, 0, &bytes)))
+	if ((err = walk_keys(&uf, apply_key, &ac)))
 		goto out;
-	result->bytes = bytes;
+	result->bytes = ac.bytes;
 	if (flags & EXT4FS_UNDO_APPLY_DRY_RUN)
 		goto out;
-	if ((err = walk_keys(&uf, target, 1, &bytes)) || (err = ext4fs_io_flush(target)))
+	ac.write = 1;
+	ac.bytes = 0;
+	if ((err = walk_keys(&uf, apply_key, &ac)) || (err = ext4fs_io_flush(target)))
 		goto out;
 	if (!result->finished || (flags & EXT4FS_UNDO_APPLY_FORCE))
 		err = mark_unclean(target, &result->marked_unclean);

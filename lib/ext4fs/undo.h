@@ -42,7 +42,8 @@ extern "C" {
 #endif
 
 /* ext4fs_io_undo_wrap() flags. */
-#define EXT4FS_UNDO_OVERWRITE 0x1   /* replace an existing undo file (e2fsprogs' tools delete it) */
+#define EXT4FS_UNDO_OVERWRITE 0x1   /* delete an existing undo file first */
+#define EXT4FS_UNDO_APPEND    0x2   /* carry on with an existing undo file of this file system */
 
 /*
  * Make a channel that writes through inner and, before the first write,
@@ -55,11 +56,17 @@ extern "C" {
  * The block size and the superblock are read through inner at the start:
  * inner must hold an ext2/3/4 file system at its offset 0 (open the image
  * with the file system's offset, and tell the undo file with
- * ext4fs_io_undo_set_fs_offset()).  The undo file is created with mode 0600;
- * an existing one is refused with -EEXIST unless flags has
- * EXT4FS_UNDO_OVERWRITE, which deletes it first (as e2fsprogs' tools do
- * before they open their undo file).  The new file already holds a valid
- * header with no keys.
+ * ext4fs_io_undo_set_fs_offset()).  A new undo file is created with mode
+ * 0600 and at once holds a valid header with no keys.  An existing one is
+ * refused with -EEXIST unless flags says what to do with it:
+ * EXT4FS_UNDO_OVERWRITE deletes it first (e2fsprogs' tools do so with the
+ * undo file they name themselves in E2FSPROGS_UNDO_DIR); EXT4FS_UNDO_APPEND
+ * carries on with it, as e2fsprogs' tools do with the file given to -z: an
+ * empty file is started anew, otherwise it must be an undo file with this
+ * file system's block size whose superblock copy is inner's superblock as
+ * it now is (the file system was not changed since), its blocks count as
+ * saved and new ones are added after them, so that one e2undo rolls back
+ * both changes.  Both flags at once are EXT4FS_E_INVALID_ARG.
  *
  * ext4fs_io_flush() on the channel flushes inner, then writes the header
  * marked finished with a copy of the superblock as it now is; the next
@@ -71,9 +78,13 @@ extern "C" {
  * On success *out is the new channel, which owns inner; the caller frees it
  * with ext4fs_io_close().  Errors: -EEXIST, other -errno from the undo file,
  * EXT4FS_E_BAD_MAGIC or EXT4FS_E_CORRUPT_SUPER (inner holds no usable
- * superblock), read errors from inner, EXT4FS_E_NO_MEMORY.  On failure *out
- * is NULL, inner is still open and still the caller's, and no undo file is
- * left behind.
+ * superblock), read errors from inner, EXT4FS_E_NO_MEMORY; with
+ * EXT4FS_UNDO_APPEND also EXT4FS_E_UNDO_CORRUPT, EXT4FS_E_UNSUPP_FEATURE and
+ * EXT4FS_E_UNDO_WRONG_FS (as ext4fs_undo_apply() says them; a block size
+ * other than the file system's is EXT4FS_E_UNDO_WRONG_FS).  On failure *out
+ * is NULL, inner is still open and still the caller's, and an undo file
+ * this call created is removed (an existing one may have been rewritten
+ * only by a failing EXT4FS_UNDO_APPEND that got as far as its header).
  */
 int ext4fs_io_undo_wrap(struct ext4fs_io *inner, const char *undo_path, unsigned flags,
 			struct ext4fs_io **out);

@@ -19,6 +19,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include <cmocka.h>
+#include "ext4fs/bitmap.h"
 #include "ext4fs/crc.h"
 #include "ext4fs/file.h"
 #include "ext4fs/fs.h"
@@ -70,8 +71,19 @@ static void image_make(struct image *im, uint64_t blocks, uint32_t bs,
 {
 	struct rw_image rw;
 
+	struct ext4fs_bitmap *bm;
+
 	rw_image_open(&rw, blocks, bs, tweak);
 	assert_int_equal(ext4fs_flush(rw.fs), 0);
+	/*
+	 * Free blocks hold a pattern of their own, not zeros: old contents
+	 * saved at the wrong place in the undo file then show.
+	 */
+	assert_int_equal(ext4fs_block_bitmap_load(rw.fs, &bm), 0);
+	for (uint64_t b = ext4fs_bitmap_start(bm); b <= ext4fs_bitmap_end(bm); b++)
+		if (ext4fs_bitmap_test(bm, b) == 0)
+			memset(rw.buf + b * bs, (int)(b * 7 + 3) & 0xff, bs);
+	ext4fs_bitmap_free(bm);
 	im->size = rw.size;
 	im->bs = bs;
 	im->orig = malloc(rw.size);
@@ -91,13 +103,18 @@ static void image_free(struct image *im)
 }
 
 /* An undo channel over the working copy. */
-static struct ext4fs_io *undo_open(struct image *im)
+static struct ext4fs_io *undo_open_flags(struct image *im, unsigned flags)
 {
 	struct ext4fs_io *mem, *undo;
 
 	assert_int_equal(ext4fs_io_open_memory(im->work, im->size, 1, &mem), 0);
-	assert_int_equal(ext4fs_io_undo_wrap(mem, undo_path, 0, &undo), 0);
+	assert_int_equal(ext4fs_io_undo_wrap(mem, undo_path, flags, &undo), 0);
 	return undo;
+}
+
+static struct ext4fs_io *undo_open(struct image *im)
+{
+	return undo_open_flags(im, 0);
 }
 
 static int apply(struct image *im, unsigned flags, struct ext4fs_undo_result *res)
@@ -112,7 +129,7 @@ static int apply(struct image *im, unsigned flags, struct ext4fs_undo_result *re
 }
 
 /* Files, a directory, data and an unlink through the library's calls, then close. */
-static void change_fs(struct image *im)
+static void change_fs_flags(struct image *im, unsigned flags)
 {
 	struct ext4fs_open_opts opts = { .flags = EXT4FS_OPEN_RW };
 	struct ext4fs_new_attrs reg = { .mode = 0100644 }, dir = { .mode = 040755 };
@@ -123,7 +140,7 @@ static void change_fs(struct image *im)
 
 	for (size_t i = 0; i < sizeof(data); i++)
 		data[i] = (unsigned char)(i * 7 + 1);
-	assert_int_equal(ext4fs_open_io(undo_open(im), &opts, &fs, NULL, 0), 0);
+	assert_int_equal(ext4fs_open_io(undo_open_flags(im, flags), &opts, &fs, NULL, 0), 0);
 	assert_int_equal(ext4fs_mkdir(fs, 2, "dir", &dir, &d), 0);
 	assert_int_equal(ext4fs_mknod(fs, d, "file", &reg, &f), 0);
 	assert_int_equal(ext4fs_inode_read(fs, f, &in), 0);
@@ -134,6 +151,11 @@ static void change_fs(struct image *im)
 	assert_int_equal(ext4fs_unlink(fs, 2, "gone"), 0);
 	assert_int_equal(ext4fs_flush(fs), 0);
 	ext4fs_close(fs);
+}
+
+static void change_fs(struct image *im)
+{
+	change_fs_flags(im, 0);
 }
 
 static void roundtrip(uint64_t blocks, uint32_t bs, void (*tweak)(struct ext4fs_mkfs_params *))
@@ -522,6 +544,8 @@ static void test_existing_file(void **state)
 	assert_int_equal(ext4fs_io_open_memory(im.work, im.size, 1, &mem), 0);
 	assert_int_equal(ext4fs_io_undo_wrap(mem, undo_path, 0, &undo), -EEXIST);
 	assert_null(undo);
+	assert_int_equal(ext4fs_io_undo_wrap(mem, undo_path, EXT4FS_UNDO_APPEND, &undo), EXT4FS_E_UNDO_CORRUPT);
+	assert_null(undo);
 	{
 		char keep[5] = { 0 };
 		file_read(0, keep, 4);
@@ -534,6 +558,106 @@ static void test_existing_file(void **state)
 	assert_int_equal(header_state(), 1);
 	assert_int_equal(apply(&im, 0, NULL), 0);
 	assert_memory_equal(im.orig, im.work, im.size);
+	image_free(&im);
+}
+
+/* Separate one-byte writes to every other block from block `first`, count of them. */
+static void scattered(struct ext4fs_io *undo, uint64_t first, unsigned count)
+{
+	unsigned char b = 0x77;
+
+	for (unsigned i = 0; i < count; i++)
+		assert_int_equal(ext4fs_io_write(undo, (first + 2 * i) * 1024 + 9, &b, 1), 0);
+}
+
+/*
+ * EXT4FS_UNDO_APPEND carries on with the file of an earlier change: one
+ * apply rolls both back.  The earlier file ends with a part-filled key
+ * block, a full one, or holds the library's calls.
+ */
+static void append_case(unsigned first_keys)
+{
+	struct ext4fs_undo_result res;
+	struct image im;
+	struct ext4fs_io *undo;
+
+	image_make(&im, 8192, 1024, rw_tweak_1k_gdt_csum);
+	undo = undo_open(&im);
+	scattered(undo, 3000, first_keys);
+	ext4fs_io_close(undo);
+	undo = undo_open_flags(&im, EXT4FS_UNDO_APPEND);
+	assert_int_equal(header_state(), 0);
+	scattered(undo, 3000, first_keys);              /* saved before: nothing new */
+	scattered(undo, 3000 + 2 * first_keys, 10);     /* ten new keys */
+	scattered(undo, 3001, 1);                       /* between saved blocks: a key of its own */
+	ext4fs_io_close(undo);
+	assert_int_equal(apply(&im, EXT4FS_UNDO_APPLY_DRY_RUN, &res), 0);
+	assert_int_equal(res.keys, first_keys + 11);
+	assert_int_equal(res.bytes, (first_keys + 11) * 1024);
+	assert_int_equal(apply(&im, 0, &res), 0);
+	assert_memory_equal(im.orig, im.work, im.size);
+	image_free(&im);
+}
+
+static void test_append_part_filled(void **state) { (void)state; append_case(20); }
+static void test_append_full_block(void **state)  { (void)state; append_case(63); }
+
+static void test_append_fs_calls(void **state)
+{
+	struct ext4fs_open_opts opts = { .flags = EXT4FS_OPEN_RW };
+	struct ext4fs_new_attrs dir = { .mode = 040755 };
+	struct ext4fs_fs *fs;
+	struct image im;
+	unsigned char *after_first, *undo_before;
+	struct stat st;
+	uint32_t d;
+	int fd;
+
+	(void)state;
+	image_make(&im, 8192, 4096, NULL);
+	change_fs(&im);
+	after_first = malloc(im.size);
+	assert_non_null(after_first);
+	memcpy(after_first, im.work, im.size);
+	assert_int_equal(ext4fs_open_io(undo_open_flags(&im, EXT4FS_UNDO_APPEND), &opts, &fs, NULL, 0), 0);
+	assert_int_equal(ext4fs_mkdir(fs, 2, "second", &dir, &d), 0);
+	assert_int_equal(ext4fs_rmdir(fs, 2, "dir"), EXT4FS_E_DIR_NOT_EMPTY);
+	assert_int_equal(ext4fs_mkdir(fs, d, "third", &dir, &d), 0);
+	ext4fs_close(fs);
+	assert_memory_not_equal(after_first, im.work, im.size);
+	/* Changed behind the undo file's back: appending is refused and the file kept as it was. */
+	im.work[1024 + 0x78] ^= 1;
+	assert_int_equal(stat(undo_path, &st), 0);
+	undo_before = malloc((size_t)st.st_size);
+	assert_non_null(undo_before);
+	file_read(0, undo_before, (size_t)st.st_size);
+	{
+		struct ext4fs_io *mem, *undo = NULL;
+		unsigned char *now = malloc((size_t)st.st_size);
+
+		assert_non_null(now);
+		assert_int_equal(ext4fs_io_open_memory(im.work, im.size, 1, &mem), 0);
+		assert_int_equal(ext4fs_io_undo_wrap(mem, undo_path, EXT4FS_UNDO_APPEND, &undo),
+				 EXT4FS_E_UNDO_WRONG_FS);
+		assert_int_equal(ext4fs_io_undo_wrap(mem, undo_path, EXT4FS_UNDO_APPEND | EXT4FS_UNDO_OVERWRITE,
+						     &undo), EXT4FS_E_INVALID_ARG);
+		ext4fs_io_close(mem);
+		file_read(0, now, (size_t)st.st_size);
+		assert_memory_equal(undo_before, now, (size_t)st.st_size);
+		free(now);
+	}
+	im.work[1024 + 0x78] ^= 1;
+	assert_int_equal(apply(&im, 0, NULL), 0);
+	assert_memory_equal(im.orig, im.work, im.size);
+	/* An empty existing file is started anew. */
+	fd = open(undo_path, O_WRONLY | O_TRUNC);
+	assert_true(fd >= 0);
+	close(fd);
+	change_fs_flags(&im, EXT4FS_UNDO_APPEND);
+	assert_int_equal(apply(&im, 0, NULL), 0);
+	assert_memory_equal(im.orig, im.work, im.size);
+	free(undo_before);
+	free(after_first);
 	image_free(&im);
 }
 
@@ -570,6 +694,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_changed_fs, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unfinished, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_existing_file, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_append_part_filled, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_append_full_block, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_append_fs_calls, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_no_superblock, setup, teardown),
 	};
 
