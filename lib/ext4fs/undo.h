@@ -71,9 +71,11 @@ extern "C" {
  * ext4fs_io_flush() on the channel flushes inner, then writes the header
  * marked finished with a copy of the superblock as it now is; the next
  * change first marks the header unfinished again.  ext4fs_io_close() does
- * the same as a flush, closes the undo file and closes inner.  After a
- * failed write to the undo file the channel refuses every further change
- * with that error and leaves the undo file as its last durable state.
+ * the same as a flush, closes the undo file and closes inner.  When old
+ * contents cannot be saved (reading them from inner or writing the undo
+ * file failed), the change does not reach inner, the channel refuses every
+ * further change with that error, and the undo file keeps what its last
+ * commit made durable.
  *
  * On success *out is the new channel, which owns inner; the caller frees it
  * with ext4fs_io_close().  Errors: -EEXIST, other -errno from the undo file,

@@ -661,6 +661,81 @@ static void test_append_fs_calls(void **state)
 	image_free(&im);
 }
 
+/*
+ * Hostile files: bytes of the header and of both key blocks changed at
+ * random and the checksums made right again, 400 times.  Every apply must
+ * end (0 or an error, never a crash or a read or write outside the file or
+ * the image: the sanitizer build judges that), and one that fails must
+ * leave the image as it was.
+ */
+static void test_hostile_random(void **state)
+{
+	struct image im;
+	struct ext4fs_io *undo;
+	unsigned char *file, *changed, *target;
+	uint32_t seed = 12345;
+	struct stat st;
+	int fd;
+
+	(void)state;
+	image_make(&im, 2048, 1024, rw_tweak_1k_gdt_csum);
+	undo = undo_open(&im);
+	scattered(undo, 600, 70);                 /* 70 keys: two key blocks */
+	ext4fs_io_close(undo);
+	assert_int_equal(stat(undo_path, &st), 0);
+	file = malloc((size_t)st.st_size);
+	changed = malloc(im.size);
+	target = malloc(im.size);
+	assert_non_null(file);
+	assert_non_null(changed);
+	assert_non_null(target);
+	file_read(0, file, (size_t)st.st_size);
+	memcpy(changed, im.work, im.size);
+	for (int round = 0; round < 400; round++) {
+		struct ext4fs_io *mem;
+		int err, n = 1 + round % 4;
+
+		fd = open(undo_path, O_WRONLY | O_TRUNC);
+		assert_true(fd >= 0);
+		assert_int_equal(write(fd, file, (size_t)st.st_size), st.st_size);
+		close(fd);
+		for (int k = 0; k < n; k++) {
+			uint64_t off;
+			unsigned char v;
+
+			seed = seed * 1103515245 + 12345;
+			switch ((seed >> 8) % 3) {
+			case 0:
+				off = (seed >> 12) % 72;                        /* header fields */
+				break;
+			case 1:
+				off = 2 * 1024 + (seed >> 12) % 1024;           /* first key block */
+				break;
+			default:
+				off = (3 + 63) * 1024 + (seed >> 12) % 1024;    /* second key block */
+				break;
+			}
+			seed = seed * 1103515245 + 12345;
+			v = (unsigned char)(seed >> 16);
+			file_patch(off, &v, 1);
+		}
+		header_reseal();
+		keyblock_reseal(2, 1024);
+		keyblock_reseal(3 + 63, 1024);
+		memcpy(target, changed, im.size);
+		assert_int_equal(ext4fs_io_open_memory(target, im.size, 1, &mem), 0);
+		err = ext4fs_undo_apply(undo_path, mem, round % 8 == 0 ? EXT4FS_UNDO_APPLY_FORCE : 0, NULL);
+		ext4fs_io_close(mem);
+		assert_true(err <= 0);
+		if (err)
+			assert_memory_equal(target, changed, im.size);
+	}
+	free(file);
+	free(changed);
+	free(target);
+	image_free(&im);
+}
+
 /* Not a file system: refused, and no undo file is left. */
 static void test_no_superblock(void **state)
 {
@@ -697,6 +772,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_append_part_filled, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_append_full_block, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_append_fs_calls, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_hostile_random, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_no_superblock, setup, teardown),
 	};
 
