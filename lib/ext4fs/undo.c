@@ -111,8 +111,6 @@ struct undo_channel {
 	int failed;                /* the error that stopped the channel, or 0 */
 };
 
-static const struct ext4fs_io_ops undo_ops;
-
 /* The undo file's sizes were checked: a read that ends early means it shrank under us. */
 static int pread_all(int fd, void *buf, size_t len, uint64_t offset)
 {
