@@ -84,7 +84,9 @@ extern "C" {
 	X(DIR_NO_SPACE,     "No free space in the directory") \
 	X(GD_BAD_BLOCK_MAP, "Corrupt group descriptor: bad block for block bitmap") \
 	X(GD_BAD_INODE_MAP, "Corrupt group descriptor: bad block for inode bitmap") \
-	X(GD_BAD_INODE_TABLE, "Corrupt group descriptor: bad block for inode table")
+	X(GD_BAD_INODE_TABLE, "Corrupt group descriptor: bad block for inode table") \
+	X(UNDO_CORRUPT,     "Undo file corrupt") \
+	X(UNDO_WRONG_FS,    "Wrong undo file for this filesystem")
 
 /* Library error codes: -(EXT4FS_ERR_BASE + index in the table + 1). */
 enum ext4fs_error_index {
@@ -153,6 +155,8 @@ enum ext4fs_error_index {
 #define EXT4FS_E_GD_BAD_BLOCK_MAP   EXT4FS_ERRCODE_(GD_BAD_BLOCK_MAP)
 #define EXT4FS_E_GD_BAD_INODE_MAP   EXT4FS_ERRCODE_(GD_BAD_INODE_MAP)
 #define EXT4FS_E_GD_BAD_INODE_TABLE EXT4FS_ERRCODE_(GD_BAD_INODE_TABLE)
+#define EXT4FS_E_UNDO_CORRUPT       EXT4FS_ERRCODE_(UNDO_CORRUPT)
+#define EXT4FS_E_UNDO_WRONG_FS      EXT4FS_ERRCODE_(UNDO_WRONG_FS)
 
 /*
  * Message for a code returned by the library (negative library code or
