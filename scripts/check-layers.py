@@ -26,7 +26,7 @@ LAYERS = [
     ("base", "errors, a set of block ranges, growing arrays: no file system yet",
      "errors.c errors.h extset.c extset.h array.c array.h"),
     ("io", "I/O channels; is a device mounted",
-     "io.c io.h io_internal.h mountcheck.c mountcheck.h"),
+     "io.c io.h io_internal.h mountcheck.c mountcheck.h io_stage.c io_stage_internal.h"),
     ("ondisk", "on-disk formats that need no handle: superblock fields, checksums, hashes, features",
      "ondisk_le.h super.c super.h crc.h crc32c.c crc16.c dxhash.c dxhash.h fsfeatures.c fsfeatures.h ondisk_names.c ondisk_names.h codec.c codec.h"),
     ("fs", "the handle: validation, geometry, descriptors, block cache, listeners; undo files",
@@ -35,7 +35,8 @@ LAYERS = [
      "htree, bitmaps, the jbd2 journal and its recovery",
      "inode.c inode.h extent.c extent_node.c extent.h blockmap.c blockmap.h blockmap_internal.h "
      "xattr.c xattr.h xattr_internal.h file.c file.h dir.c dir.h htree.c htree.h "
-     "bitmap.c bitmap.h bitmap_internal.h journal.c journal.h journal_internal.h journal_recover.c"),
+     "bitmap.c bitmap.h bitmap_internal.h journal.c journal.h journal_internal.h journal_recover.c "
+     "journal_write.c"),
     ("write", "a writable handle: opening, live bitmaps, accounting, block writes, flush",
      "fs_write.c fs_open.c fs_write_internal.h"),
     ("alloc", "the block allocator (buddies, preallocation) and the inode allocator",
@@ -47,8 +48,8 @@ LAYERS = [
      "xattr_write.c journal_create.c orphan_file.c orphan_file.h"),
     ("namespace", "names: lookup in a directory, paths, mknod/mkdir/symlink/link/unlink/rmdir/rename",
      "namei.c namei.h fsops.c fsops.h"),
-    ("services", "the inode-table scanner; mkfs planning and writing",
-     "scan.c scan.h mkfs_plan.c mkfs_write.c mkfs.h mkfs_internal.h"),
+    ("services", "the inode-table scanner; mkfs planning and writing; journalled mode (transactions)",
+     "scan.c scan.h mkfs_plan.c mkfs_write.c mkfs.h mkfs_internal.h txn.c txn.h"),
 ]
 
 # Files in lib/ext4fs/ that are no library source.

@@ -119,7 +119,7 @@ static int zero_in_block(struct ext4fs_fs *fs, uint32_t ino, const struct ext4fs
 	if (err)
 		return err;
 	memset(*bounce + from % bs, 0, (size_t)(to - from));
-	return ext4fs_blocks_write(fs, pblk, 1, *bounce);
+	return ext4fs_data_write(fs, pblk, 1, *bounce);
 }
 
 static uint64_t round_up(uint64_t n, uint32_t bs)
@@ -158,11 +158,11 @@ static int write_run(struct ext4fs_fs *fs, uint32_t ino, uint64_t lblk, uint64_t
 			if (err)
 				break;
 			memcpy(*bounce + boff, s, chunk);
-			err = ext4fs_blocks_write(fs, phys, 1, *bounce);
+			err = ext4fs_data_write(fs, phys, 1, *bounce);
 			cur += chunk;
 		} else {
 			uint64_t full = (wend - cur) / bs;
-			err = ext4fs_blocks_write(fs, phys, full, s);
+			err = ext4fs_data_write(fs, phys, full, s);
 			cur += full * bs;
 		}
 	}
@@ -364,7 +364,7 @@ int ext4fs_file_fallocate(struct ext4fs_fs *fs, uint32_t ino, struct ext4fs_inod
 			break;
 		/* A block map has no unwritten state: its new blocks must read as zeros. */
 		if (!extents) {
-			err = ext4fs_blocks_zero(fs, pblk, got);
+			err = ext4fs_data_zero(fs, pblk, got);
 			if (err) {
 				unmap_quietly(fs, ino, inode, lblk, got);
 				break;

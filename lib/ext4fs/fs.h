@@ -308,6 +308,19 @@ int ext4fs_blocks_write(struct ext4fs_fs *fs, uint64_t blk, uint64_t count, cons
 int ext4fs_blocks_zero(struct ext4fs_fs *fs, uint64_t blk, uint64_t count);
 
 /*
+ * The same for file data (regular files' and symlinks' blocks, never a
+ * tree, directory, xattr or table block).  Without a transaction layer this
+ * is ext4fs_blocks_write() / ext4fs_blocks_zero().  In journalled mode
+ * (txn.h) metadata is staged until it commits; data written to blocks
+ * allocated since the last commit goes to the disk at once, as the
+ * kernel's ordered mode writes it (flushed before the transaction that
+ * makes it reachable commits), and data written over older blocks is
+ * journalled with the metadata.  Same errors.
+ */
+int ext4fs_data_write(struct ext4fs_fs *fs, uint64_t blk, uint64_t count, const void *buf);
+int ext4fs_data_zero(struct ext4fs_fs *fs, uint64_t blk, uint64_t count);
+
+/*
  * The time stamped on inodes and the superblock: the clock, unless
  * ext4fs_set_time() fixed it (reproducible images, tests).  Cannot fail.
  */

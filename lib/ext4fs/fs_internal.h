@@ -7,6 +7,7 @@
 
 #include <stdint.h>
 #include "ext4fs/fs.h"
+#include "extset.h"
 
 #define EXT4FS_CACHE_SLOTS 64   /* direct-mapped block cache: metadata re-reads are local */
 #define FS_LISTENERS_MAX 4      /* the write layer and the block allocator, with room to spare */
@@ -53,6 +54,9 @@ struct ext4fs_fs {
 	/* The live bitmaps changed since open (ext4fs_bitmap_changed()), by EXT4FS_*_BITMAP. */
 	unsigned char bitmap_changed[2];
 	int primary_only;                       /* flush leaves the backup copies alone */
+	int hold_frees;                         /* journalled (txn.c): frees are recorded in held, not done, */
+	struct extset held;
+	struct extset fresh;                    /* and blocks taken since the last commit are noted here */
 	uint64_t io_written_counted;            /* io bytes written already in s_kbytes_written */
 	int time_fixed;
 	int64_t fixed_sec;

@@ -15,6 +15,7 @@
 #include "bitmap_internal.h"
 #include "fs_internal.h"
 #include "fs_write_internal.h"
+#include "io_stage_internal.h"
 #include "ondisk_le.h"
 
 /*
@@ -52,6 +53,8 @@ static void write_close(struct ext4fs_fs *fs, void *ctx)
 	ext4fs_bitmap_free(fs->block_map);
 	ext4fs_bitmap_free(fs->inode_map);
 	free(fs->group_dirty);
+	ext4fs__extset_free(&fs->held);
+	ext4fs__extset_free(&fs->fresh);
 	fs->block_map = fs->inode_map = NULL;
 	fs->group_dirty = NULL;
 }
@@ -147,25 +150,76 @@ static int check_range(struct ext4fs_fs *fs, uint64_t blk, uint64_t count, const
 	return 0;
 }
 
-int ext4fs_blocks_write(struct ext4fs_fs *fs, uint64_t blk, uint64_t count, const void *buf)
+/* Write or zero [blk, blk + count) through the staging channel's side door, or through it. */
+static int data_io(struct ext4fs_fs *fs, uint64_t blk, uint64_t count, const unsigned char *buf, int through)
 {
 	uint32_t bs = fs->geom.block_size;
-	int err = ext4fs__fs_require_rw(fs, "writing blocks");
+
+	if (through)
+		return ext4fs__stage_write_through(fs->io, blk * bs, buf, count * bs);
+	return buf ? ext4fs_io_write(fs->io, blk * bs, buf, (size_t)(count * bs)) :
+		     ext4fs_io_zeroout(fs->io, blk * bs, count * bs);
+}
+
+/*
+ * Journalled file data: runs of blocks taken since the last commit go to
+ * the disk at once (ordered), runs over older blocks are staged with the
+ * metadata (an overwrite commits whole or not at all).
+ */
+static int data_write_journalled(struct ext4fs_fs *fs, uint64_t blk, uint64_t count, const unsigned char *buf)
+{
+	uint32_t bs = fs->geom.block_size;
+	uint64_t done = 0;
+
+	while (done < count) {
+		int fresh = ext4fs__extset_count(&fs->fresh, blk + done, 1) == 1;
+		uint64_t run = 1;
+		int err;
+
+		while (done + run < count &&
+		       (ext4fs__extset_count(&fs->fresh, blk + done + run, 1) == 1) == fresh)
+			run++;
+		err = data_io(fs, blk + done, run, buf ? buf + done * bs : NULL, fresh);
+		if (err)
+			return err;
+		done += run;
+	}
+	return 0;
+}
+
+/*
+ * Write (buf) or zero (buf NULL) count blocks from blk.  data: file data,
+ * which in journalled mode goes past the staging channel to the disk when
+ * the blocks are fresh.
+ */
+static int write_blocks(struct ext4fs_fs *fs, uint64_t blk, uint64_t count, const void *buf, int data)
+{
+	uint32_t bs = fs->geom.block_size;
+	const char *what = buf ? "writing" : "zeroing";
+	int err = ext4fs__fs_require_rw(fs, buf ? "writing blocks" : "zeroing blocks");
 
 	if (err || count == 0)
 		return err;
-	err = check_range(fs, blk, count, "writing");
+	err = check_range(fs, blk, count, what);
 	if (err)
 		return err;
 	if (count > SIZE_MAX / bs)
-		return ext4fs__fs_fail(fs, EXT4FS_E_INVALID_ARG, "write of %llu blocks is too large",
+		return ext4fs__fs_fail(fs, EXT4FS_E_INVALID_ARG, "%s %llu blocks at once is too much", what,
 				       (unsigned long long)count);
 	cache_forget(fs, blk, count);
-	err = ext4fs_io_write(fs->io, blk * bs, buf, (size_t)(count * bs));
+	if (data && ext4fs__stage_is(fs->io))
+		err = data_write_journalled(fs, blk, count, buf);
+	else
+		err = data_io(fs, blk, count, buf, 0);
 	if (err)
-		return ext4fs__fs_fail(fs, err, "writing block %llu%s: %s", (unsigned long long)blk,
-				       count > 1 ? " and following" : "", ext4fs_strerror(err));
+		return ext4fs__fs_fail(fs, err, "%s %sblock %llu%s: %s", what, data ? "data " : "",
+				       (unsigned long long)blk, count > 1 ? " and following" : "", ext4fs_strerror(err));
 	return 0;
+}
+
+int ext4fs_blocks_write(struct ext4fs_fs *fs, uint64_t blk, uint64_t count, const void *buf)
+{
+	return write_blocks(fs, blk, count, buf, 0);
 }
 
 int ext4fs_block_write(struct ext4fs_fs *fs, uint64_t blk, const void *buf)
@@ -185,20 +239,17 @@ int ext4fs_block_write(struct ext4fs_fs *fs, uint64_t blk, const void *buf)
 
 int ext4fs_blocks_zero(struct ext4fs_fs *fs, uint64_t blk, uint64_t count)
 {
-	uint32_t bs = fs->geom.block_size;
-	int err = ext4fs__fs_require_rw(fs, "zeroing blocks");
+	return write_blocks(fs, blk, count, NULL, 0);
+}
 
-	if (err || count == 0)
-		return err;
-	err = check_range(fs, blk, count, "zeroing");
-	if (err)
-		return err;
-	cache_forget(fs, blk, count);
-	err = ext4fs_io_zeroout(fs->io, blk * bs, count * bs);
-	if (err)
-		return ext4fs__fs_fail(fs, err, "zeroing blocks %llu-%llu: %s", (unsigned long long)blk,
-				       (unsigned long long)(blk + count - 1), ext4fs_strerror(err));
-	return 0;
+int ext4fs_data_write(struct ext4fs_fs *fs, uint64_t blk, uint64_t count, const void *buf)
+{
+	return write_blocks(fs, blk, count, buf, 1);
+}
+
+int ext4fs_data_zero(struct ext4fs_fs *fs, uint64_t blk, uint64_t count)
+{
+	return write_blocks(fs, blk, count, NULL, 1);
 }
 
 /* -- live bitmaps -- */
@@ -283,10 +334,21 @@ static int mark_blocks(struct ext4fs_fs *fs, uint64_t blk, uint64_t count, int u
 	if (ext4fs_bitmap_find(fs->block_map, blk, blk + count - 1, used, &found) == 0)
 		return ext4fs__fs_fail(fs, EXT4FS_E_BLOCK_STATE, "block %llu is already %s",
 				       (unsigned long long)found, used ? "in use" : "free");
+	if (!used && fs->hold_frees) {
+		if (!ext4fs__extset_is_clear(&fs->held, blk, count))
+			return ext4fs__fs_fail(fs, EXT4FS_E_BLOCK_STATE,
+					       "blocks %llu-%llu are already being freed",
+					       (unsigned long long)blk, (unsigned long long)(blk + count - 1));
+		err = ext4fs__extset_add(&fs->held, blk, count);
+		return err ? ext4fs__fs_fail(fs, err, "no memory to hold freed blocks") : 0;
+	}
 	if (used)
 		ext4fs__bitmap_set_range(fs->block_map, blk, count);
 	else
 		ext4fs__bitmap_clear_range(fs->block_map, blk, count);
+	/* Without the note the blocks' data is merely journalled: no harm when memory is short. */
+	if (used && fs->hold_frees)
+		(void)ext4fs__extset_add(&fs->fresh, blk, count);
 
 	for (uint64_t b = blk; b < blk + count;) {
 		uint32_t g = ext4fs_group_of_block(fs, b);
@@ -319,6 +381,46 @@ int ext4fs_blocks_mark_used(struct ext4fs_fs *fs, uint64_t blk, uint64_t count)
 int ext4fs_blocks_mark_free(struct ext4fs_fs *fs, uint64_t blk, uint64_t count)
 {
 	return mark_blocks(fs, blk, count, 0, 1);
+}
+
+void ext4fs__fs_hold_frees(struct ext4fs_fs *fs, int on)
+{
+	fs->hold_frees = on != 0;
+}
+
+void ext4fs__fs_forget_fresh(struct ext4fs_fs *fs)
+{
+	ext4fs__extset_free(&fs->fresh);
+}
+
+uint64_t ext4fs__fs_held_blocks(const struct ext4fs_fs *fs)
+{
+	return ext4fs__extset_total(&fs->held);
+}
+
+int ext4fs__fs_release_held(struct ext4fs_fs *fs,
+			    int (*freed)(struct ext4fs_fs *fs, uint64_t blk, uint64_t count, void *arg), void *arg)
+{
+	int hold = fs->hold_frees, err = 0;
+	size_t i;
+
+	fs->hold_frees = 0;
+	for (i = 0; i < fs->held.n && !err; i++) {
+		const struct extset_range *r = &fs->held.r[i];
+		err = mark_blocks(fs, r->start, r->len, 0, 1);
+		if (!err && freed)
+			err = freed(fs, r->start, r->len, arg);
+	}
+	fs->hold_frees = hold;
+	if (err) {
+		/* Keep what was not released yet. */
+		size_t done = i - 1;
+		memmove(fs->held.r, fs->held.r + done, (fs->held.n - done) * sizeof(*fs->held.r));
+		fs->held.n -= done;
+		return err;
+	}
+	ext4fs__extset_free(&fs->held);
+	return 0;
 }
 
 int ext4fs_blocks_mark_used_uncounted(struct ext4fs_fs *fs, uint64_t blk, uint64_t count)

@@ -79,32 +79,6 @@
 #define S_IFMT_MASK      0xF000
 #define S_IFREG_MODE     0x8000
 
-/* A run of the journal inode: journal blocks [lblk, lblk + count) at pblk. */
-struct jrun {
-	uint64_t lblk;
-	uint64_t pblk;
-	uint64_t count;
-};
-
-struct ext4fs_journal {
-	struct ext4fs_fs *fs;
-	uint32_t ino;
-	uint32_t bs;
-	struct ext4fs_journal_sb jsb;
-	struct jrun *runs;          /* in logical order, covering [0, nblocks) */
-	struct jrun *by_pblk;       /* the same runs in physical order */
-	size_t nruns;
-	uint64_t nblocks;           /* journal blocks the inode maps */
-	uint32_t log_first;         /* the log ring is [log_first, log_end) */
-	uint32_t log_end;
-	uint32_t fc_blocks;
-	uint32_t csum_seed;
-	size_t tag_bytes;
-	int csum_v23, csum_v3, is_64bit, v1_csum, async_commit;
-	ext4fs_journal_event_fn ev_fn;
-	void *ev_arg;
-};
-
 /* -- Opening ------------------------------------------------------------- */
 
 struct run_collect {
@@ -178,7 +152,7 @@ static int load_map(struct ext4fs_journal *j, const struct ext4fs_inode *inode)
 }
 
 /* Physical block of journal block lblk (< nblocks, so always mapped). */
-static uint64_t journal_pblk(const struct ext4fs_journal *j, uint64_t lblk)
+uint64_t ext4fs__journal_pblk(const struct ext4fs_journal *j, uint64_t lblk)
 {
 	size_t lo = 0, hi = j->nruns;
 
@@ -205,7 +179,7 @@ static int home_in_fs(const struct ext4fs_fs *fs, uint64_t home)
 }
 
 /* Nonzero when file-system block blk is one of the journal's own blocks. */
-static int in_journal(const struct ext4fs_journal *j, uint64_t blk)
+int ext4fs__journal_holds(const struct ext4fs_journal *j, uint64_t blk)
 {
 	size_t lo = 0, hi = j->nruns;
 
@@ -224,7 +198,7 @@ static int in_journal(const struct ext4fs_journal *j, uint64_t blk)
 
 static int journal_read(struct ext4fs_journal *j, uint64_t lblk, void *buf)
 {
-	return ext4fs_blocks_read(j->fs, journal_pblk(j, lblk), 1, buf);
+	return ext4fs_blocks_read(j->fs, ext4fs__journal_pblk(j, lblk), 1, buf);
 }
 
 int ext4fs_journal_open(struct ext4fs_fs *fs, struct ext4fs_journal **out)
@@ -298,7 +272,7 @@ int ext4fs_journal_open(struct ext4fs_fs *fs, struct ext4fs_journal **out)
 	err = journal_read(j, 0, raw);
 	if (err) {
 		err = ext4fs__fs_fail(fs, err, "reading the journal superblock (block %llu): %s",
-				      (unsigned long long)journal_pblk(j, 0), ext4fs_strerror(err));
+				      (unsigned long long)ext4fs__journal_pblk(j, 0), ext4fs_strerror(err));
 		goto out;
 	}
 	ext4fs_journal_sb_decode(&j->jsb, raw);
@@ -565,7 +539,7 @@ static int replay_tags(struct recovery *r, uint32_t tid, uint32_t *pos)
 		} else if (!tag_csum_ok(j, tag, r->data, tid)) {
 			info->bad_block_csums++;
 			emit(r, EXT4FS_JOURNAL_EV_BAD_BLOCK_CSUM, tid, log_block, home, 0, 0);
-		} else if (!home_in_fs(j->fs, home) || in_journal(j, home)) {
+		} else if (!home_in_fs(j->fs, home) || ext4fs__journal_holds(j, home)) {
 			info->bad_block_tags++;
 			emit(r, EXT4FS_JOURNAL_EV_BAD_BLOCK_TAG, tid, log_block, home, 0, 0);
 		} else {
@@ -866,7 +840,7 @@ static int io_flush(struct ext4fs_journal *j)
 /* Mark the journal empty: s_start 0, the next transaction next_tid, no error. */
 static int write_empty_jsb(struct ext4fs_journal *j, uint32_t next_tid, unsigned char *buf)
 {
-	uint64_t pblk = journal_pblk(j, 0);
+	uint64_t pblk = ext4fs__journal_pblk(j, 0);
 	int err;
 
 	err = ext4fs_blocks_read(j->fs, pblk, 1, buf);

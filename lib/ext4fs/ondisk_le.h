@@ -77,6 +77,19 @@ static inline void be32_store(void *p, uint32_t v)
 	b[3] = (uint8_t)v;
 }
 
+static inline void be16_store(void *p, uint16_t v)
+{
+	uint8_t *b = p;
+	b[0] = (uint8_t)(v >> 8);
+	b[1] = (uint8_t)v;
+}
+
+static inline void be64_store(void *p, uint64_t v)
+{
+	be32_store(p, (uint32_t)(v >> 32));
+	be32_store((uint8_t *)p + 4, (uint32_t)v);
+}
+
 /* Load or store one little-endian field of width size (1, 2, 4 or 8) into a native slot. */
 static inline void le_field_load(void *native, const void *disk, unsigned size)
 {

@@ -56,6 +56,12 @@ void rw_image_open(struct rw_image *img, uint64_t blocks, uint32_t bs,
 	open_rw(img);
 }
 
+void rw_image_reopen_raw(struct rw_image *img)
+{
+	assert_null(img->fs);
+	open_rw(img);
+}
+
 void rw_image_reopen(struct rw_image *img)
 {
 	assert_int_equal(ext4fs_close_flush(img->fs), 0);

@@ -37,6 +37,9 @@ void rw_image_open(struct rw_image *img, uint64_t blocks, uint32_t bs,
 /* Close the handle (flushing) and reopen the same bytes, as a later session would. */
 void rw_image_reopen(struct rw_image *img);
 
+/* Open the buffer again after the caller closed the handle itself (img->fs NULL). */
+void rw_image_reopen_raw(struct rw_image *img);
+
 /* Flush and run e2fsck -fn; its exit status, or -1 without e2fsck.  Prints its output on failure. */
 int rw_image_fsck(struct rw_image *img);
 

@@ -13,6 +13,14 @@
  *                  (and e4fsck -fn too when OPSMODEL_E4FSCK names it)
  *     -o OPS       operations per batch (default 300)
  *     -f           fill mode: write files until ENOSPC, check, delete everything, check
+ *     -J N         journalled mode (txn.h): commit every N operations; before each
+ *                  check the handle leaves journalled mode (commit, checkpoint) and
+ *                  enters it again after
+ *     -X END       with -J: end after the last batch's operations and a commit,
+ *                  without the last check: "crash" exits at once, leaving the
+ *                  log to replay (needs_recovery set); "clean" leaves journalled
+ *                  mode (checkpoint) and closes.  The two images of one seed
+ *                  must agree once the crash image is replayed.
  *
  * The image is made with the library's mkfs engine (mke2fs's ext4 defaults
  * adjusted by the flags).  Exit 0 when every check passed, 1 on the first
@@ -36,6 +44,7 @@
 #include "ext4fs/inode.h"
 #include "ext4fs/io.h"
 #include "ext4fs/mkfs.h"
+#include "ext4fs/txn.h"
 
 #define MAX_FILE (192U * 1024)
 #define NAMES 160
@@ -64,6 +73,7 @@ static unsigned long op_no;
 static struct node root_node;
 static unsigned long done_ops[11];   /* operations that changed the tree, by kind (for the summary) */
 static struct fobj root_obj = { .ino = EXT4FS_ROOT_INO, .is_dir = 1 };
+static uint32_t commit_every;        /* -J: journalled mode, a commit every this many operations */
 
 static uint32_t rnd(uint32_t n)
 {
@@ -446,6 +456,8 @@ static void op_rename(void)
 static void run_fsck(const char *when)
 {
 	char cmd[1024];
+	if (commit_every)
+		check(ext4fs_txn_stop(fs), "leaving journalled mode");
 	check(ext4fs_flush(fs), "flush");
 	snprintf(cmd, sizeof(cmd), "e2fsck -fn '%s' >'%s.fsck.log' 2>&1", image, image);
 	int rc = system(cmd);
@@ -464,6 +476,8 @@ static void run_fsck(const char *when)
 			die("e4fsck -fn is not clean %s (e2fsck is)", when);
 		}
 	}
+	if (commit_every)
+		check(ext4fs_txn_start(fs), "entering journalled mode");
 }
 
 struct seen { const struct node *dir; size_t count; int bad; };
@@ -574,6 +588,8 @@ static void open_image(void)
 	if (ext4fs_open(image, &o, &fs, msg, sizeof(msg)))
 		die("open: %s", msg);
 	ext4fs_set_time(fs, 1700000000 + (int64_t)op_no, 0);
+	if (commit_every)
+		check(ext4fs_txn_start(fs), "entering journalled mode");
 }
 
 static void fill_test(void)
@@ -622,13 +638,46 @@ static void fill_test(void)
 	free(buf);
 }
 
+static void print_txn_stats(void)
+{
+	struct ext4fs_txn_stats st;
+
+	ext4fs_txn_get_stats(fs, &st);
+	printf("journalled: %llu commits, %llu blocks logged in %llu log blocks, %llu revokes, "
+	       "%llu checkpoints writing %llu blocks home\n", (unsigned long long)st.commits,
+	       (unsigned long long)st.blocks_logged, (unsigned long long)st.log_blocks,
+	       (unsigned long long)st.revokes, (unsigned long long)st.checkpoints,
+	       (unsigned long long)st.blocks_home);
+}
+
+/* -X: the end of a journalled run, by a crash or cleanly. */
+static void end_journalled(const char *how)
+{
+	struct ext4fs_txn_room room;
+
+	check(ext4fs_txn_commit(fs), "commit");
+	check(ext4fs_txn_room(fs, &room), "journal room");
+	print_txn_stats();
+	printf("log: %llu of %llu ring blocks to replay%s\n", (unsigned long long)room.ring_used,
+	       (unsigned long long)room.ring_blocks, room.ring_wrapped ? ", wrapping round the end" : "");
+	fflush(stdout);
+	if (!strcmp(how, "crash"))
+		_exit(0);
+	if (strcmp(how, "clean"))
+		die("-X takes crash or clean, not %s", how);
+	check(ext4fs_txn_stop(fs), "leaving journalled mode");
+	check(ext4fs_close_flush(fs), "close");
+	exit(0);
+}
+
 int main(int argc, char **argv)
 {
 	uint32_t bs = 4096, batches = 10, ops = 300;
 	uint64_t blocks = 16384, seed = 1;
 	int no_csum = 0, no_flex = 0, no_extents = 0, fill = 0, c;
+	const char *end_mode = NULL;
 
-	while ((c = getopt(argc, argv, "b:n:CFEs:B:o:f")) != -1) {
+	while ((c = getopt(argc, argv, "b:n:CFEs:B:o:fJ:X:")) != -1) {
 		switch (c) {
 		case 'b': bs = (uint32_t)strtoul(optarg, NULL, 0); break;
 		case 'n': blocks = strtoull(optarg, NULL, 0); break;
@@ -639,6 +688,8 @@ int main(int argc, char **argv)
 		case 'B': batches = (uint32_t)strtoul(optarg, NULL, 0); break;
 		case 'o': ops = (uint32_t)strtoul(optarg, NULL, 0); break;
 		case 'f': fill = 1; break;
+		case 'J': commit_every = (uint32_t)strtoul(optarg, NULL, 0); break;
+		case 'X': end_mode = optarg; break;
 		default:
 			fprintf(stderr, "usage: opsmodel [-b BS] [-n BLOCKS] [-CFE] [-s SEED] [-B N] [-o N] [-f] IMAGE\n");
 			return 2;
@@ -678,7 +729,11 @@ int main(int argc, char **argv)
 			case 13: op_symlink(); break;
 			default: op_rename(); break;
 			}
+			if (commit_every && op_no % commit_every == 0)
+				check(ext4fs_txn_commit(fs), "commit");
 		}
+		if (end_mode && commit_every && b + 1 == batches)
+			end_journalled(end_mode);
 		char when[64];
 		snprintf(when, sizeof(when), "after batch %u", b + 1);
 		run_fsck(when);
@@ -688,6 +743,10 @@ int main(int argc, char **argv)
 			check(ext4fs_close_flush(fs), "close");
 			open_image();
 		}
+	}
+	if (commit_every) {
+		check(ext4fs_txn_stop(fs), "leaving journalled mode");
+		print_txn_stats();
 	}
 	check(ext4fs_close_flush(fs), "close");
 	printf("opsmodel: %lu operations in %u batches, model and e2fsck agree (done: %lu create, "
