@@ -13,17 +13,17 @@
 #include "ext4fs/array.h"
 #include "ext4fs/errors.h"
 #include "ext4fs/super.h"
+#include "support/comerr.h"
 #include "context.h"
 
 void fsck_fatal(struct e4fsck *ctx, const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, "%s: ", ctx->prog);
+	/* e2fsck's com_err does not flush stdout: neither do we. */
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	sup_vcom_err_unflushed(ctx->prog, 0, NULL, fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 	ctx->exit_status |= FSCK_ERROR;
 }
 

@@ -85,6 +85,8 @@ extern "C" {
 	X(GD_BAD_BLOCK_MAP, "Corrupt group descriptor: bad block for block bitmap") \
 	X(GD_BAD_INODE_MAP, "Corrupt group descriptor: bad block for inode bitmap") \
 	X(GD_BAD_INODE_TABLE, "Corrupt group descriptor: bad block for inode table") \
+	X(UNDO_CORRUPT,     "Undo file corrupt") \
+	X(UNDO_WRONG_FS,    "Wrong undo file for this filesystem") \
 	X(JOURNAL_FULL, "Transaction is too large for the journal") \
 	X(TXN_FAILED, "A transaction failed to commit; the handle accepts no more changes")
 
@@ -155,6 +157,8 @@ enum ext4fs_error_index {
 #define EXT4FS_E_GD_BAD_BLOCK_MAP   EXT4FS_ERRCODE_(GD_BAD_BLOCK_MAP)
 #define EXT4FS_E_GD_BAD_INODE_MAP   EXT4FS_ERRCODE_(GD_BAD_INODE_MAP)
 #define EXT4FS_E_GD_BAD_INODE_TABLE EXT4FS_ERRCODE_(GD_BAD_INODE_TABLE)
+#define EXT4FS_E_UNDO_CORRUPT       EXT4FS_ERRCODE_(UNDO_CORRUPT)
+#define EXT4FS_E_UNDO_WRONG_FS      EXT4FS_ERRCODE_(UNDO_WRONG_FS)
 #define EXT4FS_E_JOURNAL_FULL       EXT4FS_ERRCODE_(JOURNAL_FULL)
 #define EXT4FS_E_TXN_FAILED         EXT4FS_ERRCODE_(TXN_FAILED)
 

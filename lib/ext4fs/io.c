@@ -14,6 +14,7 @@
 #endif
 #include "ext4fs/errors.h"
 #include "ext4fs/io.h"
+#include "io_internal.h"
 
 struct unix_channel {
 	int fd;
@@ -26,13 +27,12 @@ struct memory_channel {
 	int writable;
 };
 
-static int unix_read(struct ext4fs_io *io, uint64_t offset, void *buf, size_t len)
+int ext4fs__pread_full(int fd, void *buf, size_t len, uint64_t offset)
 {
-	struct unix_channel *uc = io->priv;
 	unsigned char *p = buf;
 
 	while (len > 0) {
-		ssize_t n = pread(uc->fd, p, len, (off_t)(uc->base + offset));
+		ssize_t n = pread(fd, p, len, (off_t)offset);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
@@ -47,15 +47,12 @@ static int unix_read(struct ext4fs_io *io, uint64_t offset, void *buf, size_t le
 	return 0;
 }
 
-static int unix_write(struct ext4fs_io *io, uint64_t offset, const void *buf, size_t len)
+int ext4fs__pwrite_full(int fd, const void *buf, size_t len, uint64_t offset)
 {
-	struct unix_channel *uc = io->priv;
 	const unsigned char *p = buf;
 
-	if (!uc->writable)
-		return EXT4FS_E_READ_ONLY;
 	while (len > 0) {
-		ssize_t n = pwrite(uc->fd, p, len, (off_t)(uc->base + offset));
+		ssize_t n = pwrite(fd, p, len, (off_t)offset);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
@@ -66,6 +63,22 @@ static int unix_write(struct ext4fs_io *io, uint64_t offset, const void *buf, si
 		len -= (size_t)n;
 	}
 	return 0;
+}
+
+static int unix_read(struct ext4fs_io *io, uint64_t offset, void *buf, size_t len)
+{
+	struct unix_channel *uc = io->priv;
+
+	return ext4fs__pread_full(uc->fd, buf, len, uc->base + offset);
+}
+
+static int unix_write(struct ext4fs_io *io, uint64_t offset, const void *buf, size_t len)
+{
+	struct unix_channel *uc = io->priv;
+
+	if (!uc->writable)
+		return EXT4FS_E_READ_ONLY;
+	return ext4fs__pwrite_full(uc->fd, buf, len, uc->base + offset);
 }
 
 static int unix_flush(struct ext4fs_io *io)

@@ -5,9 +5,9 @@
 #include "ext4fs/fs.h"
 #include "support/comerr.h"
 
-void sup_vcom_err(const char *who, int err, const struct ext4fs_fs *fs, const char *fmt, va_list ap)
+void sup_vcom_err_unflushed(const char *who, int err, const struct ext4fs_fs *fs, const char *fmt,
+			    va_list ap)
 {
-	fflush(stdout);
 	if (who)
 		fprintf(stderr, "%s: ", who);
 	if (err)
@@ -17,6 +17,12 @@ void sup_vcom_err(const char *who, int err, const struct ext4fs_fs *fs, const ch
 	if (fs && ext4fs_errmsg(fs)[0])
 		fprintf(stderr, " (detail: %s)", ext4fs_errmsg(fs));
 	fputc('\n', stderr);
+}
+
+void sup_vcom_err(const char *who, int err, const struct ext4fs_fs *fs, const char *fmt, va_list ap)
+{
+	fflush(stdout);
+	sup_vcom_err_unflushed(who, err, fs, fmt, ap);
 }
 
 void sup_com_err(const char *who, int err, const char *fmt, ...)

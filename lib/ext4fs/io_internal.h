@@ -1,0 +1,20 @@
+/*
+ * io_internal.h - whole-buffer reads and writes on a file descriptor, shared
+ * by the file channel (io.c) and the undo file (undo.c).
+ */
+#ifndef EXT4FS_IO_INTERNAL_H
+#define EXT4FS_IO_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * Read exactly len bytes at offset, retrying short reads and EINTR.  0,
+ * -errno, or EXT4FS_E_SHORT_READ when the file ends first.
+ */
+int ext4fs__pread_full(int fd, void *buf, size_t len, uint64_t offset);
+
+/* Write exactly len bytes at offset, retrying short writes and EINTR.  0 or -errno. */
+int ext4fs__pwrite_full(int fd, const void *buf, size_t len, uint64_t offset);
+
+#endif
