@@ -16,12 +16,21 @@
  *     -J N         journalled mode (txn.h): commit every N operations; before each
  *                  check the handle leaves journalled mode (commit, checkpoint) and
  *                  enters it again after
- *     -M FILE      with -J: after opening and after every commit, append the
+ *     -M FILE      with -J: before opening and after every commit, append the
  *                  number of commits so far and the hash of the model's tree
  *                  (names, types, modes, sizes, link counts, contents,
- *                  symlink targets) to FILE: the states a crash may leave
+ *                  symlink targets) to FILE: the states a crash may leave;
+ *                  before each commit the state it will make, as "+N HASH"
  *     -P           print the hash of IMAGE's tree, computed the same way from
  *                  the disk, and exit (the image is not changed)
+ *     -K SPEC      open the image through the fault-injecting channel
+ *                  (io_fault.h: "write=K,mode=stop|tear|fail,lose=none|all|SEED");
+ *                  once the fault has struck, the first error exits with status 3,
+ *                  as a killed process would leave things; the counts of writes
+ *                  and flushes are printed at the end of a run it did not stop
+ *     -U FILE      write an undo file (undo.h) for everything the run changes
+ *     -R           use IMAGE as it is (a new, empty file system made by another
+ *                  tool, such as mke2fs -t ext2) instead of making one
  *     -X END       with -J: end after the last batch's operations and a commit,
  *                  without the last check: "crash" exits at once, leaving the
  *                  log to replay (needs_recovery set); "clean" leaves journalled
@@ -50,7 +59,9 @@
 #include "ext4fs/inode.h"
 #include "ext4fs/io.h"
 #include "ext4fs/mkfs.h"
+#include "ext4fs/io_fault.h"
 #include "ext4fs/txn.h"
+#include "ext4fs/undo.h"
 
 #define MAX_FILE (192U * 1024)
 #define NAMES 160
@@ -87,10 +98,28 @@ static uint32_t rnd(uint32_t n)
 	return n ? (uint32_t)((rng_state >> 33) % n) : 0;
 }
 
+static struct ext4fs_io *fault_io;   /* -K: the fault channel under the handle */
+static int closing;                  /* the last close runs: fault_io goes away in it */
+
+/* After the fault struck, an error is the end of the run, not a finding. */
+static int fault_struck(void)
+{
+	struct ext4fs_io_fault_counts c;
+	if (closing)
+		return 1;   /* the channel is gone; only the fault makes a close fail with EIO */
+	ext4fs_io_fault_counts(fault_io, &c);
+	return c.triggered;
+}
+
 static void die(const char *fmt, ...)
 {
 	va_list ap;
 
+	if (fault_io && fault_struck()) {
+		printf("opsmodel: stopped by the fault (op %lu)\n", op_no);
+		fflush(stdout);
+		_exit(3);
+	}
 	fprintf(stderr, "opsmodel: op %lu: ", op_no);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
@@ -101,6 +130,11 @@ static void die(const char *fmt, ...)
 
 static void check(int err, const char *what)
 {
+	if (err && fault_io && (!closing || err == -EIO) && fault_struck()) {
+		printf("opsmodel: stopped by the fault at %s (op %lu)\n", what, op_no);
+		fflush(stdout);
+		_exit(3);
+	}
 	if (err)
 		die("%s: %s", what, ext4fs_strerror(err));
 }
@@ -568,6 +602,9 @@ static uint64_t manifest_line(uint64_t h, const char *path, char type, unsigned 
 	char line[4096 + 600];
 	int n = snprintf(line, sizeof(line), "%s %c %o %llu %u %016llx %s\n", path, type, mode,
 			 (unsigned long long)size, nlink, (unsigned long long)content, target ? target : "-");
+	/* OPSMODEL_SHOW=1 prints the lines, to see where two trees part. */
+	if (getenv("OPSMODEL_SHOW"))
+		fputs(line, stderr);
 	return fnv(h, line, (size_t)n);
 }
 
@@ -680,8 +717,20 @@ static void record_state(void)
 	fclose(f);
 }
 
+/*
+ * A commit: the state it makes is recorded first, marked "+", since a
+ * commit that fails half way (a crash) may still have reached the disk
+ * whole; once it returns, the state is recorded as committed.
+ */
 static void commit(void)
 {
+	if (manifest_file) {
+		FILE *f = fopen(manifest_file, "a");
+		if (!f)
+			die("opening %s: %s", manifest_file, strerror(errno));
+		fprintf(f, "+%lu %016llx\n", commits_done + 1, (unsigned long long)model_hash(&root_node, FNV_START));
+		fclose(f);
+	}
 	check(ext4fs_txn_commit(fs), "commit");
 	commits_done++;
 	record_state();
@@ -725,12 +774,35 @@ static void make_image(uint32_t bs, uint64_t blocks, int no_csum, int no_flex, i
 	ext4fs_mkfs_plan_free(plan);
 }
 
+static const char *fault_spec, *undo_path;
+
 static void open_image(void)
 {
 	struct ext4fs_open_opts o = { .flags = EXT4FS_OPEN_RW };
+	struct ext4fs_io *io;
 	char msg[256];
-	if (ext4fs_open(image, &o, &fs, msg, sizeof(msg)))
+
+	check(ext4fs_io_open_file(image, EXT4FS_IO_RDWR, 0, &io), "opening the image");
+	if (fault_spec) {
+		struct ext4fs_io_fault_spec spec;
+		char *text = strdup(fault_spec);
+		if (ext4fs_io_fault_parse(text, &spec))
+			die("bad fault spec %s", fault_spec);
+		check(ext4fs_io_fault_wrap(io, &spec, &fault_io), "fault channel");
+		io = fault_io;
+	}
+	if (undo_path) {
+		struct ext4fs_io *undo;
+		check(ext4fs_io_undo_wrap(io, undo_path, EXT4FS_UNDO_APPEND, &undo), "undo file");
+		io = undo;
+	}
+	if (ext4fs_open_io(io, &o, &fs, msg, sizeof(msg))) {
+		if (fault_io && fault_struck()) {
+			printf("opsmodel: stopped by the fault at open\n");
+			_exit(3);
+		}
 		die("open: %s", msg);
+	}
 	ext4fs_set_time(fs, 1700000000 + (int64_t)op_no, 0);
 	if (commit_every)
 		check(ext4fs_txn_start(fs), "entering journalled mode");
@@ -794,6 +866,16 @@ static void print_txn_stats(void)
 	       (unsigned long long)st.blocks_home);
 }
 
+static void print_fault_counts(void)
+{
+	struct ext4fs_io_fault_counts c;
+	if (!fault_io)
+		return;
+	ext4fs_io_fault_counts(fault_io, &c);
+	printf("fault channel: %llu writes, %llu flushes, %s\n", (unsigned long long)c.writes,
+	       (unsigned long long)c.flushes, c.triggered ? "struck" : "never struck");
+}
+
 /* -X: the end of a journalled run, by a crash or cleanly. */
 static void end_journalled(const char *how)
 {
@@ -810,6 +892,8 @@ static void end_journalled(const char *how)
 	if (strcmp(how, "clean"))
 		die("-X takes crash or clean, not %s", how);
 	check(ext4fs_txn_stop(fs), "leaving journalled mode");
+	print_fault_counts();
+	closing = 1;
 	check(ext4fs_close_flush(fs), "close");
 	exit(0);
 }
@@ -820,9 +904,9 @@ int main(int argc, char **argv)
 	uint64_t blocks = 16384, seed = 1;
 	int no_csum = 0, no_flex = 0, no_extents = 0, fill = 0, c;
 	const char *end_mode = NULL;
-	int print_hash = 0;
+	int print_hash = 0, reuse = 0;
 
-	while ((c = getopt(argc, argv, "b:n:CFEs:B:o:fJ:X:M:P")) != -1) {
+	while ((c = getopt(argc, argv, "b:n:CFEs:B:o:fJ:X:M:PK:U:R")) != -1) {
 		switch (c) {
 		case 'b': bs = (uint32_t)strtoul(optarg, NULL, 0); break;
 		case 'n': blocks = strtoull(optarg, NULL, 0); break;
@@ -837,6 +921,9 @@ int main(int argc, char **argv)
 		case 'X': end_mode = optarg; break;
 		case 'M': manifest_file = optarg; break;
 		case 'P': print_hash = 1; break;
+		case 'K': fault_spec = optarg; break;
+		case 'U': undo_path = optarg; break;
+		case 'R': reuse = 1; break;
 		default:
 			fprintf(stderr, "usage: opsmodel [-b BS] [-n BLOCKS] [-CFE] [-s SEED] [-B N] [-o N] [-f] IMAGE\n");
 			return 2;
@@ -862,9 +949,10 @@ int main(int argc, char **argv)
 	}
 	rng_state = seed * 0x9E3779B97F4A7C15ULL + 1;
 	root_node.obj = &root_obj;
-	make_image(bs, blocks, no_csum, no_flex, no_extents);
-	open_image();
+	if (!reuse)
+		make_image(bs, blocks, no_csum, no_flex, no_extents);
 	record_state();
+	open_image();
 	if (fill) {
 		fill_test();
 		check(ext4fs_close_flush(fs), "close");
@@ -905,6 +993,9 @@ int main(int argc, char **argv)
 		check(ext4fs_txn_stop(fs), "leaving journalled mode");
 		print_txn_stats();
 	}
+	check(ext4fs_flush(fs), "flush");
+	print_fault_counts();
+	closing = 1;
 	check(ext4fs_close_flush(fs), "close");
 	printf("opsmodel: %lu operations in %u batches, model and e2fsck agree (done: %lu create, "
 	       "%lu write, %lu truncate, %lu punch, %lu unlink, %lu mkdir, %lu rmdir, %lu link, "
