@@ -23,6 +23,7 @@
 #include "ext4fs/mountcheck.h"
 #include "support/exitcodes.h"
 #include "support/parse.h"
+#include "support/fsopen.h"
 #include "support/version.h"
 
 #define PROGRAM "debug4fs"
@@ -30,7 +31,7 @@
 static void print_help(FILE *f)
 {
 	fprintf(f,
-		"Usage: %s [-b blocksize] [-s superblock] [-f cmd_file] [-R request] [-c] [-n] [-w] [-j] [-V] [device]\n"
+		"Usage: %s [-b blocksize] [-s superblock] [-f cmd_file] [-R request] [-c] [-n] [-w] [-z undo_file] [-j] [-V] [device]\n"
 		"\n"
 		"ext2/ext3/ext4 file system debugger, command-compatible with debugfs.\n"
 		"\n"
@@ -41,6 +42,7 @@ static void print_help(FILE *f)
 		"  -c             catastrophic mode: do not read bitmaps up front (always true here)\n"
 		"  -n             do not verify metadata checksums\n"
 		"  -w             open read-write (refused when the file system is in use)\n"
+		"  -z undo_file   with -w: save each block's old contents in undo_file first (e2undo)\n"
 		"  -j, --json     print each command's result as one JSON document\n"
 		"  -V             print the version and exit\n"
 		"  -h, --help     print this help and exit\n"
@@ -77,14 +79,14 @@ static int open_fs(struct dbg *d, const char *device)
 
 	if ((d->open_flags & EXT4FS_OPEN_RW) && check_not_in_use(device))
 		return 1;
-	err = ext4fs_open(device, &opts, &d->fs, msg, sizeof(msg));
+	err = sup_fs_open(device, &opts, d->undo_path, &d->fs, msg, sizeof(msg));
 
 	if (err == EXT4FS_E_SB_CSUM && !(opts.flags & EXT4FS_OPEN_IGNORE_CSUM)) {
 		/* As debugfs does: say so, and go on without checksum verification. */
 		printf("Checksum errors in superblock!  Retrying...\n");
 		d->open_flags |= EXT4FS_OPEN_IGNORE_CSUM;
 		opts.flags = d->open_flags;
-		err = ext4fs_open(device, &opts, &d->fs, msg, sizeof(msg));
+		err = sup_fs_open(device, &opts, d->undo_path, &d->fs, msg, sizeof(msg));
 	}
 	if (err) {
 		fprintf(stderr, "%s: %s while trying to open %s\n", PROGRAM, msg, device);
@@ -291,7 +293,7 @@ int main(int argc, char **argv)
 	uint64_t v;
 	int opt, rc = 0;
 
-	while ((opt = getopt_long(argc, argv, "b:cd:f:hiDjnR:s:wzV", long_opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "b:cd:f:hiDjnR:s:wz:V", long_opts, NULL)) != -1) {
 		switch (opt) {
 		case 'R': request = optarg; break;
 		case 'f': cmd_file = optarg; break;
@@ -313,7 +315,8 @@ int main(int argc, char **argv)
 			d.superblock = v;
 			break;
 		case 'w': d.open_flags |= EXT4FS_OPEN_RW; break;
-		case 'd': case 'z':
+		case 'z': d.undo_path = optarg; break;
+		case 'd':
 			fprintf(stderr, "%s: -%c is not supported\n", PROGRAM, opt);
 			return 1;
 		case 'V':

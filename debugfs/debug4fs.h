@@ -26,6 +26,7 @@ struct dbg {
 	unsigned open_flags;       /* EXT4FS_OPEN_* used for open */
 	uint64_t superblock;       /* -s */
 	unsigned block_size;       /* -b */
+	const char *undo_path;     /* -z: the undo file of a writable open */
 	FILE *out;                 /* command output */
 	unsigned unknown;          /* requests naming no command (debugfs's exit status) */
 };

@@ -14,6 +14,7 @@
 #include "ext4fs/errors.h"
 #include "ext4fs/super.h"
 #include "support/comerr.h"
+#include "support/fsopen.h"
 #include "context.h"
 
 void fsck_fatal(struct e4fsck *ctx, const char *fmt, ...)
@@ -50,7 +51,7 @@ int fsck_open(struct e4fsck *ctx, unsigned flags)
 	opts.superblock = ctx->superblock;
 	opts.block_size = ctx->blocksize;
 	ctx->open_opts = opts;
-	err = ext4fs_open(ctx->path, &opts, &ctx->fs, msg, sizeof(msg));
+	err = sup_fs_open(ctx->path, &opts, ctx->undo_path, &ctx->fs, msg, sizeof(msg));
 	if (err) {
 		fprintf(stderr, "%s: %s while trying to open %s\n", ctx->prog, msg, ctx->path);
 		if (err == EXT4FS_E_BAD_MAGIC || err == EXT4FS_E_CORRUPT_SUPER)

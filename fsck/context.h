@@ -101,6 +101,7 @@ struct e4fsck {
 	unsigned blocksize;         /* -B */
 	int from_backup;            /* the primary superblock was unusable: a backup is in use */
 	const char *json_path;      /* --json FILE */
+	const char *undo_path;      /* -z FILE: the undo file of every writable open */
 
 	/* the file system */
 	struct ext4fs_fs *fs;

@@ -20,7 +20,7 @@
 
 static const char usage_text[] =
 	"Usage: %s [-panyfktvDV] [-b superblock] [-B blocksize] [-C fd] [-j threads]\n"
-	"\t\t[-E extended-options] [--json FILE] device\n"
+	"\t\t[-E extended-options] [-z undo_file] [--json FILE] device\n"
 	"\n"
 	"Emergency help:\n"
 	" -p                   Automatic repair (no questions)\n"
@@ -34,6 +34,7 @@ static const char usage_text[] =
 	" -C fd                Progress to file descriptor fd (0: a bar on the terminal)\n"
 	" -j threads           Threads for pass 1 (default: the number of CPUs)\n"
 	" -D                   Optimize directories\n"
+	" -z undo_file         Save the blocks changed in undo_file first (e2undo restores them)\n"
 	" --json FILE          Write the problems found and the timings as JSON\n";
 
 static void usage(const char *prog, FILE *to)
@@ -95,7 +96,7 @@ static int parse_options(struct e4fsck *ctx, int argc, char **argv)
 	int c, modes = 0;
 	uint64_t v;
 
-	while ((c = getopt_long(argc, argv, "panyfktvDVb:B:C:j:E:", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "panyfktvDVb:B:C:j:E:z:", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 		case 'a':
@@ -159,6 +160,7 @@ static int parse_options(struct e4fsck *ctx, int argc, char **argv)
 				return rc;
 			break;
 		}
+		case 'z': ctx->undo_path = optarg; break;
 		case OPT_JSON: ctx->json_path = optarg; break;
 		case OPT_HELP:
 			usage(ctx->prog, stdout);

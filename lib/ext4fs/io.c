@@ -189,6 +189,17 @@ static struct ext4fs_io *io_new(const struct ext4fs_io_ops *ops, void *priv, uin
 	return io;
 }
 
+struct ext4fs_io *ext4fs__io_wrapper(const struct ext4fs_io_ops *ops, void *priv, const struct ext4fs_io *inner)
+{
+	struct ext4fs_io *io = io_new(ops, priv, inner->size, inner->name ? inner->name : "");
+
+	if (io) {
+		io->discard_zeroes = inner->discard_zeroes;
+		io->is_regular_file = inner->is_regular_file;
+	}
+	return io;
+}
+
 int ext4fs_io_open_file(const char *path, unsigned flags, uint64_t offset,
 			struct ext4fs_io **out)
 {

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "ext4fs/errors.h"
+#include "io_internal.h"
 #include "io_stage_internal.h"
 
 struct staged_block {
@@ -275,18 +276,13 @@ int ext4fs__stage_wrap(struct ext4fs_io *inner, uint32_t block_size, struct ext4
 		shift++;
 	if (shift > 16)
 		return EXT4FS_E_INVALID_ARG;
-	io = calloc(1, sizeof(*io));
 	st = calloc(1, sizeof(*st));
-	if (io)
-		io->name = strdup(inner->name ? inner->name : "");
 	if (st) {
 		st->nbuckets = 256;
 		st->buckets = calloc(st->nbuckets, sizeof(*st->buckets));
 	}
-	if (!io || !st || !io->name || !st->buckets) {
-		if (io)
-			free(io->name);
-		free(io);
+	io = st && st->buckets ? ext4fs__io_wrapper(&stage_ops, st, inner) : NULL;
+	if (!io) {
 		if (st)
 			free(st->buckets);
 		free(st);
@@ -295,12 +291,7 @@ int ext4fs__stage_wrap(struct ext4fs_io *inner, uint32_t block_size, struct ext4
 	st->inner = inner;
 	st->bs = block_size;
 	st->shift = shift;
-	io->ops = &stage_ops;
-	io->priv = st;
-	io->size = inner->size;
 	io->stats = inner->stats;
-	io->discard_zeroes = inner->discard_zeroes;
-	io->is_regular_file = inner->is_regular_file;
 	*out = io;
 	return 0;
 }

@@ -26,6 +26,7 @@
 #include "ext4fs/io.h"
 #include "mke4fs.h"
 #include "support/comerr.h"
+#include "support/fsopen.h"
 #include "support/exitcodes.h"
 #include "support/version.h"
 
@@ -91,7 +92,11 @@ static int write_fs(const struct mk_opts *o, struct mk_target *t, struct mk_conf
 
 	if (mk_target_prepare_file(o, t, c->offset + fs_bytes))
 		return -1;
-	err = ext4fs_io_open_file(t->path, EXT4FS_IO_RDWR | EXT4FS_IO_EXCL, c->offset, &io);
+	err = sup_io_open(t->path, EXT4FS_IO_RDWR | EXT4FS_IO_EXCL, c->offset, NULL, &io, msg, sizeof(msg));
+	if (err == EXT4FS_E_INVALID_ARG && getenv(SUP_FAULT_ENV)) {
+		fprintf(stderr, "%s: %s\n", prog_name, msg);
+		return -1;
+	}
 	if (err == -EBUSY) {
 		fprintf(stderr, "%s: %s is apparently in use by the system; will not make a filesystem here!\n",
 			prog_name, t->path);

@@ -37,6 +37,7 @@
 #include "ext4fs/inode.h"
 #include "ext4fs/xattr.h"
 #include "mke4fs.h"
+#include "support/fsopen.h"
 #include "support/comerr.h"
 
 #define COPY_CHUNK (8U << 20)       /* bytes read and written per call */
@@ -569,7 +570,7 @@ int mk_populate(const char *image, uint64_t offset, const char *src_dir, int cop
 			close(fd);
 		return -1;
 	}
-	err = ext4fs_open(image, &opts, &p.fs, msg, sizeof(msg));
+	err = sup_fs_open(image, &opts, NULL, &p.fs, msg, sizeof(msg));
 	if (err) {
 		fprintf(stderr, "%s: %s while opening the new file system to copy files\n", prog_name, msg);
 		close(fd);

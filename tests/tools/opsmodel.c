@@ -16,6 +16,21 @@
  *     -J N         journalled mode (txn.h): commit every N operations; before each
  *                  check the handle leaves journalled mode (commit, checkpoint) and
  *                  enters it again after
+ *     -M FILE      with -J: before opening and after every commit, append the
+ *                  number of commits so far and the hash of the model's tree
+ *                  (names, types, modes, sizes, link counts, contents,
+ *                  symlink targets) to FILE: the states a crash may leave;
+ *                  before each commit the state it will make, as "+N HASH"
+ *     -P           print the hash of IMAGE's tree, computed the same way from
+ *                  the disk, and exit (the image is not changed)
+ *     -K SPEC      open the image through the fault-injecting channel
+ *                  (io_fault.h: "write=K,mode=stop|tear|fail,lose=none|all|SEED");
+ *                  once the fault has struck, the first error exits with status 3,
+ *                  as a killed process would leave things; the counts of writes
+ *                  and flushes are printed at the end of a run it did not stop
+ *     -U FILE      write an undo file (undo.h) for everything the run changes
+ *     -R           use IMAGE as it is (a new, empty file system made by another
+ *                  tool, such as mke2fs -t ext2) instead of making one
  *     -X END       with -J: end after the last batch's operations and a commit,
  *                  without the last check: "crash" exits at once, leaving the
  *                  log to replay (needs_recovery set); "clean" leaves journalled
@@ -44,7 +59,9 @@
 #include "ext4fs/inode.h"
 #include "ext4fs/io.h"
 #include "ext4fs/mkfs.h"
+#include "ext4fs/io_fault.h"
 #include "ext4fs/txn.h"
+#include "ext4fs/undo.h"
 
 #define MAX_FILE (192U * 1024)
 #define NAMES 160
@@ -81,10 +98,28 @@ static uint32_t rnd(uint32_t n)
 	return n ? (uint32_t)((rng_state >> 33) % n) : 0;
 }
 
+static struct ext4fs_io *fault_io;   /* -K: the fault channel under the handle */
+static int closing;                  /* the last close runs: fault_io goes away in it */
+
+/* After the fault struck, an error is the end of the run, not a finding. */
+static int fault_struck(void)
+{
+	struct ext4fs_io_fault_counts c;
+	if (closing)
+		return 1;   /* the channel is gone; only the fault makes a close fail with EIO */
+	ext4fs_io_fault_counts(fault_io, &c);
+	return c.triggered;
+}
+
 static void die(const char *fmt, ...)
 {
 	va_list ap;
 
+	if (fault_io && fault_struck()) {
+		printf("opsmodel: stopped by the fault (op %lu)\n", op_no);
+		fflush(stdout);
+		_exit(3);
+	}
 	fprintf(stderr, "opsmodel: op %lu: ", op_no);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
@@ -95,6 +130,11 @@ static void die(const char *fmt, ...)
 
 static void check(int err, const char *what)
 {
+	if (err && fault_io && (!closing || err == -EIO) && fault_struck()) {
+		printf("opsmodel: stopped by the fault at %s (op %lu)\n", what, op_no);
+		fflush(stdout);
+		_exit(3);
+	}
 	if (err)
 		die("%s: %s", what, ext4fs_strerror(err));
 }
@@ -543,6 +583,159 @@ static void check_node(struct node *n)
 	free(buf);
 }
 
+/* -- manifests: one hash for a whole tree, from the model or from the disk -- */
+
+static uint64_t fnv(uint64_t h, const void *p, size_t n)
+{
+	const unsigned char *b = p;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ b[i]) * 0x100000001B3ULL;
+	return h;
+}
+
+#define FNV_START 0xCBF29CE484222325ULL
+
+/* One entry: its line goes into the tree's hash. */
+static uint64_t manifest_line(uint64_t h, const char *path, char type, unsigned mode, uint64_t size,
+			      unsigned nlink, uint64_t content, const char *target)
+{
+	char line[4096 + 600];
+	int n = snprintf(line, sizeof(line), "%s %c %o %llu %u %016llx %s\n", path, type, mode,
+			 (unsigned long long)size, nlink, (unsigned long long)content, target ? target : "-");
+	/* OPSMODEL_SHOW=1 prints the lines, to see where two trees part. */
+	if (getenv("OPSMODEL_SHOW"))
+		fputs(line, stderr);
+	return fnv(h, line, (size_t)n);
+}
+
+static int cmp_names(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static uint64_t model_hash(const struct node *dir, uint64_t h)
+{
+	const char **names = malloc((dir->nkids + 1) * sizeof(*names));
+	char path[4096];
+
+	for (size_t i = 0; i < dir->nkids; i++)
+		names[i] = dir->kids[i]->name;
+	qsort(names, dir->nkids, sizeof(*names), cmp_names);
+	for (size_t i = 0; i < dir->nkids; i++) {
+		struct node *k = kid((struct node *)dir, names[i]);
+		const struct fobj *o = k->obj;
+		path_of(k, path, sizeof(path));
+		if (o->is_dir) {
+			h = manifest_line(h, path, 'd', EXT4FS_S_IFDIR | 0755, 0, (unsigned)(2 + subdirs(k)), 0, NULL);
+			h = model_hash(k, h);
+		} else if (o->target) {
+			h = manifest_line(h, path, 'l', EXT4FS_S_IFLNK | 0777, strlen(o->target), (unsigned)o->nlink, 0,
+					  o->target);
+		} else {
+			h = manifest_line(h, path, 'f', EXT4FS_S_IFREG | 0644, o->size, (unsigned)o->nlink,
+					  fnv(FNV_START, o->data, o->size), NULL);
+		}
+	}
+	free(names);
+	return h;
+}
+
+struct name_list { char **v; size_t n, cap; uint32_t *ino; };
+
+static int list_entry(const struct ext4fs_dirent *de, void *arg)
+{
+	struct name_list *l = arg;
+	if ((de->name_len == 1 && de->name[0] == '.') || (de->name_len == 2 && !memcmp(de->name, "..", 2)))
+		return 0;
+	if (l->n == l->cap) {
+		l->cap = l->cap ? l->cap * 2 : 16;
+		l->v = realloc(l->v, l->cap * sizeof(*l->v));
+		if (!l->v)
+			die("out of memory");
+	}
+	l->v[l->n] = malloc(de->name_len + 1 + 4);
+	memcpy(l->v[l->n], de->name, de->name_len);
+	l->v[l->n][de->name_len] = '\0';
+	/* The inode number rides after the name's NUL so sorting keeps them together. */
+	memcpy(l->v[l->n] + de->name_len + 1, &de->inode, 4);
+	l->n++;
+	return 0;
+}
+
+static uint64_t disk_hash(uint32_t dir_ino, const char *dir_path, uint64_t h)
+{
+	struct name_list l = { 0 };
+	struct ext4fs_inode din;
+	char path[4096];
+
+	check(ext4fs_inode_read(fs, dir_ino, &din), dir_path);
+	check(ext4fs_dir_iterate(fs, dir_ino, &din, 0, list_entry, &l), dir_path);
+	qsort(l.v, l.n, sizeof(*l.v), cmp_names);
+	for (size_t i = 0; i < l.n; i++) {
+		struct ext4fs_inode in;
+		uint32_t ino;
+		memcpy(&ino, l.v[i] + strlen(l.v[i]) + 1, 4);
+		if (dir_ino == EXT4FS_ROOT_INO && !strcmp(l.v[i], "lost+found"))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", strcmp(dir_path, "/") ? dir_path : "", l.v[i]);
+		check(ext4fs_inode_read(fs, ino, &in), path);
+		if (EXT4FS_ISDIR(in.i_mode)) {
+			h = manifest_line(h, path, 'd', in.i_mode, 0, in.i_links_count, 0, NULL);
+			h = disk_hash(ino, path, h);
+		} else if (EXT4FS_ISLNK(in.i_mode)) {
+			char target[300];
+			size_t len;
+			check(ext4fs_symlink_target(fs, ino, &in, target, sizeof(target) - 1, &len), path);
+			target[len] = '\0';
+			h = manifest_line(h, path, 'l', in.i_mode, len, in.i_links_count, 0, target);
+		} else {
+			uint64_t size = ext4fs_inode_size(&in);
+			unsigned char *buf = malloc(size + 1);
+			size_t got = 0;
+			check(ext4fs_file_read(fs, ino, &in, 0, buf, size, &got), path);
+			h = manifest_line(h, path, 'f', in.i_mode, size, in.i_links_count, fnv(FNV_START, buf, got), NULL);
+			free(buf);
+		}
+		free(l.v[i]);
+	}
+	free(l.v);
+	return h;
+}
+
+static const char *manifest_file;
+static unsigned long commits_done;
+
+static void record_state(void)
+{
+	FILE *f;
+	if (!manifest_file)
+		return;
+	f = fopen(manifest_file, "a");
+	if (!f)
+		die("opening %s: %s", manifest_file, strerror(errno));
+	fprintf(f, "%lu %016llx\n", commits_done, (unsigned long long)model_hash(&root_node, FNV_START));
+	fclose(f);
+}
+
+/*
+ * A commit: the state it makes is recorded first, marked "+", since a
+ * commit that fails half way (a crash) may still have reached the disk
+ * whole; once it returns, the state is recorded as committed.
+ */
+static void commit(void)
+{
+	if (manifest_file) {
+		FILE *f = fopen(manifest_file, "a");
+		if (!f)
+			die("opening %s: %s", manifest_file, strerror(errno));
+		fprintf(f, "+%lu %016llx\n", commits_done + 1, (unsigned long long)model_hash(&root_node, FNV_START));
+		fclose(f);
+	}
+	check(ext4fs_txn_commit(fs), "commit");
+	commits_done++;
+	record_state();
+}
+
 /* -- image -- */
 
 static void make_image(uint32_t bs, uint64_t blocks, int no_csum, int no_flex, int no_extents)
@@ -581,12 +774,35 @@ static void make_image(uint32_t bs, uint64_t blocks, int no_csum, int no_flex, i
 	ext4fs_mkfs_plan_free(plan);
 }
 
+static const char *fault_spec, *undo_path;
+
 static void open_image(void)
 {
 	struct ext4fs_open_opts o = { .flags = EXT4FS_OPEN_RW };
+	struct ext4fs_io *io;
 	char msg[256];
-	if (ext4fs_open(image, &o, &fs, msg, sizeof(msg)))
+
+	check(ext4fs_io_open_file(image, EXT4FS_IO_RDWR, 0, &io), "opening the image");
+	if (fault_spec) {
+		struct ext4fs_io_fault_spec spec;
+		char *text = strdup(fault_spec);
+		if (ext4fs_io_fault_parse(text, &spec))
+			die("bad fault spec %s", fault_spec);
+		check(ext4fs_io_fault_wrap(io, &spec, &fault_io), "fault channel");
+		io = fault_io;
+	}
+	if (undo_path) {
+		struct ext4fs_io *undo;
+		check(ext4fs_io_undo_wrap(io, undo_path, EXT4FS_UNDO_APPEND, &undo), "undo file");
+		io = undo;
+	}
+	if (ext4fs_open_io(io, &o, &fs, msg, sizeof(msg))) {
+		if (fault_io && fault_struck()) {
+			printf("opsmodel: stopped by the fault at open\n");
+			_exit(3);
+		}
 		die("open: %s", msg);
+	}
 	ext4fs_set_time(fs, 1700000000 + (int64_t)op_no, 0);
 	if (commit_every)
 		check(ext4fs_txn_start(fs), "entering journalled mode");
@@ -650,12 +866,22 @@ static void print_txn_stats(void)
 	       (unsigned long long)st.blocks_home);
 }
 
+static void print_fault_counts(void)
+{
+	struct ext4fs_io_fault_counts c;
+	if (!fault_io)
+		return;
+	ext4fs_io_fault_counts(fault_io, &c);
+	printf("fault channel: %llu writes, %llu flushes, %s\n", (unsigned long long)c.writes,
+	       (unsigned long long)c.flushes, c.triggered ? "struck" : "never struck");
+}
+
 /* -X: the end of a journalled run, by a crash or cleanly. */
 static void end_journalled(const char *how)
 {
 	struct ext4fs_txn_room room;
 
-	check(ext4fs_txn_commit(fs), "commit");
+	commit();
 	check(ext4fs_txn_room(fs, &room), "journal room");
 	print_txn_stats();
 	printf("log: %llu of %llu ring blocks to replay%s\n", (unsigned long long)room.ring_used,
@@ -666,6 +892,8 @@ static void end_journalled(const char *how)
 	if (strcmp(how, "clean"))
 		die("-X takes crash or clean, not %s", how);
 	check(ext4fs_txn_stop(fs), "leaving journalled mode");
+	print_fault_counts();
+	closing = 1;
 	check(ext4fs_close_flush(fs), "close");
 	exit(0);
 }
@@ -676,8 +904,9 @@ int main(int argc, char **argv)
 	uint64_t blocks = 16384, seed = 1;
 	int no_csum = 0, no_flex = 0, no_extents = 0, fill = 0, c;
 	const char *end_mode = NULL;
+	int print_hash = 0, reuse = 0;
 
-	while ((c = getopt(argc, argv, "b:n:CFEs:B:o:fJ:X:")) != -1) {
+	while ((c = getopt(argc, argv, "b:n:CFEs:B:o:fJ:X:M:PK:U:R")) != -1) {
 		switch (c) {
 		case 'b': bs = (uint32_t)strtoul(optarg, NULL, 0); break;
 		case 'n': blocks = strtoull(optarg, NULL, 0); break;
@@ -690,6 +919,11 @@ int main(int argc, char **argv)
 		case 'f': fill = 1; break;
 		case 'J': commit_every = (uint32_t)strtoul(optarg, NULL, 0); break;
 		case 'X': end_mode = optarg; break;
+		case 'M': manifest_file = optarg; break;
+		case 'P': print_hash = 1; break;
+		case 'K': fault_spec = optarg; break;
+		case 'U': undo_path = optarg; break;
+		case 'R': reuse = 1; break;
 		default:
 			fprintf(stderr, "usage: opsmodel [-b BS] [-n BLOCKS] [-CFE] [-s SEED] [-B N] [-o N] [-f] IMAGE\n");
 			return 2;
@@ -704,9 +938,20 @@ int main(int argc, char **argv)
 		return 77;
 	}
 	image = argv[optind];
+	if (print_hash) {
+		struct ext4fs_open_opts o = { .flags = 0 };
+		char msg[256];
+		if (ext4fs_open(image, &o, &fs, msg, sizeof(msg)))
+			die("open: %s", msg);
+		printf("%016llx\n", (unsigned long long)disk_hash(EXT4FS_ROOT_INO, "/", FNV_START));
+		ext4fs_close(fs);
+		return 0;
+	}
 	rng_state = seed * 0x9E3779B97F4A7C15ULL + 1;
 	root_node.obj = &root_obj;
-	make_image(bs, blocks, no_csum, no_flex, no_extents);
+	if (!reuse)
+		make_image(bs, blocks, no_csum, no_flex, no_extents);
+	record_state();
 	open_image();
 	if (fill) {
 		fill_test();
@@ -730,7 +975,7 @@ int main(int argc, char **argv)
 			default: op_rename(); break;
 			}
 			if (commit_every && op_no % commit_every == 0)
-				check(ext4fs_txn_commit(fs), "commit");
+				commit();
 		}
 		if (end_mode && commit_every && b + 1 == batches)
 			end_journalled(end_mode);
@@ -748,6 +993,9 @@ int main(int argc, char **argv)
 		check(ext4fs_txn_stop(fs), "leaving journalled mode");
 		print_txn_stats();
 	}
+	check(ext4fs_flush(fs), "flush");
+	print_fault_counts();
+	closing = 1;
 	check(ext4fs_close_flush(fs), "close");
 	printf("opsmodel: %lu operations in %u batches, model and e2fsck agree (done: %lu create, "
 	       "%lu write, %lu truncate, %lu punch, %lu unlink, %lu mkdir, %lu rmdir, %lu link, "
