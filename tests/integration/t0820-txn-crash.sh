@@ -29,6 +29,10 @@
 # image as it was before the run, to the byte, apart from the superblock's
 # state that e2undo marks not clean after an unfinished undo file.
 #
+# And a large run of 2500 transactions (T0820_LARGE_OPS), stopped at
+# T0820_LARGE_POINTS (default 4) writes drawn at random, the cache partly
+# lost.
+#
 # CI takes every T0820_STRIDE-th write (default 8) of runs of the scripted
 # sequence and 120 random operations (T0820_OPS); T0820_STRIDE=1 tries them
 # all (the full run recorded in issue 15's note).
@@ -118,6 +122,17 @@ crashes tear ",mode=tear,align=4096" -b 4096 -n 8192 -B 1 -o 200 -s 23 -J 1
 # A power cut: everything since the last flush lost, or a random part of it.
 crashes lose-all ",lose=all" "${one_k[@]}" -J 1
 crashes lose-some ",lose=SEED" "${one_k[@]}" -J 2
+# A large run: thousands of transactions (the log wraps many times, many
+# checkpoints), stopped at T0820_LARGE_POINTS writes drawn at random.
+large=(-b 1024 -n 32768 -B 1 -o "${T0820_LARGE_OPS:-2500}" -s 24 -J 1)
+writes=$(count_writes "${large[@]}")
+[ -n "$writes" ] && [ "$writes" -gt 1000 ] || fail "large: could not count the writes of a run ($writes)"
+points=0
+for ((i = 0; i < ${T0820_LARGE_POINTS:-4}; i++)); do
+	k=$(( (RANDOM * 32768 + RANDOM) % writes + 1 ))
+	crash_point large "write=$k,lose=$k" "$k" "${large[@]}"
+done
+echo "PASS large: $points crash points of $writes replay to a committed state ($(grep '^journalled' "$T/count.log"))"
 
 # ext2 with an undo file, write-through: e2undo puts back the image as it was.
 undo_failed=0
