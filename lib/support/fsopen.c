@@ -5,6 +5,8 @@
 #include <string.h>
 #include "ext4fs/errors.h"
 #include "ext4fs/io_fault.h"
+#include "ext4fs/super.h"
+#include "ext4fs/txn.h"
 #include "ext4fs/undo.h"
 #include "support/fsopen.h"
 
@@ -88,4 +90,30 @@ int sup_fs_open(const char *path, const struct ext4fs_open_opts *opts, const cha
 	if (err)
 		return err;
 	return ext4fs_open_io(io, opts, out, errmsg, errmsg_len);
+}
+
+int sup_make_crash_safe(struct ext4fs_fs *fs, int have_undo, int force, enum sup_safety *how, char *errmsg,
+			size_t errmsg_len)
+{
+	int err;
+
+	if (ext4fs_has_compat(fs, EXT4FS_FEATURE_COMPAT_HAS_JOURNAL)) {
+		err = ext4fs_txn_start(fs);
+		if (err)
+			say(errmsg, errmsg_len, "%s: %s", "starting journalled mode", ext4fs_errmsg(fs));
+		else
+			*how = SUP_SAFE_JOURNAL;
+		return err;
+	}
+	if (have_undo) {
+		*how = SUP_SAFE_UNDO;
+		return 0;
+	}
+	if (force) {
+		*how = SUP_SAFE_FORCED;
+		return 0;
+	}
+	say(errmsg, errmsg_len, "%s has no journal%s: give an undo file (-z FILE) to be able to go back, "
+	    "or -f to go on without one", ext4fs_fs_name(fs), "");
+	return EXT4FS_E_NO_JOURNAL;
 }

@@ -44,4 +44,22 @@ int sup_io_open(const char *path, unsigned io_flags, uint64_t offset, const char
 int sup_fs_open(const char *path, const struct ext4fs_open_opts *opts, const char *undo_path,
 		struct ext4fs_fs **out, char *errmsg, size_t errmsg_len);
 
+/* How a tool's changes are made safe against a crash (sup_make_crash_safe()). */
+enum sup_safety {
+	SUP_SAFE_JOURNAL,   /* journalled mode: the changes go through the file system's journal */
+	SUP_SAFE_UNDO,      /* no journal, but an undo file records every overwritten block */
+	SUP_SAFE_FORCED,    /* neither: the user forced it (-f) */
+};
+
+/*
+ * The rule of the tools that rewrite an existing file system (tune4fs,
+ * defrag4fs): journalled mode when it has an internal journal (started here
+ * on the writable handle fs), else the undo file the tool opened it with
+ * (have_undo), else only when forced.  *how says which.  Errors:
+ * EXT4FS_E_NO_JOURNAL when there is neither journal nor undo file and not
+ * force (errmsg asks for -z FILE or -f), those of ext4fs_txn_start().
+ */
+int sup_make_crash_safe(struct ext4fs_fs *fs, int have_undo, int force, enum sup_safety *how, char *errmsg,
+			size_t errmsg_len);
+
 #endif

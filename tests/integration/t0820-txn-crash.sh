@@ -2,13 +2,15 @@
 # t0820-txn-crash.sh - a crash at any write of a journalled run leaves a
 # file system that replays to a committed state, never a mix.
 #
-# tests/tools/opsmodel runs one random operation sequence in journalled mode
-# (a commit after every operation: creates, writes, appends, overwrites,
-# truncates, punches, unlinks, links, renames, mkdir, rmdir, symlinks; the
-# trees grow deep enough for index blocks and directories for htree
-# splits; 1 KiB blocks and a 1024-block journal, so the log wraps and
-# checkpoints run in the middle) on an image opened through the
-# fault-injecting channel (io_fault.h), which stops the run at write k.
+# tests/tools/opsmodel runs, in journalled mode, a scripted sequence (-S: a
+# file whose extent tree grows to depth 2, is cut and punched; a directory
+# of 150 names that becomes an htree and splits; extended attributes set,
+# replaced and removed, in the inode and in a block) and then random
+# operations (creates, writes, appends, overwrites, truncates, punches,
+# unlinks, links, renames, mkdir, rmdir, symlinks), 1 KiB blocks and a
+# 1024-block journal, so the log wraps and checkpoints run in the middle,
+# on an image opened through the fault-injecting channel (io_fault.h),
+# which stops the run at write k.
 # After every commit opsmodel records the hash of its model's tree.  The
 # stopped image is replayed by e2fsck -fy (and, on every fifth point, by
 # our e4fsck -fy), must then be clean for e2fsck -fn, and the hash of its
@@ -27,9 +29,13 @@
 # image as it was before the run, to the byte, apart from the superblock's
 # state that e2undo marks not clean after an unfinished undo file.
 #
-# CI takes every T0820_STRIDE-th write (default 6) of a 200-operation run
-# (T0820_OPS); T0820_STRIDE=1 tries them all (the full run recorded in
-# issue 15's note).
+# And a large run of 2500 transactions (T0820_LARGE_OPS), stopped at
+# T0820_LARGE_POINTS (default 4) writes drawn at random, the cache partly
+# lost.
+#
+# CI takes every T0820_STRIDE-th write (default 8) of runs of the scripted
+# sequence and 120 random operations (T0820_OPS); T0820_STRIDE=1 tries them
+# all (the full run recorded in issue 15's note).
 
 set -eu
 
@@ -42,8 +48,8 @@ OPSMODEL=${OPSMODEL:-$top_builddir/tests/tools/opsmodel}
 [ -x "$OPSMODEL" ] || skip "opsmodel is not built ($OPSMODEL)"
 [ -x "$E4FSCK" ] || skip "e4fsck is not built ($E4FSCK)"
 make_tmpdir
-stride=${T0820_STRIDE:-6}
-ops=${T0820_OPS:-200}
+stride=${T0820_STRIDE:-8}
+ops=${T0820_OPS:-120}
 failed=0
 bad() { echo "FAIL $*"; failed=1; }
 
@@ -103,18 +109,30 @@ crashes() {
 	echo "PASS $kind: $points crash points of $writes replay to a committed state ($(grep '^journalled' "$T/count.log"))"
 }
 
-one_k=(-b 1024 -n 16384 -B 1 -o "$ops" -s 21)
+one_k=(-b 1024 -n 16384 -B 1 -o "$ops" -s 21 -S)
 # The process stops; transactions of three operations (frees held across operations).
 crashes stop "" "${one_k[@]}" -J 3
 # A torn write: half of it lands, cut on 4 KiB (the atomic unit of today's
 # disks; a 1 KiB superblock torn between its two 512-byte halves is the
 # format's own weak spot, for the kernel too: e2fsck then falls back to a
 # backup).  4 KiB blocks, so a torn run of log or home blocks is cut between
-# blocks.
-crashes tear ",mode=tear,align=4096" -b 4096 -n 8192 -B 1 -o "$ops" -s 23 -J 1
+# blocks; random operations only (the scripted file would need 1400
+# extents to reach depth 2 with 4 KiB blocks).
+crashes tear ",mode=tear,align=4096" -b 4096 -n 8192 -B 1 -o 200 -s 23 -J 1
 # A power cut: everything since the last flush lost, or a random part of it.
 crashes lose-all ",lose=all" "${one_k[@]}" -J 1
 crashes lose-some ",lose=SEED" "${one_k[@]}" -J 2
+# A large run: thousands of transactions (the log wraps many times, many
+# checkpoints), stopped at T0820_LARGE_POINTS writes drawn at random.
+large=(-b 1024 -n 32768 -B 1 -o "${T0820_LARGE_OPS:-2500}" -s 24 -J 1)
+writes=$(count_writes "${large[@]}")
+[ -n "$writes" ] && [ "$writes" -gt 1000 ] || fail "large: could not count the writes of a run ($writes)"
+points=0
+for ((i = 0; i < ${T0820_LARGE_POINTS:-4}; i++)); do
+	k=$(( (RANDOM * 32768 + RANDOM) % writes + 1 ))
+	crash_point large "write=$k,lose=$k" "$k" "${large[@]}"
+done
+echo "PASS large: $points crash points of $writes replay to a committed state ($(grep '^journalled' "$T/count.log"))"
 
 # ext2 with an undo file, write-through: e2undo puts back the image as it was.
 undo_failed=0

@@ -29,6 +29,12 @@
  *                  as a killed process would leave things; the counts of writes
  *                  and flushes are printed at the end of a run it did not stop
  *     -U FILE      write an undo file (undo.h) for everything the run changes
+ *     -S           begin with a scripted sequence (a file whose extent tree grows
+ *                  to depth 2 and is then cut and punched; a directory of 150
+ *                  names, which becomes an htree and splits its leaves;
+ *                  extended attributes set, replaced and removed, in the inode and
+ *                  in a block), committing every few steps with -J, then go on
+ *                  with the random operations
  *     -R           use IMAGE as it is (a new, empty file system made by another
  *                  tool, such as mke2fs -t ext2) instead of making one
  *     -X END       with -J: end after the last batch's operations and a commit,
@@ -61,6 +67,7 @@
 #include "ext4fs/mkfs.h"
 #include "ext4fs/io_fault.h"
 #include "ext4fs/txn.h"
+#include "ext4fs/xattr.h"
 #include "ext4fs/undo.h"
 
 #define MAX_FILE (192U * 1024)
@@ -73,6 +80,12 @@ struct fobj {                  /* one inode of the model */
 	unsigned char *data;       /* files: expected contents */
 	size_t size;
 	char *target;              /* symlinks */
+	struct xattr_model {       /* user.* attributes, in the order set */
+		char name[32];
+		unsigned char *value;
+		size_t len;
+	} *xattrs;
+	size_t nxattrs;
 };
 
 struct node {                  /* one name */
@@ -613,6 +626,32 @@ static int cmp_names(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+static int cmp_xattr_model(const void *a, const void *b)
+{
+	return strcmp(((const struct xattr_model *)a)->name, ((const struct xattr_model *)b)->name);
+}
+
+/* The attributes of a model inode, sorted by name, into the hash. */
+static uint64_t model_xattrs_hash(const struct fobj *o, uint64_t h)
+{
+	struct xattr_model *v;
+	if (!o->nxattrs)
+		return h;
+	v = malloc(o->nxattrs * sizeof(*v));
+	memcpy(v, o->xattrs, o->nxattrs * sizeof(*v));
+	qsort(v, o->nxattrs, sizeof(*v), cmp_xattr_model);
+	for (size_t i = 0; i < o->nxattrs; i++) {
+		char line[128];
+		int n = snprintf(line, sizeof(line), "  xattr %s %zu %016llx\n", v[i].name, v[i].len,
+				 (unsigned long long)fnv(FNV_START, v[i].value, v[i].len));
+		if (getenv("OPSMODEL_SHOW"))
+			fputs(line, stderr);
+		h = fnv(h, line, (size_t)n);
+	}
+	free(v);
+	return h;
+}
+
 static uint64_t model_hash(const struct node *dir, uint64_t h)
 {
 	const char **names = malloc((dir->nkids + 1) * sizeof(*names));
@@ -627,6 +666,7 @@ static uint64_t model_hash(const struct node *dir, uint64_t h)
 		path_of(k, path, sizeof(path));
 		if (o->is_dir) {
 			h = manifest_line(h, path, 'd', EXT4FS_S_IFDIR | 0755, 0, (unsigned)(2 + subdirs(k)), 0, NULL);
+			h = model_xattrs_hash(o, h);
 			h = model_hash(k, h);
 		} else if (o->target) {
 			h = manifest_line(h, path, 'l', EXT4FS_S_IFLNK | 0777, strlen(o->target), (unsigned)o->nlink, 0,
@@ -634,6 +674,7 @@ static uint64_t model_hash(const struct node *dir, uint64_t h)
 		} else {
 			h = manifest_line(h, path, 'f', EXT4FS_S_IFREG | 0644, o->size, (unsigned)o->nlink,
 					  fnv(FNV_START, o->data, o->size), NULL);
+			h = model_xattrs_hash(o, h);
 		}
 	}
 	free(names);
@@ -662,6 +703,43 @@ static int list_entry(const struct ext4fs_dirent *de, void *arg)
 	return 0;
 }
 
+struct xattr_list { struct xattr_model *v; size_t n, cap; };
+
+static int collect_xattr(const struct ext4fs_xattr *x, void *arg)
+{
+	struct xattr_list *l = arg;
+	if (strncmp(x->name, "user.", 5))
+		return 0;
+	if (l->n == l->cap) {
+		l->cap = l->cap ? l->cap * 2 : 8;
+		l->v = realloc(l->v, l->cap * sizeof(*l->v));
+		if (!l->v)
+			die("out of memory");
+	}
+	snprintf(l->v[l->n].name, sizeof(l->v[l->n].name), "%s", x->name);
+	l->v[l->n].value = malloc(x->value_len + 1);
+	if (x->value)
+		memcpy(l->v[l->n].value, x->value, x->value_len);
+	l->v[l->n].len = x->value_len;
+	l->n++;
+	return 0;
+}
+
+/* The user.* attributes on the disk, hashed as model_xattrs_hash() does. */
+static uint64_t disk_xattrs_hash(uint32_t ino, const struct ext4fs_inode *in, const char *path, uint64_t h)
+{
+	struct xattr_list l = { 0 };
+	struct fobj o = { 0 };
+	check(ext4fs_xattr_iterate(fs, ino, in, 0, collect_xattr, &l), path);
+	o.xattrs = l.v;
+	o.nxattrs = l.n;
+	h = model_xattrs_hash(&o, h);
+	for (size_t i = 0; i < l.n; i++)
+		free(l.v[i].value);
+	free(l.v);
+	return h;
+}
+
 static uint64_t disk_hash(uint32_t dir_ino, const char *dir_path, uint64_t h)
 {
 	struct name_list l = { 0 };
@@ -681,6 +759,7 @@ static uint64_t disk_hash(uint32_t dir_ino, const char *dir_path, uint64_t h)
 		check(ext4fs_inode_read(fs, ino, &in), path);
 		if (EXT4FS_ISDIR(in.i_mode)) {
 			h = manifest_line(h, path, 'd', in.i_mode, 0, in.i_links_count, 0, NULL);
+			h = disk_xattrs_hash(ino, &in, path, h);
 			h = disk_hash(ino, path, h);
 		} else if (EXT4FS_ISLNK(in.i_mode)) {
 			char target[300];
@@ -694,6 +773,7 @@ static uint64_t disk_hash(uint32_t dir_ino, const char *dir_path, uint64_t h)
 			size_t got = 0;
 			check(ext4fs_file_read(fs, ino, &in, 0, buf, size, &got), path);
 			h = manifest_line(h, path, 'f', in.i_mode, size, in.i_links_count, fnv(FNV_START, buf, got), NULL);
+			h = disk_xattrs_hash(ino, &in, path, h);
 			free(buf);
 		}
 		free(l.v[i]);
@@ -876,6 +956,144 @@ static void print_fault_counts(void)
 	       (unsigned long long)c.flushes, c.triggered ? "struck" : "never struck");
 }
 
+/* -- the scripted sequence (-S) -- */
+
+static void commit_step(unsigned step, unsigned every)
+{
+	if (commit_every && step % every == 0)
+		commit();
+}
+
+static struct node *scripted_node(struct node *dir, const char *name, uint32_t ino, int is_dir)
+{
+	struct node *n = calloc(1, sizeof(*n));
+	n->obj = calloc(1, sizeof(*n->obj));
+	snprintf(n->name, sizeof(n->name), "%s", name);
+	n->obj->ino = ino;
+	n->obj->is_dir = is_dir;
+	n->obj->nlink = is_dir ? 0 : 1;
+	kid_add(dir, n);
+	return n;
+}
+
+static unsigned extent_depth(uint32_t ino)
+{
+	struct ext4fs_inode in;
+	check(ext4fs_inode_read(fs, ino, &in), "read inode");
+	return (unsigned)(in.i_block[6] | (in.i_block[7] << 8));   /* eh_depth of the root node */
+}
+
+/* Model and disk: set (value != NULL) or remove attribute name of o. */
+static void scripted_xattr(struct fobj *o, const char *name, const unsigned char *value, size_t len)
+{
+	struct ext4fs_inode in;
+	size_t i;
+	check(ext4fs_inode_read(fs, o->ino, &in), "read inode");
+	for (i = 0; i < o->nxattrs && strcmp(o->xattrs[i].name, name); i++)
+		;
+	if (!value) {
+		check(ext4fs_xattr_remove(fs, o->ino, &in, name), "xattr remove");
+		free(o->xattrs[i].value);
+		o->xattrs[i] = o->xattrs[--o->nxattrs];
+		return;
+	}
+	check(ext4fs_xattr_set(fs, o->ino, &in, name, value, len, 0), "xattr set");
+	if (i == o->nxattrs) {
+		o->xattrs = realloc(o->xattrs, (o->nxattrs + 1) * sizeof(*o->xattrs));
+		snprintf(o->xattrs[i].name, sizeof(o->xattrs[i].name), "%s", name);
+		o->xattrs[i].value = NULL;
+		o->nxattrs++;
+	}
+	free(o->xattrs[i].value);
+	o->xattrs[i].value = malloc(len ? len : 1);
+	memcpy(o->xattrs[i].value, value, len);
+	o->xattrs[i].len = len;
+}
+
+static void scripted_prelude(void)
+{
+	uint32_t bs = ext4fs_geom(fs)->block_size, ino;
+	unsigned step = 0, blocks = 0;
+	unsigned char *block = malloc(bs), value[600];
+	struct ext4fs_inode in;
+	struct node *deep, *big;
+	struct fobj *o;
+
+	/* A file of one-block extents with holes between them, until its tree has depth 2. */
+	op_no++;
+	check(ext4fs_mknod(fs, EXT4FS_ROOT_INO, "deep", &file_attrs, &ino), "create deep");
+	deep = scripted_node(&root_node, "deep", ino, 0);
+	o = deep->obj;
+	while (extent_depth(ino) < 2) {
+		size_t off = (size_t)blocks * 2 * bs;
+		if (blocks > 20000)
+			die("the extent tree of /deep does not reach depth 2");
+		op_no++;
+		fill_random(block, bs);
+		check(ext4fs_inode_read(fs, ino, &in), "read inode");
+		check(ext4fs_file_write(fs, ino, &in, off, block, bs, 0), "write deep");
+		o->data = realloc(o->data, off + bs);
+		memset(o->data + o->size, 0, off - o->size);
+		memcpy(o->data + off, block, bs);
+		o->size = off + bs;
+		blocks++;
+		commit_step(++step, 40);
+	}
+	/* Cut it back (the tree shrinks) and punch a range out of what is left. */
+	op_no++;
+	check(ext4fs_inode_read(fs, ino, &in), "read inode");
+	check(ext4fs_file_truncate(fs, ino, &in, o->size / 2), "truncate deep");
+	o->size /= 2;
+	commit_step(++step, 1);
+	op_no++;
+	check(ext4fs_inode_read(fs, ino, &in), "read inode");
+	check(ext4fs_file_punch(fs, ino, &in, o->size / 4, o->size / 4), "punch deep");
+	memset(o->data + o->size / 4, 0, o->size / 4);
+	commit_step(++step, 1);
+
+	/* A directory of 150 names: an htree whose leaves split. */
+	op_no++;
+	check(ext4fs_mkdir(fs, EXT4FS_ROOT_INO, "big", &dir_attrs, &ino), "mkdir big");
+	big = scripted_node(&root_node, "big", ino, 1);
+	for (unsigned i = 0; i < 150; i++) {
+		char name[16];
+		uint32_t fino;
+		op_no++;
+		snprintf(name, sizeof(name), "htree-entry%03u", i);
+		check(ext4fs_mknod(fs, big->obj->ino, name, &file_attrs, &fino), "create in big");
+		scripted_node(big, name, fino, 0);
+		commit_step(++step, 10);
+	}
+
+	/* Attributes: small ones in the inode, large ones in a block, replaced and removed. */
+	for (unsigned i = 0; i < 8; i++) {
+		struct fobj *f = big->kids[i]->obj;
+		op_no++;
+		fill_random(value, sizeof(value));
+		scripted_xattr(f, "user.small", value, 16 + i);
+		commit_step(++step, 2);
+		op_no++;
+		scripted_xattr(f, "user.large", value, 300 + 30 * i);
+		commit_step(++step, 2);
+		op_no++;
+		fill_random(value, sizeof(value));
+		scripted_xattr(f, "user.small", value, 40);
+		commit_step(++step, 2);
+		if (i % 2) {
+			op_no++;
+			scripted_xattr(f, "user.large", NULL, 0);
+			commit_step(++step, 2);
+		}
+	}
+	op_no++;
+	scripted_xattr(big->obj, "user.dir", value, 100);
+	if (commit_every)
+		commit();
+	free(block);
+	printf("scripted: /deep reached depth 2 with %u extents, /big holds 150 names, 8 files carry attributes\n",
+	       blocks);
+}
+
 /* -X: the end of a journalled run, by a crash or cleanly. */
 static void end_journalled(const char *how)
 {
@@ -904,9 +1122,9 @@ int main(int argc, char **argv)
 	uint64_t blocks = 16384, seed = 1;
 	int no_csum = 0, no_flex = 0, no_extents = 0, fill = 0, c;
 	const char *end_mode = NULL;
-	int print_hash = 0, reuse = 0;
+	int print_hash = 0, reuse = 0, scripted = 0;
 
-	while ((c = getopt(argc, argv, "b:n:CFEs:B:o:fJ:X:M:PK:U:R")) != -1) {
+	while ((c = getopt(argc, argv, "b:n:CFEs:B:o:fJ:X:M:PK:U:RS")) != -1) {
 		switch (c) {
 		case 'b': bs = (uint32_t)strtoul(optarg, NULL, 0); break;
 		case 'n': blocks = strtoull(optarg, NULL, 0); break;
@@ -924,6 +1142,7 @@ int main(int argc, char **argv)
 		case 'K': fault_spec = optarg; break;
 		case 'U': undo_path = optarg; break;
 		case 'R': reuse = 1; break;
+		case 'S': scripted = 1; break;
 		default:
 			fprintf(stderr, "usage: opsmodel [-b BS] [-n BLOCKS] [-CFE] [-s SEED] [-B N] [-o N] [-f] IMAGE\n");
 			return 2;
@@ -953,6 +1172,8 @@ int main(int argc, char **argv)
 		make_image(bs, blocks, no_csum, no_flex, no_extents);
 	record_state();
 	open_image();
+	if (scripted)
+		scripted_prelude();
 	if (fill) {
 		fill_test();
 		check(ext4fs_close_flush(fs), "close");
