@@ -46,6 +46,9 @@ if [ "${QUICK:-0}" != 1 ]; then
 		if ! "$top/tests/fuzz/run.sh" "$top/build-fuzz/tests/fuzz" "${FUZZ_SECONDS:-60}"; then
 			status=1
 		fi
+		if ! FUZZ_TARGET=fuzz_undo "$top/tests/fuzz/run.sh" "$top/build-fuzz/tests/fuzz" "${FUZZ_UNDO_SECONDS:-30}"; then
+			status=1
+		fi
 	else
 		echo "SKIP: clang is not installed"
 	fi

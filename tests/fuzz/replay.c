@@ -4,10 +4,12 @@
  * usage: replay [FILE|DIR]...
  *
  * Each FILE (or every regular file in each DIR, in name order) is read into
- * a buffer of exactly its size and handed to fuzz_walk_image(), so the seed
- * corpus and any crash reproducer can be checked in a normal or sanitizer
- * build.  With no arguments the directory in $FUZZ_CORPUS is used, else
- * $srcdir/corpus (automake sets srcdir for tests).  Exit status: 0 when every
+ * a buffer of exactly its size and handed to the target's
+ * LLVMFuzzerTestOneInput() (replay is linked with fuzz_image.c, replay_undo
+ * with fuzz_undo.c), so the seed corpus and any crash reproducer can be
+ * checked in a normal or sanitizer build.  With no arguments the directory
+ * in $FUZZ_CORPUS is used, else $srcdir/corpus (automake sets srcdir for
+ * tests; CORPUS_NAME, a compile-time string, renames "corpus").  Exit status: 0 when every
  * input ran (a crash ends the process, which is the failure), 1 when an input
  * could not be read, 77 (skip) when there is nothing to run.
  */
@@ -19,6 +21,10 @@
 #include <string.h>
 #include <sys/stat.h>
 #include "fuzz_walk.h"
+
+#ifndef CORPUS_NAME
+#define CORPUS_NAME "corpus"
+#endif
 
 static int run_file(const char *path, unsigned *count)
 {
@@ -66,7 +72,7 @@ static int run_file(const char *path, unsigned *count)
 	free(buf);
 	printf("replay: %s (%zu bytes)\n", path, size);
 	fflush(stdout);
-	fuzz_walk_image(exact, size);
+	LLVMFuzzerTestOneInput(exact, size);
 	free(exact);
 	++*count;
 	return 0;
@@ -139,7 +145,7 @@ int main(int argc, char **argv)
 		char buf[4096];
 		if (!dir || !*dir) {
 			const char *srcdir = getenv("srcdir");
-			snprintf(buf, sizeof(buf), "%s/corpus", srcdir && *srcdir ? srcdir : ".");
+			snprintf(buf, sizeof(buf), "%s/%s", srcdir && *srcdir ? srcdir : ".", CORPUS_NAME);
 			dir = buf;
 		}
 		status |= run_path(dir, &count);

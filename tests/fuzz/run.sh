@@ -14,7 +14,8 @@
 # is 1.  Replay a reproducer with "BUILD_FUZZ_DIR/fuzz_image FILE" or, in any
 # build, "tests/fuzz/replay FILE".
 #
-# Environment: FUZZ_JOBS (parallel workers, default 1), FUZZ_CORPUS_OUT (a
+# Environment: FUZZ_TARGET (fuzz_image, the default, or fuzz_undo),
+# FUZZ_JOBS (parallel workers, default 1), FUZZ_CORPUS_OUT (a
 # directory to keep the grown corpus in instead of throwing it away),
 # FUZZ_ARGS (extra libFuzzer options).
 set -euo pipefail
@@ -26,7 +27,14 @@ fi
 here=$(cd "$(dirname "$0")" && pwd)
 build=$(cd "$1" && pwd)
 seconds=$2
-fuzzer=$build/fuzz_image
+# FUZZ_TARGET picks the target: fuzz_image (images, corpus/) or fuzz_undo (undo files, corpus-undo/).
+target=${FUZZ_TARGET:-fuzz_image}
+case $target in
+fuzz_image) seeds=$here/corpus ;;
+fuzz_undo) seeds=$here/corpus-undo ;;
+*) echo "run.sh: unknown FUZZ_TARGET $target" >&2; exit 2 ;;
+esac
+fuzzer=$build/$target
 if [ ! -x "$fuzzer" ]; then
 	echo "run.sh: $fuzzer not found (configure with --enable-fuzzing CC=clang and build)" >&2
 	exit 1
@@ -35,11 +43,11 @@ fi
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/fuzz-image.XXXXXX")
 trap 'rm -rf -- "$tmp"' EXIT
 mkdir -p "$tmp/corpus" "$build/artifacts"
-cp "$here"/corpus/* "$tmp/corpus/"
+cp "$seeds"/* "$tmp/corpus/"
 corpus=$tmp/corpus
 if [ -n "${FUZZ_CORPUS_OUT:-}" ]; then
 	mkdir -p "$FUZZ_CORPUS_OUT"
-	cp -n "$here"/corpus/* "$FUZZ_CORPUS_OUT/" 2>/dev/null || true
+	cp -n "$seeds"/* "$FUZZ_CORPUS_OUT/" 2>/dev/null || true
 	corpus=$FUZZ_CORPUS_OUT
 fi
 
@@ -48,7 +56,7 @@ max_len=$(find "$corpus" -type f -printf '%s\n' | sort -n | tail -n 1)
 max_len=$(( ${max_len:-65536} + 65536 ))
 
 dict=()
-[ -f "$here/ext4.dict" ] && dict=(-dict="$here/ext4.dict")
+[ "$target" = fuzz_image ] && [ -f "$here/ext4.dict" ] && dict=(-dict="$here/ext4.dict")
 
 stamp=$(date +%s)
 log=$tmp/fuzz.log
