@@ -24,6 +24,8 @@ struct stage {
 	size_t count;
 	struct staged_block **pend; /* the pending blocks, in no order: a commit walks only these */
 	size_t pending, pend_cap;
+	uint64_t *freed;            /* blocks marked freed since the last commit */
+	size_t nfreed, freed_cap;
 };
 
 static const struct ext4fs_io_ops stage_ops;
@@ -129,6 +131,8 @@ static void unlink_block(struct stage *st, struct staged_block *victim)
 /* Mark b changed by the running transaction, keeping the committed contents of a logged block. */
 static int make_pending(struct stage *st, struct staged_block *b)
 {
+	/* Written again after being freed (only a caller bug does that): log it as any block. */
+	b->state &= ~(unsigned)EXT4FS__STAGE_FREED;
 	if ((b->state & EXT4FS__STAGE_LOGGED) && !(b->state & EXT4FS__STAGE_PENDING) && !b->committed) {
 		b->committed = malloc(st->bs);
 		if (!b->committed)
@@ -247,6 +251,7 @@ static void drop_all(struct stage *st)
 static void stage_free(struct stage *st)
 {
 	drop_all(st);
+	free(st->freed);
 	free(st->pend);
 	free(st->buckets);
 	free(st);
@@ -356,13 +361,38 @@ unsigned ext4fs__stage_state(const struct ext4fs_io *io, uint64_t blk)
 	return b ? b->state : 0;
 }
 
-void ext4fs__stage_forget(struct ext4fs_io *io, uint64_t blk)
+int ext4fs__stage_freed(struct ext4fs_io *io, uint64_t blk)
 {
 	struct stage *st = io->priv;
 	struct staged_block *b = find(st, blk);
 
-	if (b)
+	if (!b)
+		return 0;
+	if (!(b->state & EXT4FS__STAGE_LOGGED)) {
 		unlink_block(st, b);
+		return 0;
+	}
+	if (st->nfreed == st->freed_cap) {
+		size_t cap = st->freed_cap ? st->freed_cap * 2 : 64;
+		uint64_t *n = realloc(st->freed, cap * sizeof(*n));
+		if (!n)
+			return EXT4FS_E_NO_MEMORY;
+		st->freed = n;
+		st->freed_cap = cap;
+	}
+	st->freed[st->nfreed++] = blk;
+	if (b->state & EXT4FS__STAGE_PENDING) {
+		pend_remove(st, b);
+		b->state &= ~(unsigned)EXT4FS__STAGE_PENDING;
+	}
+	/* What a checkpoint writes home is what the log holds. */
+	if (b->committed) {
+		free(b->data);
+		b->data = b->committed;
+		b->committed = NULL;
+	}
+	b->state |= EXT4FS__STAGE_FREED;
+	return 0;
 }
 
 size_t ext4fs__stage_pending(const struct ext4fs_io *io)
@@ -427,6 +457,14 @@ int ext4fs__stage_pending_list(const struct ext4fs_io *io, struct ext4fs__staged
 void ext4fs__stage_committed(struct ext4fs_io *io)
 {
 	struct stage *st = io->priv;
+
+	/* Their freeing is committed: the log's copies are revoked, home no longer matters. */
+	for (size_t i = 0; i < st->nfreed; i++) {
+		struct staged_block *b = find(st, st->freed[i]);
+		if (b && (b->state & EXT4FS__STAGE_FREED))
+			unlink_block(st, b);
+	}
+	st->nfreed = 0;
 
 	for (size_t i = 0; i < st->pending; i++) {
 		struct staged_block *b = st->pend[i];

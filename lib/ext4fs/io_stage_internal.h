@@ -10,7 +10,9 @@
  * except through the calls here, which the transaction layer (txn.c) makes:
  *
  *   pending   written since the last commit: the running transaction;
- *   logged    committed to the log and not yet written home.
+ *   logged    committed to the log and not yet written home;
+ *   freed     logged, then freed by the running transaction: kept only so
+ *             a checkpoint writes its committed contents home.
  *
  * A block can be both: logged by an earlier transaction and changed again
  * since.  The first change after the commit keeps a copy of the committed
@@ -36,6 +38,7 @@ struct ext4fs__staged {
 
 #define EXT4FS__STAGE_PENDING 0x1
 #define EXT4FS__STAGE_LOGGED  0x2
+#define EXT4FS__STAGE_FREED   0x4   /* freed by the running transaction: not logged again */
 
 /*
  * Wrap inner (which the new channel owns and closes) in a staging channel
@@ -69,8 +72,14 @@ int ext4fs__stage_write_through(struct ext4fs_io *io, uint64_t offset, const voi
 /* EXT4FS__STAGE_* bits of block blk (0 when it is not staged).  Cannot fail. */
 unsigned ext4fs__stage_state(const struct ext4fs_io *io, uint64_t blk);
 
-/* Forget block blk whatever its state (it was freed).  Cannot fail. */
-void ext4fs__stage_forget(struct ext4fs_io *io, uint64_t blk);
+/*
+ * Block blk was freed by the running transaction: it is not logged by it.
+ * A block the log holds keeps its committed contents until that
+ * transaction commits (a checkpoint before then must still write them home:
+ * the committed state uses the block) and is dropped then; any other is
+ * dropped now.  Errors: EXT4FS_E_NO_MEMORY.
+ */
+int ext4fs__stage_freed(struct ext4fs_io *io, uint64_t blk);
 
 /* Blocks of the running transaction (pending) and blocks staged in all.  Cannot fail. */
 size_t ext4fs__stage_pending(const struct ext4fs_io *io);

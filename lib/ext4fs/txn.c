@@ -177,7 +177,11 @@ int ext4fs_txn_begin(struct ext4fs_fs *fs)
 	return 0;
 }
 
-/* A freed range: drop its blocks from the staging area; those the log holds get revoke records. */
+/*
+ * A freed range: its blocks leave the running transaction; those the log
+ * holds get revoke records, and keep their committed contents until this
+ * transaction commits, in case a checkpoint comes first.
+ */
 static int note_freed(struct ext4fs_fs *fs, uint64_t blk, uint64_t count, void *arg)
 {
 	struct txn_state *ts = arg;
@@ -193,7 +197,8 @@ static int note_freed(struct ext4fs_fs *fs, uint64_t blk, uint64_t count, void *
 			}
 			ts->revokes[ts->nrevokes++] = b;
 		}
-		ext4fs__stage_forget(fs->io, b);
+		if (ext4fs__stage_freed(fs->io, b))
+			return ext4fs__fs_fail(fs, EXT4FS_E_NO_MEMORY, "no memory to stage a freed block");
 	}
 	return 0;
 }

@@ -29,11 +29,14 @@
 # image as it was before the run, to the byte, apart from the superblock's
 # state that e2undo marks not clean after an unfinished undo file.
 #
+# Then every write (every (T0820_STRIDE+1)/2-th in CI) around the
+# checkpoints that commits need when the log is full, the cache partly lost.
 # And a large run of 2500 transactions (T0820_LARGE_OPS), stopped at
 # T0820_LARGE_POINTS (default 4) writes drawn at random, the cache partly
 # lost.
 #
-# CI takes every T0820_STRIDE-th write (default 8) of runs of the scripted
+# CI takes every T0820_STRIDE-th write (default 10, 40 in the sanitizer
+# build with a 500-operation large run) of runs of the scripted
 # sequence and 120 random operations (T0820_OPS); T0820_STRIDE=1 tries them
 # all (the full run recorded in issue 15's note).
 
@@ -48,7 +51,13 @@ OPSMODEL=${OPSMODEL:-$top_builddir/tests/tools/opsmodel}
 [ -x "$OPSMODEL" ] || skip "opsmodel is not built ($OPSMODEL)"
 [ -x "$E4FSCK" ] || skip "e4fsck is not built ($E4FSCK)"
 make_tmpdir
-stride=${T0820_STRIDE:-8}
+# The sanitizer run hunts memory errors, not crash points: fewer of them there.
+if [ -n "${EXT4FS_SAN_BUILD:-}" ]; then
+	stride=${T0820_STRIDE:-40}
+	: "${T0820_LARGE_OPS:=500}" "${T0820_LARGE_POINTS:=1}"
+else
+	stride=${T0820_STRIDE:-10}
+fi
 ops=${T0820_OPS:-120}
 failed=0
 bad() { echo "FAIL $*"; failed=1; }
@@ -122,11 +131,27 @@ crashes tear ",mode=tear,align=4096" -b 4096 -n 8192 -B 1 -o 200 -s 23 -J 1
 # A power cut: everything since the last flush lost, or a random part of it.
 crashes lose-all ",lose=all" "${one_k[@]}" -J 1
 crashes lose-some ",lose=SEED" "${one_k[@]}" -J 2
+# Around the checkpoints a commit needs (the log full): every write from 40
+# before to 80 after the end of each such commit, in a run of 330
+# operations whose log fills twice.
+ckpt=(-b 1024 -n 16384 -B 1 -o 330 -s 25 -J 1)
+count_writes "${ckpt[@]}" >/dev/null
+mapfile -t ends < <(sed -n 's/^checkpoint in commit [0-9]*, writes=\([0-9]*\)$/\1/p' "$T/count.log")
+[ ${#ends[@]} -ge 2 ] || fail "checkpoints: the run made ${#ends[@]} checkpoints, not several"
+points=0
+for end in "${ends[@]}"; do
+	for ((k = end - 40 + (RANDOM % ((stride + 1) / 2)); k <= end + 80; k += (stride + 1) / 2)); do
+		[ $k -ge 1 ] || continue
+		crash_point checkpoints "write=$k,lose=$k" "$k" "${ckpt[@]}"
+	done
+done
+echo "PASS checkpoints: $points crash points around ${#ends[@]} checkpoints replay to a committed state"
+
 # A large run: thousands of transactions (the log wraps many times, many
 # checkpoints), stopped at T0820_LARGE_POINTS writes drawn at random.
 large=(-b 1024 -n 32768 -B 1 -o "${T0820_LARGE_OPS:-2500}" -s 24 -J 1)
 writes=$(count_writes "${large[@]}")
-[ -n "$writes" ] && [ "$writes" -gt 1000 ] || fail "large: could not count the writes of a run ($writes)"
+[ -n "$writes" ] && [ "$writes" -gt 500 ] || fail "large: could not count the writes of a run ($writes)"
 points=0
 for ((i = 0; i < ${T0820_LARGE_POINTS:-4}; i++)); do
 	k=$(( (RANDOM * 32768 + RANDOM) % writes + 1 ))

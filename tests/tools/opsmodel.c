@@ -811,9 +811,18 @@ static void commit(void)
 		fprintf(f, "+%lu %016llx\n", commits_done + 1, (unsigned long long)model_hash(&root_node, FNV_START));
 		fclose(f);
 	}
+	struct ext4fs_txn_stats before, after;
+	ext4fs_txn_get_stats(fs, &before);
 	check(ext4fs_txn_commit(fs), "commit");
 	commits_done++;
 	record_state();
+	ext4fs_txn_get_stats(fs, &after);
+	/* With -K, where the checkpoints a commit needed fell, for tests that aim at them. */
+	if (fault_io && after.checkpoints != before.checkpoints) {
+		struct ext4fs_io_fault_counts c;
+		ext4fs_io_fault_counts(fault_io, &c);
+		printf("checkpoint in commit %lu, writes=%llu\n", commits_done, (unsigned long long)c.writes);
+	}
 }
 
 /* -- image -- */

@@ -18,6 +18,7 @@
 #include "ext4fs/fsops.h"
 #include "ext4fs/inode.h"
 #include "ext4fs/io.h"
+#include "ext4fs/io_fault.h"
 #include "ext4fs/journal.h"
 #include "ext4fs/namei.h"
 #include "ext4fs/super.h"
@@ -265,6 +266,97 @@ static void too_large_a_transaction_is_refused(void **state)
 	rw_image_close(&img);
 }
 
+/*
+ * The scenario of checkpoint_keeps_blocks_freed_since() over buf, through a
+ * fault channel with spec: returns the flushes made up to the end of the
+ * last commit, and that commit's result in *last.
+ */
+static uint64_t freed_then_checkpoint(unsigned char *buf, size_t size, const char *spec_text, int *last)
+{
+	struct ext4fs_open_opts o = { .flags = EXT4FS_OPEN_RW };
+	struct ext4fs_io_fault_spec spec;
+	struct ext4fs_io_fault_counts counts;
+	struct ext4fs_txn_room room;
+	struct ext4fs_io *mem, *io;
+	struct ext4fs_fs *fs;
+	char text[64], msg[256];
+	uint32_t d, sub, ino;
+	int n = 0;
+
+	snprintf(text, sizeof(text), "%s", spec_text);
+	assert_int_equal(ext4fs_io_fault_parse(text, &spec), 0);
+	assert_int_equal(ext4fs_io_open_memory(buf, size, 1, &mem), 0);
+	assert_int_equal(ext4fs_io_fault_wrap(mem, &spec, &io), 0);
+	assert_int_equal(ext4fs_open_io(io, &o, &fs, msg, sizeof(msg)), 0);
+	ext4fs_set_time(fs, 1700000000, 0);
+	assert_int_equal(ext4fs_txn_start(fs), 0);
+	assert_int_equal(ext4fs_mkdir(fs, EXT4FS_ROOT_INO, "d", &dir_attrs, &d), 0);
+	assert_int_equal(ext4fs_mkdir(fs, d, "sub", &dir_attrs, &sub), 0);
+	assert_int_equal(ext4fs_txn_commit(fs), 0);
+	/* Fill the log until the next large transaction cannot fit. */
+	do {
+		char name[16];
+		snprintf(name, sizeof(name), "f%d", n++);
+		assert_int_equal(ext4fs_mknod(fs, EXT4FS_ROOT_INO, name, &file_attrs, &ino), 0);
+		assert_int_equal(ext4fs_txn_commit(fs), 0);
+		assert_int_equal(ext4fs_txn_room(fs, &room), 0);
+	} while (room.ring_used + 120 < room.ring_blocks);
+	/* The directories' blocks, logged above, are freed; the commit must checkpoint first. */
+	assert_int_equal(ext4fs_rmdir(fs, d, "sub"), 0);
+	assert_int_equal(ext4fs_rmdir(fs, EXT4FS_ROOT_INO, "d"), 0);
+	for (int i = 0; i < 150; i++) {
+		char name[16];
+		snprintf(name, sizeof(name), "g%d", i);
+		assert_int_equal(ext4fs_mkdir(fs, EXT4FS_ROOT_INO, name, &dir_attrs, &ino), 0);
+	}
+	*last = ext4fs_txn_commit(fs);
+	ext4fs_io_fault_counts(io, &counts);
+	if (*last == 0)
+		assert_int_equal(ext4fs_txn_stop(fs), 0);
+	ext4fs_close(fs);
+	return counts.flushes;
+}
+
+/*
+ * A block the log holds, freed by the running transaction, must still go
+ * home at a checkpoint that comes before that transaction commits: the
+ * committed state uses it.  Here a commit needs room, checkpoints, and the
+ * disk stops at its last flush, before the commit block: the file system
+ * must be the one of the commit before, whole.
+ */
+static void checkpoint_keeps_blocks_freed_since(void **state)
+{
+	struct rw_image img;
+	unsigned char *base;
+	uint64_t flushes;
+	uint32_t ino;
+	char spec[64];
+	int last;
+	(void)state;
+
+	rw_image_open(&img, 16384, 1024, one_kib_small_journal);
+	ext4fs_close(img.fs);
+	img.fs = NULL;
+	base = malloc(img.size);
+	assert_non_null(base);
+	memcpy(base, img.buf, img.size);
+	flushes = freed_then_checkpoint(img.buf, img.size, "", &last);
+	assert_int_equal(last, 0);
+
+	memcpy(img.buf, base, img.size);
+	free(base);
+	snprintf(spec, sizeof(spec), "flush=%llu", (unsigned long long)flushes);
+	freed_then_checkpoint(img.buf, img.size, spec, &last);
+	assert_int_not_equal(last, 0);
+	assert_true(disk_needs_recovery(&img));
+	recover(&img);
+	rw_image_reopen_raw(&img);
+	assert_int_equal(lookup(img.fs, "/d/sub", &ino), 0);
+	assert_int_equal(lookup(img.fs, "/g0", &ino), EXT4FS_E_NOT_FOUND);
+	rw_image_assert_clean(&img);
+	rw_image_close(&img);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -274,6 +366,7 @@ int main(void)
 		cmocka_unit_test(committed_log_replays),
 		cmocka_unit_test(frees_wait_for_the_commit),
 		cmocka_unit_test(too_large_a_transaction_is_refused),
+		cmocka_unit_test(checkpoint_keeps_blocks_freed_since),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
