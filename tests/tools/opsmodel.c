@@ -348,6 +348,9 @@ static void op_punch(void)
 static void free_node(struct node *n)
 {
 	if (n->obj->is_dir || --n->obj->nlink == 0) {
+		for (size_t i = 0; i < n->obj->nxattrs; i++)
+			free(n->obj->xattrs[i].value);
+		free(n->obj->xattrs);
 		free(n->obj->data);
 		free(n->obj->target);
 		free(n->obj);
@@ -753,8 +756,10 @@ static uint64_t disk_hash(uint32_t dir_ino, const char *dir_path, uint64_t h)
 		struct ext4fs_inode in;
 		uint32_t ino;
 		memcpy(&ino, l.v[i] + strlen(l.v[i]) + 1, 4);
-		if (dir_ino == EXT4FS_ROOT_INO && !strcmp(l.v[i], "lost+found"))
+		if (dir_ino == EXT4FS_ROOT_INO && !strcmp(l.v[i], "lost+found")) {
+			free(l.v[i]);
 			continue;
+		}
 		snprintf(path, sizeof(path), "%s/%s", strcmp(dir_path, "/") ? dir_path : "", l.v[i]);
 		check(ext4fs_inode_read(fs, ino, &in), path);
 		if (EXT4FS_ISDIR(in.i_mode)) {
@@ -878,6 +883,7 @@ static void open_image(void)
 		if (ext4fs_io_fault_parse(text, &spec))
 			die("bad fault spec %s", fault_spec);
 		check(ext4fs_io_fault_wrap(io, &spec, &fault_io), "fault channel");
+		free(text);   /* the channel copied what it keeps */
 		io = fault_io;
 	}
 	if (undo_path) {
