@@ -751,7 +751,8 @@ static uint64_t disk_hash(uint32_t dir_ino, const char *dir_path, uint64_t h)
 
 	check(ext4fs_inode_read(fs, dir_ino, &din), dir_path);
 	check(ext4fs_dir_iterate(fs, dir_ino, &din, 0, list_entry, &l), dir_path);
-	qsort(l.v, l.n, sizeof(*l.v), cmp_names);
+	if (l.n)
+		qsort(l.v, l.n, sizeof(*l.v), cmp_names);
 	for (size_t i = 0; i < l.n; i++) {
 		struct ext4fs_inode in;
 		uint32_t ino;
