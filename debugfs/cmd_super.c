@@ -48,6 +48,7 @@
 #include <string.h>
 #include "debug4fs.h"
 #include "ext4fs/bitmap.h"
+#include "ext4fs/frag.h"
 #include "ext4fs/ondisk_names.h"
 #include "support/superlist.h"
 
@@ -537,111 +538,12 @@ static int do_imap(struct dbg *d, int argc, char **argv)
 
 /* ------------------------------------------------------------------ freefrag */
 
-#define FREEFRAG_HIST 32
-#define FREEFRAG_DEFAULT_CHUNK (1024 * 1024)
-
-struct freefrag {
-	uint64_t chunk_bytes;         /* 0: no -c given */
-	unsigned chunk_bits;          /* log2 of the chunk size in bytes */
-	uint32_t chunk_blocks;        /* blocks per chunk (32 bits, as debugfs keeps it) */
-	uint64_t total_chunks;
-	uint64_t free_chunks;
-	uint64_t extents;             /* free extents found */
-	uint64_t min, max, sum;       /* extent lengths in blocks */
-	uint64_t hist_extents[FREEFRAG_HIST];
-	uint64_t hist_blocks[FREEFRAG_HIST];
-};
-
-static unsigned log2_floor(uint64_t v)
-{
-	unsigned r = 0;
-
-	while (v >>= 1)
-		r++;
-	return r;
-}
-
-static void freefrag_extent(struct freefrag *ff, uint64_t len)
-{
-	unsigned idx = log2_floor(len) + 1;
-
-	if (idx >= FREEFRAG_HIST)
-		idx = FREEFRAG_HIST - 1;
-	ff->hist_extents[idx]++;
-	ff->hist_blocks[idx] += len;
-	if (len > ff->max)
-		ff->max = len;
-	if (len < ff->min)
-		ff->min = len;
-	ff->sum += len;
-	ff->extents++;
-}
-
-/* Nonzero when every block in [from, from + n) is free. */
-static int range_free(const struct ext4fs_bitmap *bm, uint64_t from, uint64_t n)
-{
-	uint64_t hit;
-
-	if (n == 0)
-		return 1;
-	return ext4fs_bitmap_find(bm, from, from + n - 1, 1, &hit) == -ENOENT;
-}
-
-/*
- * Walk the block bitmap as debugfs walks it, chunk by chunk: chunk 0 starts
- * at block 0 but its testing starts at the first data block (at least one
- * block is tested), and the last chunk may be short.  Only the blocks the
- * chunks cover are looked at, which is all of them except with absurd chunk
- * sizes (debugfs keeps blocks-per-chunk in 32 bits).  A chunk is free when
- * all its blocks are and it is not short; free extents are the maximal runs
- * of free blocks, across chunk boundaries.
- */
-static void freefrag_scan(const struct ext4fs_geom *geo, const struct ext4fs_bitmap *bm,
-			  struct freefrag *ff, int count_chunks)
-{
-	uint64_t total = geo->blocks_count, fdb = geo->first_data_block;
-	uint64_t pos = 0, scan_end = 0, blk;
-
-	for (uint64_t c = 0; c < ff->total_chunks; c++) {
-		uint64_t n = pos + ff->chunk_blocks > total ? total - pos : ff->chunk_blocks;
-		uint64_t from = pos;
-
-		if (ff->chunk_blocks == 0) {
-			/* Nothing is tested, and an empty chunk counts as free. */
-			ff->free_chunks = ff->total_chunks;
-			break;
-		}
-		if (n == 0)
-			break;          /* the rest test nothing and cannot be free */
-		if (c == 0) {
-			from = fdb;
-			n = n > fdb ? n - fdb : 1;
-		}
-		if (count_chunks && n == ff->chunk_blocks && range_free(bm, from, n))
-			ff->free_chunks++;
-		pos = from + n;
-		scan_end = pos;
-	}
-
-	/* Free extents in [fdb, scan_end). */
-	blk = fdb;
-	while (blk < scan_end) {
-		uint64_t free_at, used_at;
-		if (ext4fs_bitmap_find(bm, blk, scan_end - 1, 0, &free_at))
-			break;
-		if (ext4fs_bitmap_find(bm, free_at, scan_end - 1, 1, &used_at))
-			used_at = scan_end;
-		freefrag_extent(ff, used_at - free_at);
-		blk = used_at;
-	}
-}
-
 static void freefrag_usage(const char *prog)
 {
 	fprintf(stderr, "usage: %s [-c chunksize in kb] [-h] device_name\n", prog);
 }
 
-static void json_freefrag(struct dbg *d, const struct ext4fs_geom *geo, const struct freefrag *ff,
+static void json_freefrag(struct dbg *d, const struct ext4fs_geom *geo, const struct ext4fs_frag_free *ff,
 			  uint64_t free_blocks)
 {
 	struct json j;
@@ -667,13 +569,18 @@ static void json_freefrag(struct dbg *d, const struct ext4fs_geom *geo, const st
 	json_uint(&j, "min_extent_kb", ff->extents ? ff->min * scale : 0);
 	json_uint(&j, "max_extent_kb", ff->max * scale);
 	json_uint(&j, "avg_extent_kb", ff->extents ? ff->sum / ff->extents * scale : 0);
+	json_object_begin(&j, "large_extents");
+	json_uint(&j, "min_bytes", ff->large_bytes);
+	json_uint(&j, "extents", ff->large_extents);
+	json_uint(&j, "blocks", ff->large_blocks);
+	json_object_end(&j);
 	json_array_begin(&j, "histogram");
-	for (unsigned i = 1; i < FREEFRAG_HIST; i++) {
+	for (unsigned i = 1; i < EXT4FS_FRAG_FREE_HIST; i++) {
 		if (!ff->hist_extents[i])
 			continue;
 		json_object_begin(&j, NULL);
 		json_uint(&j, "min_bytes", (uint64_t)geo->block_size << (i - 1));
-		if (i == FREEFRAG_HIST - 1)
+		if (i == EXT4FS_FRAG_FREE_HIST - 1)
 			json_null(&j, "max_bytes");
 		else
 			json_uint(&j, "max_bytes", (uint64_t)geo->block_size << i);
@@ -686,13 +593,13 @@ static void json_freefrag(struct dbg *d, const struct ext4fs_geom *geo, const st
 	json_finish(&j);
 }
 
-static void print_freefrag(struct dbg *d, const struct ext4fs_geom *geo, const struct freefrag *ff,
+static void print_freefrag(struct dbg *d, const struct ext4fs_geom *geo, const struct ext4fs_frag_free *ff,
 			   uint64_t free_blocks)
 {
 	static const char units[] = "KMGTPEZY";
 	FILE *f = d->out;
 	uint64_t total = geo->blocks_count, scale = geo->block_size >> 10;
-	unsigned bs_bits = log2_floor(geo->block_size), unit_shift = 10, u = 0;
+	unsigned bs_bits = geo->log_block_size + 10, unit_shift = 10, u = 0;
 	uint64_t start = 0;
 
 	fprintf(f, "Device: %s\n", d->device);
@@ -715,11 +622,11 @@ static void print_freefrag(struct dbg *d, const struct ext4fs_geom *geo, const s
 	fprintf(f, "%s :  %12s  %12s  %7s\n", "Extent Size Range", "Free extents", "Free Blocks",
 		"Percent");
 	/* Bucket i holds extents of [2^(i-1), 2^i) blocks; labels in K, M, G... */
-	for (unsigned i = 0; i < FREEFRAG_HIST; i++) {
+	for (unsigned i = 0; i < EXT4FS_FRAG_FREE_HIST; i++) {
 		uint64_t end = (uint64_t)1 << (i + bs_bits - unit_shift);
 		if (ff->hist_extents[i]) {
 			char end_str[32];
-			if (i == FREEFRAG_HIST - 1)
+			if (i == EXT4FS_FRAG_FREE_HIST - 1)
 				snprintf(end_str, sizeof(end_str), "max ");
 			else
 				snprintf(end_str, sizeof(end_str), "%5" PRIu64 "%c-", end, units[u]);
@@ -739,14 +646,13 @@ static void print_freefrag(struct dbg *d, const struct ext4fs_geom *geo, const s
 static int do_freefrag(struct dbg *d, int argc, char **argv)
 {
 	const struct ext4fs_geom *geo = ext4fs_geom(d->fs);
-	struct freefrag ff;
+	struct ext4fs_frag_free ff;
 	struct ext4fs_bitmap *bm;
+	uint64_t chunk_bytes = 0;
 	unsigned long long v;
-	int c, rc = 0;
+	int c, rc = 0, err;
 	char *end;
 
-	memset(&ff, 0, sizeof(ff));
-	ff.min = UINT64_MAX;
 	while ((c = getopt(argc, argv, "c:h")) != -1) {
 		switch (c) {
 		case 'c':
@@ -763,7 +669,7 @@ static int do_freefrag(struct dbg *d, int argc, char **argv)
 				freefrag_usage(argv[0]);
 				rc = 1;
 			}
-			ff.chunk_bytes = (uint64_t)v * 1024;
+			chunk_bytes = (uint64_t)v * 1024;
 			break;
 		default:
 			/* -h and unknown options: the usage, then the report anyway (as debugfs). */
@@ -775,24 +681,20 @@ static int do_freefrag(struct dbg *d, int argc, char **argv)
 		}
 	}
 	/* A device name after the options is accepted and ignored, as in debugfs. */
-	if (ff.chunk_bytes && ff.chunk_bytes < geo->block_size) {
+	if (chunk_bytes && chunk_bytes < geo->block_size) {
 		fflush(d->out);
 		fprintf(stderr, "%s: chunksize must be greater than or equal to filesystem blocksize.\n",
 			argv[0]);
 		return 1;
 	}
-	ff.chunk_bits = log2_floor(ff.chunk_bytes ? ff.chunk_bytes : FREEFRAG_DEFAULT_CHUNK);
-	ff.chunk_blocks = (uint32_t)((ff.chunk_bytes ? ff.chunk_bytes : FREEFRAG_DEFAULT_CHUNK) >>
-				     geo->log_block_size >> 10);
-	{
-		unsigned shift = ff.chunk_bits - (10 + geo->log_block_size);
-		uint64_t sum = geo->blocks_count + ff.chunk_blocks;
-		ff.total_chunks = shift >= 64 ? 0 : sum >> shift;
-	}
 	if (load_block_bitmap(d, argv[0], &bm))
 		return 1;
-	freefrag_scan(geo, bm, &ff, ff.chunk_bytes != 0);
+	err = ext4fs_frag_free_scan(d->fs, bm, chunk_bytes, 0, &ff);
 	ext4fs_bitmap_free(bm);
+	if (err) {
+		dbg_error(d, argv[0], err, "while scanning the block bitmap");
+		return 1;
+	}
 	if (d->json)
 		json_freefrag(d, geo, &ff, geo->free_blocks_count);
 	else
