@@ -22,23 +22,13 @@
 
 /* -- one file -- */
 
-/* Direct blocks of an indirect map, and where its leaf mapping blocks start. */
-#define DIRECT_BLOCKS 12
-
 struct file_walk {
 	struct ext4fs_frag_file *out;
-	uint64_t per_map_block;      /* block numbers in an indirect block */
 	int indirect;
 	int have_prev;
 	uint64_t prev_pend;          /* the block after the last data block seen */
 	uint64_t prev_lend;          /* the logical block after it */
 };
-
-/* Nonzero when logical block lblk of an indirect map is the first one a leaf mapping block (or i_block) maps. */
-static int indirect_boundary(uint64_t lblk, uint64_t per_map_block)
-{
-	return lblk == DIRECT_BLOCKS || (lblk > DIRECT_BLOCKS && (lblk - DIRECT_BLOCKS) % per_map_block == 0);
-}
 
 static int file_visit(const struct ext4fs_block_visit *v, void *arg)
 {
@@ -52,14 +42,21 @@ static int file_visit(const struct ext4fs_block_visit *v, void *arg)
 	}
 	if (v->count == 0)
 		return 0;
-	phys_next = w->have_prev && v->pblk == w->prev_pend;
+	/* After a hole the disk continues when the blocks lie where the hole's own blocks would end. */
+	phys_next = w->have_prev && v->lblk >= w->prev_lend && v->pblk >= w->prev_pend &&
+		    v->pblk - w->prev_pend == v->lblk - w->prev_lend;
 	log_next = w->have_prev && v->lblk == w->prev_lend;
 	if (!phys_next)
 		f->extents++;
 	if (!phys_next || !log_next)
 		f->e4defrag_extents++;
-	/* An extent tree hands each leaf extent over as one visit; an indirect map one block at a time. */
-	if (!w->indirect || !phys_next || !log_next || indirect_boundary(v->lblk, w->per_map_block))
+	/*
+	 * An extent tree hands each leaf extent over as one visit.  An indirect
+	 * map comes a block at a time, and the kernel's FIEMAP joins blocks
+	 * that continue each other (its extent cache merges them), so its
+	 * records are the runs contiguous both ways.
+	 */
+	if (!w->indirect || !phys_next || !log_next)
 		f->map_extents++;
 	if (!w->have_prev)
 		f->first_pblk = v->pblk;
@@ -83,7 +80,6 @@ int ext4fs_frag_file(struct ext4fs_fs *fs, uint32_t ino, const struct ext4fs_ino
 
 	memset(out, 0, sizeof(*out));
 	w.out = out;
-	w.per_map_block = geo->block_size / 4;
 	w.indirect = !ext4fs_inode_has_extents(inode);
 	if ((err = ext4fs_block_iterate(fs, ino, inode, 0, file_visit, &w)))
 		return err < 0 ? err : 0;

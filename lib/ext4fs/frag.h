@@ -8,20 +8,24 @@
  *
  * What an "extent" of a file is, here and in every tool that prints one:
  * a maximal run of data blocks, taken in logical order, each of which lies
- * on disk right after the one before.  Adjacent mapping records that
- * continue each other physically count as one extent; written and
- * unwritten blocks count alike; a hole splits a run only when the block
- * after it does not continue the block before it on disk.  This is
- * filefrag's count (it compares each FIEMAP extent's start with the end of
- * the one before, ignoring flags and logical gaps), so a test can compare
- * the two on a mounted file system.
+ * on disk where the one before it leads: right after it, or, after a hole
+ * of h blocks, h blocks further on (where the block would be had the hole
+ * been written).  Adjacent mapping records that continue each other
+ * physically count as one extent; written and unwritten blocks count
+ * alike; a hole splits a run only when the disk does not continue across
+ * it.  This is filefrag's count (e2fsprogs 1.47: each FIEMAP extent's
+ * start is compared with the end of the one before plus the logical gap,
+ * flags ignored), so a test can compare the two on a mounted file system.
  *
  * e4defrag -c (e2fsprogs misc/e4defrag.c) computes its figures from FIEMAP:
  *  - it counts regular files outside lost+found with i_size > 0, st_blocks
  *    > 0 and at least one FIEMAP extent;
- *  - "now" is the number of FIEMAP extents, unmerged: one per mapping record
- *    (map_extents below; the kernel's extent cache can hand FIEMAP merged
- *    neighbours, so the kernel may show fewer, never more);
+ *  - "now" is the number of FIEMAP extents, unmerged (map_extents below):
+ *    for an extent file one per leaf extent (the kernel's extent cache can
+ *    hand FIEMAP merged neighbours, so it may show fewer); for a
+ *    block-mapped file one per run contiguous logically and physically,
+ *    which is what the kernel shows once its cache holds the file (just
+ *    after a mount it may cut runs where a mapping block's range ends);
  *  - "best" is ((blocks - 1) / (s_blocks_per_group << s_log_groups_per_flex
  *    with flex_bg, else s_blocks_per_group)) + 1 (ideal_e4defrag below);
  *  - a file's "size/ext" is blocks * (block_size / 1024) / now, in KiB;
@@ -60,8 +64,8 @@ struct ext4fs_frag_file {
 	uint64_t unwritten_blocks;  /* of which unwritten */
 	uint64_t extents;           /* extents as defined above (filefrag's count) */
 	uint64_t e4defrag_extents;  /* runs contiguous logically and physically (e4defrag's per-file count) */
-	uint64_t map_extents;       /* mapping records: leaf extents, or runs of an indirect map cut where
-				     * its mapping block changes (FIEMAP's extents, e4defrag's "now") */
+	uint64_t map_extents;       /* FIEMAP's extents, e4defrag's "now": leaf extents, or with an
+				     * indirect map its runs contiguous logically and physically */
 	uint64_t ideal;             /* ceil(blocks / 32768): 0 without blocks */
 	uint64_t ideal_e4defrag;    /* e4defrag's best: ceil(blocks / blocks per (flex) group), 0 without blocks */
 	uint64_t first_pblk;        /* physical block of the lowest mapped logical block; 0 without blocks */

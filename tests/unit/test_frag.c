@@ -61,9 +61,10 @@ static void read_inode(struct rw_image *img, uint32_t ino, struct ext4fs_inode *
 
 /*
  * Logical 0-9 written and 10-19 unwritten, physically one run: two mapping
- * records, one extent.  30-34 after a hole, continuing the disk: still the
- * same extent, but a new e4defrag run.  35-39 after a gap on disk: a new
- * extent.
+ * records, one extent.  30-34 after a hole of 10, right after 19 on disk:
+ * a new extent (the disk did not skip the hole's 10 blocks).  35-39 after
+ * a gap on disk: a new extent.  50-54 after a hole of 10, 10 blocks after
+ * 39's successor on disk: the same extent, but a new e4defrag run.
  */
 static void test_file_extents(void **state)
 {
@@ -85,23 +86,25 @@ static void test_file_extents(void **state)
 	base = pick(&img, 4000, 25);
 	far = pick(&img, base + 30, 5);
 	assert_true(far > base + 25);
+	assert_int_equal(pick(&img, far + 15, 5), far + 15);
 	assert_int_equal(ext4fs_bmap_set(img.fs, ino, &in, 0, base, 10, 0), 0);
 	assert_int_equal(ext4fs_bmap_set(img.fs, ino, &in, 10, base + 10, 10, 1), 0);
 	assert_int_equal(ext4fs_bmap_set(img.fs, ino, &in, 30, base + 20, 5, 0), 0);
 	assert_int_equal(ext4fs_bmap_set(img.fs, ino, &in, 35, far, 5, 0), 0);
-	set_size(&img, ino, &in, 40 * 4096);
+	assert_int_equal(ext4fs_bmap_set(img.fs, ino, &in, 50, far + 15, 5, 0), 0);
+	set_size(&img, ino, &in, 55 * 4096);
 
 	assert_int_equal(ext4fs_frag_file(img.fs, ino, &in, &f), 0);
-	assert_int_equal(f.blocks, 30);
+	assert_int_equal(f.blocks, 35);
 	assert_int_equal(f.unwritten_blocks, 10);
-	assert_int_equal(f.extents, 2);
-	assert_int_equal(f.e4defrag_extents, 3);
-	assert_int_equal(f.map_extents, 4);
+	assert_int_equal(f.extents, 3);
+	assert_int_equal(f.e4defrag_extents, 4);
+	assert_int_equal(f.map_extents, 5);
 	assert_int_equal(f.ideal, 1);
 	assert_int_equal(f.ideal_e4defrag, 1);
 	assert_int_equal(f.first_pblk, base);
-	assert_int_equal(f.last_pblk, far + 4);
-	assert_int_equal(f.map_blocks, 0);
+	assert_int_equal(f.last_pblk, far + 19);
+	assert_int_equal(f.map_blocks, 1);                    /* five extents leave the inode for a leaf */
 	rw_image_assert_clean(&img);
 	rw_image_close(&img);
 }
@@ -148,10 +151,11 @@ static void test_file_long(void **state)
 
 /*
  * A block-mapped file (1 KiB blocks: 256 numbers an indirect block), its
- * 300 data blocks one run on disk: one extent, and three mapping records
- * (the direct blocks, the single indirect block's, the first block under
- * the double indirect one), three mapping blocks.  No flex_bg: e4defrag's
- * best is one per group of 8192 blocks.
+ * 300 data blocks one run on disk: one extent and one FIEMAP record across
+ * the mapping blocks' boundaries, three mapping blocks (the single
+ * indirect, the double indirect and one under it).  No flex_bg: e4defrag's
+ * best is one per group of 8192 blocks.  Then a block after a hole where
+ * the disk continues: the same extent, a new FIEMAP record.
  */
 static void test_file_indirect(void **state)
 {
@@ -172,18 +176,26 @@ static void test_file_indirect(void **state)
 	assert_int_equal(f.blocks, 300);
 	assert_int_equal(f.extents, 1);
 	assert_int_equal(f.e4defrag_extents, 1);
-	assert_int_equal(f.map_extents, 3);
+	assert_int_equal(f.map_extents, 1);
 	assert_int_equal(f.map_blocks, 3);
 	assert_int_equal(f.ideal, 1);
 	assert_int_equal(f.ideal_e4defrag, 1);
 	assert_int_equal(f.first_pblk, base);
 	assert_int_equal(f.last_pblk, base + 299);
 
-	/* Logical 300 far away on disk: a new extent and a new record. */
-	assert_int_equal(ext4fs_bmap_set(img.fs, ino, &in, 300, pick(&img, 12000, 1), 1, 0), 0);
+	assert_int_equal(pick(&img, base + 310, 1), base + 310);
+	assert_int_equal(ext4fs_bmap_set(img.fs, ino, &in, 310, base + 310, 1, 0), 0);
+	assert_int_equal(ext4fs_frag_file(img.fs, ino, &in, &f), 0);
+	assert_int_equal(f.extents, 1);
+	assert_int_equal(f.e4defrag_extents, 2);
+	assert_int_equal(f.map_extents, 2);
+
+	/* Logical 311 far away on disk: a new extent and a new record. */
+	assert_int_equal(ext4fs_bmap_set(img.fs, ino, &in, 311, pick(&img, 12000, 1), 1, 0), 0);
 	assert_int_equal(ext4fs_frag_file(img.fs, ino, &in, &f), 0);
 	assert_int_equal(f.extents, 2);
-	assert_int_equal(f.map_extents, 4);
+	assert_int_equal(f.map_extents, 3);
+	set_size(&img, ino, &in, 312 * 1024);
 	rw_image_assert_clean(&img);
 	rw_image_close(&img);
 }
@@ -266,6 +278,18 @@ static void test_score(void **state)
 	assert_true(sum.score == 85.0f);
 	assert_true(sum.needs_defrag);
 	assert_int_equal(sum.size_per_extent_kb, 3);          /* 20 * 1 / 6 */
+
+	/* At the bend: ratio 10 is still 8 * 10; 11 is 80 + 20 * 11 / 100. */
+	ext4fs_frag_score_init(&s);
+	a = fig(100, 11, 11, 1);
+	ext4fs_frag_score_add(&s, &a, 4096, &row);
+	assert_int_equal(ext4fs_frag_score_summary(&s, 4096, &sum), 0);
+	assert_true(sum.score == 80.0f);
+	ext4fs_frag_score_init(&s);
+	a = fig(100, 12, 12, 1);
+	ext4fs_frag_score_add(&s, &a, 4096, &row);
+	assert_int_equal(ext4fs_frag_score_summary(&s, 4096, &sum), 0);
+	assert_true(sum.score == 80 + 20 * 11.0f / 100);
 
 	/* Which files e4defrag counts: regular, not empty, with blocks. */
 	in.i_mode = EXT4FS_S_IFREG | 0644;
