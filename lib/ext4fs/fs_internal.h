@@ -57,6 +57,8 @@ struct ext4fs_fs {
 	int hold_frees;                         /* journalled (txn.c): frees are recorded in held, not done, */
 	struct extset held;
 	struct extset fresh;                    /* and blocks taken since the last commit are noted here */
+	struct extset unsynced_frees;           /* freed by a commit whose commit block may not be durable yet */
+	int unsynced_all;                       /* ...or, short of memory to list them, any block may be */
 	uint64_t io_written_counted;            /* io bytes written already in s_kbytes_written */
 	int time_fixed;
 	int64_t fixed_sec;

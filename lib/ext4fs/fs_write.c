@@ -55,6 +55,7 @@ static void write_close(struct ext4fs_fs *fs, void *ctx)
 	free(fs->group_dirty);
 	ext4fs__extset_free(&fs->held);
 	ext4fs__extset_free(&fs->fresh);
+	ext4fs__extset_free(&fs->unsynced_frees);
 	fs->block_map = fs->inode_map = NULL;
 	fs->group_dirty = NULL;
 }
@@ -179,6 +180,15 @@ static int data_write_journalled(struct ext4fs_fs *fs, uint64_t blk, uint64_t co
 		while (done + run < count &&
 		       (ext4fs__extset_count(&fs->fresh, blk + done + run, 1) == 1) == fresh)
 			run++;
+		if (fresh && (fs->unsynced_all || ext4fs__extset_count(&fs->unsynced_frees, blk + done, run) > 0)) {
+			struct ext4fs_io *inner = ext4fs__stage_inner(fs->io);
+
+			/* Reusing a block the last commit freed: make that commit durable first. */
+			err = ext4fs_io_flush(inner);
+			if (err)
+				return ext4fs__fs_fail(fs, err, "flushing %s: %s", inner->name, ext4fs_strerror(err));
+			ext4fs__fs_frees_durable(fs);
+		}
 		err = data_io(fs, blk + done, run, buf ? buf + done * bs : NULL, fresh);
 		if (err)
 			return err;
@@ -388,6 +398,12 @@ void ext4fs__fs_hold_frees(struct ext4fs_fs *fs, int on)
 	fs->hold_frees = on != 0;
 }
 
+void ext4fs__fs_frees_durable(struct ext4fs_fs *fs)
+{
+	ext4fs__extset_free(&fs->unsynced_frees);
+	fs->unsynced_all = 0;
+}
+
 void ext4fs__fs_forget_fresh(struct ext4fs_fs *fs)
 {
 	ext4fs__extset_free(&fs->fresh);
@@ -412,6 +428,12 @@ int ext4fs__fs_release_held(struct ext4fs_fs *fs,
 			err = freed(fs, r->start, r->len, arg);
 	}
 	fs->hold_frees = hold;
+	/* These frees ride on the commit about to be written: note them until it is durable. */
+	for (size_t k = 0; k < i - (err != 0); k++) {
+		const struct extset_range *r = &fs->held.r[k];
+		if (ext4fs__extset_add(&fs->unsynced_frees, r->start, r->len))
+			fs->unsynced_all = 1;  /* short of memory to list them: flush before any reuse */
+	}
 	if (err) {
 		/* Keep what was not released yet. */
 		size_t done = i - 1;

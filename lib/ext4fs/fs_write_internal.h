@@ -45,6 +45,16 @@ void ext4fs__fs_hold_frees(struct ext4fs_fs *fs, int on);
  */
 void ext4fs__fs_forget_fresh(struct ext4fs_fs *fs);
 
+/*
+ * The last commit is durable (its commit block was flushed): the blocks its
+ * frees released may take new data written straight to the disk.  Until
+ * then (ext4fs__fs_release_held() notes them), data written through to one
+ * of them first flushes the channel below: were a power cut to lose that
+ * commit, the old state it undoes still points at those blocks, and their
+ * old contents must be there.  Cannot fail.
+ */
+void ext4fs__fs_frees_durable(struct ext4fs_fs *fs);
+
 /* Blocks held back from being freed (0 when none).  Cannot fail. */
 uint64_t ext4fs__fs_held_blocks(const struct ext4fs_fs *fs);
 

@@ -38,6 +38,10 @@
  *               writes the transaction whole.  One flush per commit: the
  *               commit block becomes durable with the next flush, so a
  *               power cut may lose the last commit, never order.
+ *               Blocks the commit freed may be taken again at once, but
+ *               file data written straight to one of them waits for a
+ *               flush (fs_write.c): a power cut that lost the commit would
+ *               otherwise leave the old state pointing at new bytes.
  *   checkpoint  a flush (the last commit block), the logged blocks go
  *               home (their committed contents, even
  *               when the running transaction changed them since), a flush,
@@ -221,6 +225,7 @@ static int checkpoint(struct ext4fs_fs *fs, struct txn_state *ts)
 	err = ext4fs_io_flush(inner);
 	if (err)
 		return ext4fs__fs_fail(fs, err, "flushing %s: %s", inner->name, ext4fs_strerror(err));
+	ext4fs__fs_frees_durable(fs);
 	err = ext4fs__stage_checkpoint(fs->io);
 	if (err)
 		return ext4fs__fs_fail(fs, err, "writing journalled blocks home: %s", ext4fs_strerror(err));
@@ -306,6 +311,17 @@ int ext4fs_txn_commit(struct ext4fs_fs *fs)
 	ts->depth = 0;
 	err = commit_now(fs, ts);
 	return err ? fail(ts, err) : 0;
+}
+
+int ext4fs_txn_abort(struct ext4fs_fs *fs)
+{
+	struct txn_state *ts = state_of(fs);
+
+	if (!ts || !ts->active)
+		return ext4fs__fs_fail(fs, EXT4FS_E_INVALID_ARG, "aborting: the handle is not in journalled mode");
+	ts->depth = 0;
+	fail(ts, 0);
+	return 0;
 }
 
 int ext4fs_txn_checkpoint(struct ext4fs_fs *fs)

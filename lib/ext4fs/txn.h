@@ -17,7 +17,8 @@
  * one that did not.
  *
  * Blocks freed while a transaction runs are freed when it commits, so they
- * cannot be reused for data the old state might still point at; a freed
+ * cannot be reused for data the old state might still point at, and new
+ * file data reaches one of them only once that commit is durable; a freed
  * block that an earlier transaction of the log holds gets a revoke record.
  *
  * Without journalled mode the handle writes through, as before (debug4fs,
@@ -74,6 +75,17 @@ int ext4fs_txn_begin(struct ext4fs_fs *fs);
  * more changes: close it; nothing more is written.
  */
 int ext4fs_txn_commit(struct ext4fs_fs *fs);
+
+/*
+ * Give up the running transaction: a caller that failed half way through a
+ * change it cannot undo calls this instead of committing.  The handle is
+ * marked failed as after a failed commit: nothing of the running
+ * transaction reaches the disk, the disk stays at the last commit (a
+ * replay brings it there), and the handle commits nothing more (its calls
+ * fail with EXT4FS_E_TXN_FAILED, what is changed meanwhile is discarded at
+ * close): close it.  Errors: EXT4FS_E_INVALID_ARG (not journalled).
+ */
+int ext4fs_txn_abort(struct ext4fs_fs *fs);
 
 /*
  * Write every committed block home, flush, and mark the journal empty.

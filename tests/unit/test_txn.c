@@ -22,6 +22,8 @@
 #include "ext4fs/journal.h"
 #include "ext4fs/namei.h"
 #include "ext4fs/super.h"
+#include "ext4fs/alloc.h"
+#include "ext4fs/blockmap.h"
 #include "ext4fs/txn.h"
 #include "../lib/rw_image.h"
 
@@ -185,6 +187,7 @@ static void committed_log_replays(void **state)
 	rw_image_reopen_raw(&img);
 	assert_int_equal(lookup(img.fs, "/kept", &ino), 0);
 	assert_int_equal(lookup(img.fs, "/lost", &ino), EXT4FS_E_NOT_FOUND);
+	assert_int_equal(lookup(img.fs, "/later", &ino), EXT4FS_E_NOT_FOUND);
 	rw_image_assert_clean(&img);
 	rw_image_close(&img);
 }
@@ -357,6 +360,104 @@ static void checkpoint_keeps_blocks_freed_since(void **state)
 	rw_image_close(&img);
 }
 
+/*
+ * Data written straight to a block that the last commit freed must wait for
+ * that commit to be durable: were a power cut to lose it, the old state
+ * would point at the block again.  One flush comes first; blocks that were
+ * free all along need none.
+ */
+static void reused_block_waits_for_a_durable_commit(void **state)
+{
+	static unsigned char data[16 * 4096];
+	struct ext4fs_open_opts o = { .flags = EXT4FS_OPEN_RW };
+	struct ext4fs_io_fault_spec spec;
+	struct ext4fs_io_fault_counts c0, c1, c2;
+	struct ext4fs_io *mem, *io;
+	struct ext4fs_inode in;
+	struct rw_image img;
+	struct ext4fs_fs *fs;
+	uint64_t old_blk, run, fresh_blk;
+	char text[8] = "", msg[256];
+	uint32_t ino;
+	(void)state;
+
+	rw_image_open(&img, 16384, 4096, NULL);
+	ext4fs_close(img.fs);
+	img.fs = NULL;
+	assert_int_equal(ext4fs_io_fault_parse(text, &spec), 0);
+	assert_int_equal(ext4fs_io_open_memory(img.buf, img.size, 1, &mem), 0);
+	assert_int_equal(ext4fs_io_fault_wrap(mem, &spec, &io), 0);
+	assert_int_equal(ext4fs_open_io(io, &o, &fs, msg, sizeof(msg)), 0);
+	assert_int_equal(ext4fs_txn_start(fs), 0);
+	assert_int_equal(ext4fs_mknod(fs, EXT4FS_ROOT_INO, "f", &file_attrs, &ino), 0);
+	assert_int_equal(ext4fs_inode_read(fs, ino, &in), 0);
+	memset(data, 0xA5, sizeof(data));
+	assert_int_equal(ext4fs_file_write(fs, ino, &in, 0, data, sizeof(data), sizeof(data)), 0);
+	assert_int_equal(ext4fs_txn_commit(fs), 0);
+	assert_int_equal(ext4fs_bmap(fs, ino, &in, 0, &old_blk, &run, NULL), 0);
+	assert_true(old_blk != 0 && run >= 16);
+	assert_int_equal(ext4fs_unlink(fs, EXT4FS_ROOT_INO, "f"), 0);
+	assert_int_equal(ext4fs_txn_commit(fs), 0);
+
+	/* Blocks never freed by a commit: straight to the disk, no flush. */
+	fresh_blk = old_blk + 64;
+	assert_int_equal(ext4fs_blocks_mark_used(fs, fresh_blk, 16), 0);
+	ext4fs_io_fault_counts(io, &c0);
+	assert_int_equal(ext4fs_data_write(fs, fresh_blk, 16, data), 0);
+	ext4fs_io_fault_counts(io, &c1);
+	assert_int_equal(c1.flushes, c0.flushes);
+	assert_true(c1.writes > c0.writes);
+
+	/* The blocks the last commit freed: a flush before the data goes down, once. */
+	assert_int_equal(ext4fs_blocks_mark_used(fs, old_blk, 16), 0);
+	assert_int_equal(ext4fs_data_write(fs, old_blk, 16, data), 0);
+	ext4fs_io_fault_counts(io, &c2);
+	assert_int_equal(c2.flushes, c1.flushes + 1);
+	assert_int_equal(ext4fs_data_write(fs, old_blk, 16, data), 0);
+	ext4fs_io_fault_counts(io, &c1);
+	assert_int_equal(c1.flushes, c2.flushes);
+	assert_int_equal(ext4fs_free_blocks(fs, old_blk, 16), 0);
+	assert_int_equal(ext4fs_free_blocks(fs, fresh_blk, 16), 0);
+	assert_int_equal(ext4fs_txn_stop(fs), 0);
+	ext4fs_close(fs);
+	rw_image_reopen_raw(&img);
+	rw_image_assert_clean(&img);
+	rw_image_close(&img);
+}
+
+/*
+ * A transaction given up half way (ext4fs_txn_abort()) leaves the disk at
+ * the last commit; the handle commits nothing more (what is changed after
+ * is discarded at close).
+ */
+static void abort_leaves_the_last_commit(void **state)
+{
+	struct rw_image img;
+	uint32_t ino;
+	(void)state;
+
+	rw_image_open(&img, 16384, 4096, NULL);
+	assert_int_equal(ext4fs_txn_abort(img.fs), EXT4FS_E_INVALID_ARG);
+	assert_int_equal(ext4fs_txn_start(img.fs), 0);
+	assert_int_equal(ext4fs_mkdir(img.fs, EXT4FS_ROOT_INO, "kept", &dir_attrs, &ino), 0);
+	assert_int_equal(ext4fs_txn_commit(img.fs), 0);
+	assert_int_equal(ext4fs_txn_begin(img.fs), 0);
+	assert_int_equal(ext4fs_mkdir(img.fs, EXT4FS_ROOT_INO, "lost", &dir_attrs, &ino), 0);
+	assert_int_equal(ext4fs_txn_abort(img.fs), 0);
+	(void)ext4fs_mkdir(img.fs, EXT4FS_ROOT_INO, "later", &dir_attrs, &ino);
+	assert_int_equal(ext4fs_txn_commit(img.fs), EXT4FS_E_TXN_FAILED);
+	assert_int_equal(ext4fs_txn_begin(img.fs), EXT4FS_E_TXN_FAILED);
+	ext4fs_close(img.fs);
+	img.fs = NULL;
+	recover(&img);
+	rw_image_reopen_raw(&img);
+	assert_int_equal(lookup(img.fs, "/kept", &ino), 0);
+	assert_int_equal(lookup(img.fs, "/lost", &ino), EXT4FS_E_NOT_FOUND);
+	assert_int_equal(lookup(img.fs, "/later", &ino), EXT4FS_E_NOT_FOUND);
+	rw_image_assert_clean(&img);
+	rw_image_close(&img);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -367,6 +468,8 @@ int main(void)
 		cmocka_unit_test(frees_wait_for_the_commit),
 		cmocka_unit_test(too_large_a_transaction_is_refused),
 		cmocka_unit_test(checkpoint_keeps_blocks_freed_since),
+		cmocka_unit_test(reused_block_waits_for_a_durable_commit),
+		cmocka_unit_test(abort_leaves_the_last_commit),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
