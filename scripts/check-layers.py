@@ -49,8 +49,9 @@ LAYERS = [
     ("namespace", "names: lookup in a directory, paths, mknod/mkdir/symlink/link/unlink/rmdir/rename",
      "namei.c namei.h fsops.c fsops.h"),
     ("services", "the inode-table scanner; fragmentation measures; moving a file's blocks; "
-     "mkfs planning and writing; journalled mode (transactions)",
-     "scan.c scan.h frag.c frag.h relocate.c relocate.h mkfs_plan.c mkfs_write.c mkfs.h mkfs_internal.h txn.c txn.h"),
+     "laying out sets of files (the defragmenter's planner); mkfs planning and writing; "
+     "journalled mode (transactions)",
+     "scan.c scan.h frag.c frag.h relocate.c relocate.h defrag.c defrag.h mkfs_plan.c mkfs_write.c mkfs.h mkfs_internal.h txn.c txn.h"),
 ]
 
 # Files in lib/ext4fs/ that are no library source.

@@ -114,7 +114,8 @@ static enum ext4fs_reloc_skip classify(struct ext4fs_fs *fs, const struct ext4fs
 	uint32_t ino = f->ino;
 	uint16_t mode = f->inode.i_mode;
 
-	if (ino < sb->s_first_ino || ino == sb->s_journal_inum || ino == sb->s_orphan_file_inum)
+	if ((ino < sb->s_first_ino && ino != EXT4FS_ROOT_INO) || ino == sb->s_journal_inum ||
+	    ino == sb->s_orphan_file_inum)
 		return EXT4FS_RELOC_SYSTEM;
 	if (ino == sb->s_usr_quota_inum || ino == sb->s_grp_quota_inum || ino == sb->s_prj_quota_inum)
 		return EXT4FS_RELOC_QUOTA;
@@ -563,11 +564,7 @@ out:
 	return err;
 }
 
-/*
- * The fewest extents the file can have: its data packed in one run, which
- * splits it at each hole (frag.h), and never fewer than the shared ideal.
- */
-static uint64_t fewest_extents(const struct ext4fs_reloc_file *f)
+uint64_t ext4fs_reloc_fewest_extents(const struct ext4fs_reloc_file *f)
 {
 	struct ext4fs_prun one = { 0, f->blocks };
 	uint64_t packed = ext4fs_reloc_predict(f, &one, 1);
@@ -594,7 +591,7 @@ int ext4fs_reloc_defrag_file(struct ext4fs_fs *fs, uint32_t ino, uint64_t reserv
 	*why = f.skip;
 	if (f.skip != EXT4FS_RELOC_MOVABLE)
 		goto out;
-	if (f.extents <= fewest_extents(&f)) {
+	if (f.extents <= ext4fs_reloc_fewest_extents(&f)) {
 		*why = EXT4FS_RELOC_IDEAL;
 		goto out;
 	}

@@ -61,7 +61,7 @@ enum ext4fs_reloc_skip {
 	EXT4FS_RELOC_NO_BLOCKS,      /* inline data, fast symlink, empty, or a device, fifo, socket */
 	EXT4FS_RELOC_IMMUTABLE,      /* immutable: boot loaders record its blocks */
 	EXT4FS_RELOC_SWAP,           /* holds a swap signature: the kernel's swap map records its blocks */
-	EXT4FS_RELOC_SYSTEM,         /* reserved inode: bad blocks, the journal, the resize inode, ... */
+	EXT4FS_RELOC_SYSTEM,         /* reserved inode (the root directory excepted): bad blocks, the journal, the resize inode, ... */
 	EXT4FS_RELOC_QUOTA,          /* a quota file of the superblock */
 	EXT4FS_RELOC_ORPHAN,         /* on the orphan list, or the orphan file */
 	EXT4FS_RELOC_IDEAL,          /* (defrag_file) already in its fewest extents */
@@ -119,6 +119,13 @@ int ext4fs_reloc_find_space(struct ext4fs_fs *fs, uint64_t need, uint64_t goal, 
  * returns 0 when t is too short for f.
  */
 uint64_t ext4fs_reloc_predict(const struct ext4fs_reloc_file *f, const struct ext4fs_prun *t, size_t n);
+
+/*
+ * The fewest extents file f can have: its data packed in one run, which
+ * splits it at each hole (frag.h's count), and never fewer than the shared
+ * ideal, ceil(blocks / 32768).  Cannot fail.
+ */
+uint64_t ext4fs_reloc_fewest_extents(const struct ext4fs_reloc_file *f);
 
 /* What a move did. */
 struct ext4fs_reloc_result {
