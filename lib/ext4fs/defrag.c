@@ -6,10 +6,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include "ext4fs/array.h"
+#include "ext4fs/bitmap.h"
 #include "ext4fs/defrag.h"
 #include "ext4fs/errors.h"
 #include "ext4fs/frag.h"
 #include "ext4fs/relocate.h"
+#include "ext4fs/scan.h"
 #include "blockmap_internal.h"
 #include "fs_internal.h"
 
@@ -137,4 +139,181 @@ int ext4fs_defrag_pack(struct ext4fs_fs *fs, const uint32_t *inos, size_t n, con
 			return err;
 	}
 	return 0;
+}
+
+/* -- Compaction -------------------------------------------------------- */
+
+struct member_pos {
+	uint64_t pblk;              /* its lowest data block */
+	uint32_t ino;
+};
+
+static int by_position(const void *a, const void *b)
+{
+	const struct member_pos *x = a, *y = b;
+
+	if (x->pblk != y->pblk)
+		return x->pblk < y->pblk ? -1 : 1;
+	return x->ino < y->ino ? -1 : x->ino > y->ino;
+}
+
+static uint64_t lowest_block(const struct ext4fs_reloc_file *f)
+{
+	uint64_t lo = UINT64_MAX;
+
+	for (size_t i = 0; i < f->nruns; i++)
+		if (f->runs[i].pblk < lo)
+			lo = f->runs[i].pblk;
+	return lo;
+}
+
+/* The end of the run holding the lowest block. */
+static uint64_t lowest_run_end(const struct ext4fs_reloc_file *f)
+{
+	uint64_t lo = UINT64_MAX, end = 0;
+
+	for (size_t i = 0; i < f->nruns; i++)
+		if (f->runs[i].pblk < lo) {
+			lo = f->runs[i].pblk;
+			end = lo + f->runs[i].len;
+		}
+	return end;
+}
+
+/* Every inode with data blocks, by its lowest block. */
+static int list_by_position(struct ext4fs_fs *fs, struct member_pos **out, size_t *n)
+{
+	struct ext4fs_scan *scan;
+	struct ext4fs_inode inode;
+	const unsigned char *raw;
+	size_t cap = 0;
+	uint32_t ino;
+	int err, more;
+
+	*out = NULL;
+	*n = 0;
+	err = ext4fs_scan_open(fs, 0, UINT32_MAX, 0, &scan);
+	if (err)
+		return err;
+	while ((more = ext4fs_scan_next(scan, &ino, &inode, &raw, NULL)) == 1) {
+		struct ext4fs_reloc_file f;
+		struct member_pos *grown;
+
+		if (inode.i_links_count == 0 || ext4fs_inode_has_inline_data(&inode) ||
+		    !(EXT4FS_ISREG(inode.i_mode) || EXT4FS_ISDIR(inode.i_mode) || EXT4FS_ISLNK(inode.i_mode)))
+			continue;
+		err = ext4fs_reloc_load(fs, ino, &f);
+		if (!err && f.blocks) {
+			if (!(grown = ext4fs_array_grow(*out, &cap, *n + 1, sizeof(**out), 256)))
+				err = ext4fs__fs_fail(fs, EXT4FS_E_NO_MEMORY, "no memory to list the files");
+			else {
+				*out = grown;
+				(*out)[(*n)++] = (struct member_pos){ lowest_block(&f), ino };
+			}
+		}
+		ext4fs_reloc_release(&f);
+		if (err)
+			break;
+	}
+	ext4fs_scan_close(scan);
+	if (!err && more < 0)
+		err = more;
+	if (err) {
+		free(*out);
+		*out = NULL;
+		*n = 0;
+		return err;
+	}
+	qsort(*out, *n, sizeof(**out), by_position);
+	return 0;
+}
+
+/* The first run of need free blocks in [from, to), 1 when found. */
+static int first_fit(const struct ext4fs_bitmap *bm, uint64_t from, uint64_t to, uint64_t need, uint64_t *at)
+{
+	while (from < to) {
+		uint64_t start, used;
+
+		if (ext4fs_bitmap_find(bm, from, to - 1, 0, &start))
+			return 0;
+		if (ext4fs_bitmap_find(bm, start, to - 1, 1, &used))
+			used = to;
+		if (used - start >= need) {
+			*at = start;
+			return 1;
+		}
+		from = used;
+	}
+	return 0;
+}
+
+/* Which flex group (or group, without flex_bg) block blk lies in, and where that starts. */
+static uint64_t region_start(struct ext4fs_fs *fs, uint64_t blk, uint32_t *region)
+{
+	uint32_t per = ext4fs_geom(fs)->groups_per_flex ? ext4fs_geom(fs)->groups_per_flex : 1;
+
+	*region = ext4fs_group_of_block(fs, blk) / per;
+	return ext4fs_group_first_block(fs, *region * per);
+}
+
+static int slide_down(struct ext4fs_fs *fs, struct ext4fs_reloc_file *f, uint64_t *cursor,
+		      struct ext4fs_defrag_step *step)
+{
+	const struct ext4fs_bitmap *bm;
+	uint64_t lo = lowest_block(f), at;
+	int err;
+
+	if (f->skip != EXT4FS_RELOC_MOVABLE || f->extents > ext4fs_reloc_fewest_extents(f)) {
+		/* Fragmented files are single-file work; here they are obstacles, like metadata. */
+		step->why = f->skip != EXT4FS_RELOC_MOVABLE ? f->skip : EXT4FS_RELOC_NO_SPACE;
+		if (lowest_run_end(f) > *cursor)
+			*cursor = lowest_run_end(f);
+		return 0;
+	}
+	if ((err = ext4fs_fs_block_bitmap(fs, &bm)))
+		return err;
+	if (first_fit(bm, *cursor, lo, f->blocks, &at)) {
+		struct ext4fs_prun t = { at, f->blocks };
+
+		if (ext4fs_reloc_predict(f, &t, 1) <= f->extents) {
+			if ((err = ext4fs_reloc_move(fs, f, &t, 1, &step->res)))
+				return err;
+			step->moved = 1;
+		}
+	}
+	if (member_end(f) > *cursor)
+		*cursor = member_end(f);
+	return 0;
+}
+
+int ext4fs_defrag_compact(struct ext4fs_fs *fs, const struct ext4fs_defrag_opts *o)
+{
+	struct member_pos *m;
+	uint64_t cursor = 0;
+	uint32_t region = UINT32_MAX;
+	size_t n;
+	int err = list_by_position(fs, &m, &n);
+
+	if (err)
+		return err;
+	for (size_t i = 0; i < n && !err; i++) {
+		struct ext4fs_defrag_step step = { .ino = m[i].ino, .why = EXT4FS_RELOC_MOVABLE };
+		struct ext4fs_reloc_file f;
+		uint32_t r;
+
+		err = ext4fs_reloc_load(fs, m[i].ino, &f);
+		if (!err && f.blocks) {
+			uint64_t start = region_start(fs, lowest_block(&f), &r);
+			if (r != region) {
+				region = r;
+				cursor = start;
+			}
+			err = slide_down(fs, &f, &cursor, &step);
+		}
+		ext4fs_reloc_release(&f);
+		if (!err && o->each)
+			err = o->each(&step, o->arg);
+	}
+	free(m);
+	return err;
 }

@@ -71,6 +71,21 @@ struct ext4fs_defrag_opts {
  */
 int ext4fs_defrag_pack(struct ext4fs_fs *fs, const uint32_t *inos, size_t n, const struct ext4fs_defrag_opts *o);
 
+/*
+ * Free-space fragmentation: compact each flex group (each group without
+ * flex_bg) so its free space ends up in one run at its end.  Every inode
+ * with data blocks is taken in the order of its lowest block; a cursor
+ * starts at each flex group's first block; a member in its fewest extents
+ * moves to the first free run between the cursor and itself that holds it
+ * whole; the cursor moves to its end.  Fragmented files, and files that
+ * must stay, are obstacles (single-file work).  Gaps left behind the cursor
+ * were too small for what came after, and nothing moves into them later,
+ * so a second pass moves nothing.  Steps are reported as for
+ * ext4fs_defrag_pack() (o->window is not used).  Errors: as
+ * ext4fs_defrag_pack(), and the inode scanner's read errors.
+ */
+int ext4fs_defrag_compact(struct ext4fs_fs *fs, const struct ext4fs_defrag_opts *o);
+
 #ifdef __cplusplus
 }
 #endif

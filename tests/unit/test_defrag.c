@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
+#include "ext4fs/bitmap.h"
 #include "ext4fs/blockmap.h"
 #include "ext4fs/defrag.h"
 #include "ext4fs/errors.h"
@@ -198,11 +199,109 @@ static void ordered_tree_is_left_alone(void **state)
 	rw_image_close(&img);
 }
 
+static struct tally compact_all(struct ext4fs_fs *fs)
+{
+	struct tally t = { 0 };
+	struct ext4fs_defrag_opts o = { .reserve = 16, .each = count_step, .arg = &t };
+
+	assert_int_equal(ext4fs_defrag_compact(fs, &o), 0);
+	return t;
+}
+
+static uint64_t free_extents(struct ext4fs_fs *fs)
+{
+	const struct ext4fs_bitmap *bm;
+	struct ext4fs_frag_free ff;
+
+	assert_int_equal(ext4fs_fs_block_bitmap(fs, &bm), 0);
+	assert_int_equal(ext4fs_frag_free_scan(fs, bm, 0, 0, &ff), 0);
+	return ff.extents;
+}
+
+/*
+ * Forty files of 4 blocks, each followed by a free gap of 4, in group 6 (flex
+ * group 1): compaction slides each into the gap before it, so the flex
+ * group's free space becomes one run at its end; every byte stays; a
+ * fragmented file and an immutable one stay where they are (obstacles);
+ * a second pass moves nothing.
+ */
+static void free_space_is_compacted(void **state)
+{
+	struct rw_image img;
+	struct ext4fs_inode in;
+	uint32_t d, files[40], frag_file, stuck;
+	uint64_t extents_before, extents_after, first[40], frag_first, stuck_pblk;
+	struct tally t;
+	(void)state;
+
+	rw_image_open(&img, 16384, 1024, small_groups);
+	{
+		struct ext4fs_new_attrs da = { .mode = EXT4FS_S_IFDIR | 0755 };
+		assert_int_equal(ext4fs_mkdir(img.fs, EXT4FS_ROOT_INO, "d", &da, &d), 0);
+	}
+	for (int i = 0; i < 40; i++) {
+		char name[8];
+		uint64_t b;
+		snprintf(name, sizeof(name), "f%d", i);
+		/* file_at takes the first free run from the hint on: leave 4 blocks free before each. */
+		files[i] = file_at(&img, d, name, 6 * 1024 + 100 + 8 * i, 4);
+		assert_int_equal(ext4fs_inode_read(img.fs, files[i], &in), 0);
+		assert_int_equal(ext4fs_bmap(img.fs, files[i], &in, 0, &first[i], &b, NULL), 0);
+	}
+	assert_int_equal(first[1] - first[0], 8);
+	/* An immutable file after them, then a file in two pieces. */
+	stuck = file_at(&img, d, "stuck", 6 * 1024 + 500, 2);
+	assert_int_equal(ext4fs_inode_read(img.fs, stuck, &in), 0);
+	in.i_flags |= EXT4FS_IMMUTABLE_FL;
+	assert_int_equal(ext4fs_inode_write(img.fs, stuck, &in), 0);
+	assert_int_equal(ext4fs_bmap(img.fs, stuck, &in, 0, &stuck_pblk, &frag_first, NULL), 0);
+	frag_file = file_at(&img, d, "twopieces", 6 * 1024 + 600, 2);
+	{
+		uint64_t far;
+		map_test_pick_runs(img.fs, 6 * 1024 + 800, 1, 2, &far);
+		assert_int_equal(ext4fs_inode_read(img.fs, frag_file, &in), 0);
+		assert_int_equal(ext4fs_bmap_set(img.fs, frag_file, &in, 2, far, 2, 0), 0);
+		ext4fs_inode_set_size(&in, 4 * 1024);
+		assert_int_equal(ext4fs_inode_write(img.fs, frag_file, &in), 0);
+		assert_int_equal(ext4fs_bmap(img.fs, frag_file, &in, 0, &frag_first, &far, NULL), 0);
+	}
+	extents_before = free_extents(img.fs);
+
+	t = compact_all(img.fs);
+	assert_true(t.moved >= 39);
+	extents_after = free_extents(img.fs);
+	assert_true(extents_after + 35 <= extents_before);
+	for (int i = 0; i < 40; i++) {
+		uint64_t p, run;
+		expect_bytes(img.fs, files[i], 4);
+		assert_int_equal(ext4fs_inode_read(img.fs, files[i], &in), 0);
+		assert_int_equal(ext4fs_bmap(img.fs, files[i], &in, 0, &p, &run, NULL), 0);
+		if (i > 0)
+			assert_int_equal(p, first[i - 1] + 4);     /* packed right after the one before */
+		first[i] = p;
+	}
+	{
+		uint64_t p, run;
+		assert_int_equal(ext4fs_inode_read(img.fs, stuck, &in), 0);
+		assert_int_equal(ext4fs_bmap(img.fs, stuck, &in, 0, &p, &run, NULL), 0);
+		assert_int_equal(p, stuck_pblk);
+		assert_int_equal(ext4fs_inode_read(img.fs, frag_file, &in), 0);
+		assert_int_equal(ext4fs_bmap(img.fs, frag_file, &in, 0, &p, &run, NULL), 0);
+		assert_int_equal(p, frag_first);
+	}
+	rw_image_assert_clean(&img);
+	t = compact_all(img.fs);
+	assert_int_equal(t.moved, 0);
+	assert_int_equal(free_extents(img.fs), extents_after);
+	rw_image_close(&img);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(scattered_tree_is_laid_out_in_reading_order),
 		cmocka_unit_test(ordered_tree_is_left_alone),
+		cmocka_unit_test(free_space_is_compacted),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
