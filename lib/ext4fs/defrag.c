@@ -57,9 +57,10 @@ int ext4fs_defrag_tree_order(struct ext4fs_fs *fs, uint32_t root, uint32_t **ino
 	return 0;
 }
 
-static uint64_t distance(uint64_t a, uint64_t b)
+/* How far blk lies after the cursor; a block before it is as far as can be. */
+static uint64_t forward(uint64_t blk, uint64_t cursor)
 {
-	return a > b ? a - b : b - a;
+	return blk >= cursor ? blk - cursor : UINT64_MAX;
 }
 
 /* The block after the member's highest data block. */
@@ -91,7 +92,8 @@ static int place(struct ext4fs_fs *fs, struct ext4fs_reloc_file *f, const struct
 	}
 	first = f->runs[0].pblk;
 	contiguous = f->extents <= ext4fs_reloc_fewest_extents(f);
-	now_dist = *have_cursor ? distance(first, *cursor) : 0;
+	/* Forward of the cursor only: a tree laid out so is in block order, which compaction keeps. */
+	now_dist = *have_cursor ? forward(first, *cursor) : 0;
 	if (contiguous && now_dist <= window)
 		goto stays;
 	err = ext4fs_reloc_find_space(fs, f->blocks, *have_cursor ? *cursor : first, 1, o->reserve,
@@ -102,7 +104,7 @@ static int place(struct ext4fs_fs *fs, struct ext4fs_reloc_file *f, const struct
 	}
 	if (err)
 		return err;
-	if ((contiguous && distance(t[0].pblk, *cursor) >= now_dist) || ext4fs_reloc_predict(f, t, n) > f->extents) {
+	if ((contiguous && forward(t[0].pblk, *cursor) >= now_dist) || ext4fs_reloc_predict(f, t, n) > f->extents) {
 		free(t);
 		goto stays;
 	}

@@ -12,12 +12,14 @@
  *   - members are taken in that order, with a cursor at the end of the
  *     last one placed;
  *   - a member that is in its fewest extents and starts within `window`
- *     blocks of the cursor (before or after it) is where it should be and
- *     stays: healthy trees are left alone, and moves are what the layout
- *     really needs;
+ *     blocks after the cursor is where it should be and stays: healthy
+ *     trees are left alone, and moves are what the layout really needs
+ *     (only forward: a tree laid out so is in block order, which
+ *     compaction keeps);
  *   - any other member goes to the first free run at or after the cursor
- *     that holds it whole, when that is nearer the cursor than it is now
- *     (or it is fragmented now); else it stays;
+ *     that holds it whole (wrapping to the start of the volume), when that
+ *     is nearer after the cursor than it is now (or it is fragmented now);
+ *     else it stays;
  *   - the cursor then moves to the member's end, wherever it is.
  *
  * A second pass over the result finds every member in place, unless moves
