@@ -48,9 +48,10 @@ LAYERS = [
      "xattr_write.c journal_create.c orphan_file.c orphan_file.h"),
     ("namespace", "names: lookup in a directory, paths, mknod/mkdir/symlink/link/unlink/rmdir/rename",
      "namei.c namei.h fsops.c fsops.h"),
-    ("services", "the inode-table scanner; fragmentation measures; mkfs planning and writing; "
+    ("services", "the inode-table scanner; fragmentation measures; moving a file's blocks; "
+     "laying out sets of files (the defragmenter's planner); mkfs planning and writing; "
      "journalled mode (transactions)",
-     "scan.c scan.h frag.c frag.h mkfs_plan.c mkfs_write.c mkfs.h mkfs_internal.h txn.c txn.h"),
+     "scan.c scan.h frag.c frag.h relocate.c relocate.h defrag.c defrag.h mkfs_plan.c mkfs_write.c mkfs.h mkfs_internal.h txn.c txn.h"),
 ]
 
 # Files in lib/ext4fs/ that are no library source.

@@ -402,9 +402,9 @@ static int read_data(struct ext4fs_fs *fs, uint32_t ino, const struct ext4fs_ino
 	return err > 0 ? 0 : err;
 }
 
-/* Read directory ino's blocks and push its entries as a new level of the path. */
-static int enter_dir(struct ext4fs_fs *fs, uint32_t ino, const struct ext4fs_inode *inode, struct reader *r,
-		     struct entry_list **path, size_t *depth, size_t *cap)
+/* Visit directory ino, then push its entries as a new level of the path. */
+static int enter_dir(struct ext4fs_fs *fs, uint32_t ino, const struct ext4fs_inode *inode,
+		     ext4fs_frag_tree_fn fn, void *arg, struct entry_list **path, size_t *depth, size_t *cap)
 {
 	struct entry_list *grown;
 	int err;
@@ -413,8 +413,7 @@ static int enter_dir(struct ext4fs_fs *fs, uint32_t ino, const struct ext4fs_ino
 		return EXT4FS_E_NO_MEMORY;
 	*path = grown;
 	memset(&grown[*depth], 0, sizeof(grown[*depth]));
-	r->out->dirs++;
-	if ((err = read_data(fs, ino, inode, r)))
+	if ((err = fn(ino, inode, arg)))
 		return err;
 	if ((err = collect_entries(fs, ino, inode, &grown[*depth]))) {
 		free(grown[*depth].ino);
@@ -424,24 +423,24 @@ static int enter_dir(struct ext4fs_fs *fs, uint32_t ino, const struct ext4fs_ino
 	return 0;
 }
 
-int ext4fs_frag_tree(struct ext4fs_fs *fs, uint32_t root, struct ext4fs_frag_tree *out)
+int ext4fs_frag_tree_walk(struct ext4fs_fs *fs, uint32_t root, ext4fs_frag_tree_fn fn, void *arg,
+			  uint64_t *dirs_skipped)
 {
-	struct reader r = { 0 };
-	struct map_blkset seen = { 0 };     /* the directories read (inode numbers are never 0) */
+	struct map_blkset seen = { 0 };     /* the directories met (inode numbers are never 0) */
 	struct entry_list *path = NULL;
 	size_t depth = 0, cap = 0;
 	struct ext4fs_inode inode;
 	int err;
 
-	memset(out, 0, sizeof(*out));
-	r.out = out;
+	if (dirs_skipped)
+		*dirs_skipped = 0;
 	if ((err = entry_inode(fs, root, &inode)) <= 0)
 		return err < 0 ? err : EXT4FS_E_INVALID_ARG;
 	if (!EXT4FS_ISDIR(inode.i_mode))
 		return EXT4FS_E_NOT_DIR;
 	if ((err = ext4fs__map_blkset_add(&seen, root)) < 0)
 		goto out;
-	if ((err = enter_dir(fs, root, &inode, &r, &path, &depth, &cap)))
+	if ((err = enter_dir(fs, root, &inode, fn, arg, &path, &depth, &cap)))
 		goto out;
 	while (depth > 0) {
 		struct entry_list *level = &path[depth - 1];
@@ -461,17 +460,17 @@ int ext4fs_frag_tree(struct ext4fs_fs *fs, uint32_t root, struct ext4fs_frag_tre
 		if (!have)
 			continue;
 		if (EXT4FS_ISREG(inode.i_mode)) {
-			out->files++;
-			if ((err = read_data(fs, ino, &inode, &r)))
+			if ((err = fn(ino, &inode, arg)))
 				goto out;
 		} else if (EXT4FS_ISDIR(inode.i_mode)) {
 			if ((err = ext4fs__map_blkset_add(&seen, ino)) < 0)
 				goto out;
 			if (err == 1) {
-				out->dirs_skipped++;
+				if (dirs_skipped)
+					(*dirs_skipped)++;
 				continue;
 			}
-			if ((err = enter_dir(fs, ino, &inode, &r, &path, &depth, &cap)))
+			if ((err = enter_dir(fs, ino, &inode, fn, arg, &path, &depth, &cap)))
 				goto out;
 		}
 	}
@@ -482,4 +481,29 @@ out:
 	free(path);
 	ext4fs__map_blkset_free(&seen);
 	return err;
+}
+
+struct tree_reader {
+	struct ext4fs_fs *fs;
+	struct reader r;
+};
+
+static int tree_read(uint32_t ino, const struct ext4fs_inode *inode, void *arg)
+{
+	struct tree_reader *t = arg;
+
+	if (EXT4FS_ISDIR(inode->i_mode))
+		t->r.out->dirs++;
+	else
+		t->r.out->files++;
+	return read_data(t->fs, ino, inode, &t->r);
+}
+
+int ext4fs_frag_tree(struct ext4fs_fs *fs, uint32_t root, struct ext4fs_frag_tree *out)
+{
+	struct tree_reader t = { .fs = fs };
+
+	memset(out, 0, sizeof(*out));
+	t.r.out = out;
+	return ext4fs_frag_tree_walk(fs, root, tree_read, &t, &out->dirs_skipped);
 }

@@ -220,6 +220,20 @@ struct ext4fs_frag_tree {
  */
 int ext4fs_frag_tree(struct ext4fs_fs *fs, uint32_t root, struct ext4fs_frag_tree *out);
 
+/*
+ * The walk ext4fs_frag_tree() makes, for other users (defrag4fs lays a tree
+ * out in this order): fn(ino, inode, arg) is called for root, then, depth
+ * first, for each entry in readdir order that is a regular file (each time
+ * it is met: a file linked twice is visited twice) or a directory not met
+ * before (a directory is visited before its entries).  fn returns 0 to go
+ * on, nonzero to stop the walk (returned as is).  *dirs_skipped (may be
+ * NULL) counts directory entries not followed.  Errors: as
+ * ext4fs_frag_tree().
+ */
+typedef int (*ext4fs_frag_tree_fn)(uint32_t ino, const struct ext4fs_inode *inode, void *arg);
+int ext4fs_frag_tree_walk(struct ext4fs_fs *fs, uint32_t root, ext4fs_frag_tree_fn fn, void *arg,
+			  uint64_t *dirs_skipped);
+
 #ifdef __cplusplus
 }
 #endif

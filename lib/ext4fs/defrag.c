@@ -1,0 +1,319 @@
+/*
+ * defrag.c - laying out sets of files in order (see defrag.h for the rule
+ * and why it is idempotent on its own result).
+ */
+#include "config.h"
+#include <stdlib.h>
+#include <string.h>
+#include "ext4fs/array.h"
+#include "ext4fs/bitmap.h"
+#include "ext4fs/defrag.h"
+#include "ext4fs/errors.h"
+#include "ext4fs/frag.h"
+#include "ext4fs/relocate.h"
+#include "ext4fs/scan.h"
+#include "blockmap_internal.h"
+#include "fs_internal.h"
+
+struct order {
+	uint32_t *inos;
+	size_t n, cap;
+	struct map_blkset files_seen;   /* regular files with more than one link, met already */
+};
+
+static int add_member(uint32_t ino, const struct ext4fs_inode *inode, void *arg)
+{
+	struct order *o = arg;
+	uint32_t *grown;
+
+	if (EXT4FS_ISREG(inode->i_mode) && inode->i_links_count > 1) {
+		int seen = ext4fs__map_blkset_add(&o->files_seen, ino);
+		if (seen < 0)
+			return seen;
+		if (seen == 1)
+			return 0;
+	}
+	if (!(grown = ext4fs_array_grow(o->inos, &o->cap, o->n + 1, sizeof(*o->inos), 64)))
+		return EXT4FS_E_NO_MEMORY;
+	o->inos = grown;
+	o->inos[o->n++] = ino;
+	return 0;
+}
+
+int ext4fs_defrag_tree_order(struct ext4fs_fs *fs, uint32_t root, uint32_t **inos, size_t *n)
+{
+	struct order o = { 0 };
+	int err = ext4fs_frag_tree_walk(fs, root, add_member, &o, NULL);
+
+	ext4fs__map_blkset_free(&o.files_seen);
+	if (err) {
+		free(o.inos);
+		*inos = NULL;
+		*n = 0;
+		return err == EXT4FS_E_NO_MEMORY ? ext4fs__fs_fail(fs, err, "no memory to list the tree") : err;
+	}
+	*inos = o.inos;
+	*n = o.n;
+	return 0;
+}
+
+static uint64_t distance(uint64_t a, uint64_t b)
+{
+	return a > b ? a - b : b - a;
+}
+
+/* The block after the member's highest data block. */
+static uint64_t member_end(const struct ext4fs_reloc_file *f)
+{
+	uint64_t end = 0;
+
+	for (size_t i = 0; i < f->nruns; i++)
+		if (f->runs[i].pblk + f->runs[i].len > end)
+			end = f->runs[i].pblk + f->runs[i].len;
+	return end;
+}
+
+/*
+ * Place one member after the cursor (*have_cursor, *cursor) as defrag.h
+ * says, filling *step; the cursor moves to its end.
+ */
+static int place(struct ext4fs_fs *fs, struct ext4fs_reloc_file *f, const struct ext4fs_defrag_opts *o,
+		 uint64_t window, int *have_cursor, uint64_t *cursor, struct ext4fs_defrag_step *step)
+{
+	struct ext4fs_prun *t = NULL;
+	uint64_t first, now_dist;
+	size_t n = 0;
+	int contiguous, err;
+
+	if (f->skip != EXT4FS_RELOC_MOVABLE) {
+		step->why = f->skip;
+		goto stays;
+	}
+	first = f->runs[0].pblk;
+	contiguous = f->extents <= ext4fs_reloc_fewest_extents(f);
+	now_dist = *have_cursor ? distance(first, *cursor) : 0;
+	if (contiguous && now_dist <= window)
+		goto stays;
+	err = ext4fs_reloc_find_space(fs, f->blocks, *have_cursor ? *cursor : first, 1, o->reserve,
+				      EXT4FS_RELOC_NEAR, &t, &n);
+	if (err == EXT4FS_E_NO_SPACE) {
+		step->why = EXT4FS_RELOC_NO_SPACE;
+		goto stays;
+	}
+	if (err)
+		return err;
+	if ((contiguous && distance(t[0].pblk, *cursor) >= now_dist) || ext4fs_reloc_predict(f, t, n) > f->extents) {
+		free(t);
+		goto stays;
+	}
+	err = ext4fs_reloc_move(fs, f, t, n, &step->res);
+	free(t);
+	if (err)
+		return err;
+	step->moved = 1;
+stays:
+	if (f->blocks) {
+		*have_cursor = 1;
+		*cursor = member_end(f);
+	}
+	return 0;
+}
+
+int ext4fs_defrag_pack(struct ext4fs_fs *fs, const uint32_t *inos, size_t n, const struct ext4fs_defrag_opts *o)
+{
+	uint64_t window = o->window ? o->window : ext4fs_geom(fs)->blocks_per_group;
+	uint64_t cursor = 0;
+	int have_cursor = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		struct ext4fs_defrag_step step = { .ino = inos[i], .why = EXT4FS_RELOC_MOVABLE };
+		struct ext4fs_reloc_file f;
+		int err = ext4fs_reloc_load(fs, inos[i], &f);
+
+		if (!err)
+			err = place(fs, &f, o, window, &have_cursor, &cursor, &step);
+		ext4fs_reloc_release(&f);
+		if (!err && o->each)
+			err = o->each(&step, o->arg);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* -- Compaction -------------------------------------------------------- */
+
+struct member_pos {
+	uint64_t pblk;              /* its lowest data block */
+	uint32_t ino;
+};
+
+static int by_position(const void *a, const void *b)
+{
+	const struct member_pos *x = a, *y = b;
+
+	if (x->pblk != y->pblk)
+		return x->pblk < y->pblk ? -1 : 1;
+	return x->ino < y->ino ? -1 : x->ino > y->ino;
+}
+
+static uint64_t lowest_block(const struct ext4fs_reloc_file *f)
+{
+	uint64_t lo = UINT64_MAX;
+
+	for (size_t i = 0; i < f->nruns; i++)
+		if (f->runs[i].pblk < lo)
+			lo = f->runs[i].pblk;
+	return lo;
+}
+
+/* The end of the run holding the lowest block. */
+static uint64_t lowest_run_end(const struct ext4fs_reloc_file *f)
+{
+	uint64_t lo = UINT64_MAX, end = 0;
+
+	for (size_t i = 0; i < f->nruns; i++)
+		if (f->runs[i].pblk < lo) {
+			lo = f->runs[i].pblk;
+			end = lo + f->runs[i].len;
+		}
+	return end;
+}
+
+/* Every inode with data blocks, by its lowest block. */
+static int list_by_position(struct ext4fs_fs *fs, struct member_pos **out, size_t *n)
+{
+	struct ext4fs_scan *scan;
+	struct ext4fs_inode inode;
+	const unsigned char *raw;
+	size_t cap = 0;
+	uint32_t ino;
+	int err, more;
+
+	*out = NULL;
+	*n = 0;
+	err = ext4fs_scan_open(fs, 0, UINT32_MAX, 0, &scan);
+	if (err)
+		return err;
+	while ((more = ext4fs_scan_next(scan, &ino, &inode, &raw, NULL)) == 1) {
+		struct ext4fs_reloc_file f;
+		struct member_pos *grown;
+
+		if (inode.i_links_count == 0 || ext4fs_inode_has_inline_data(&inode) ||
+		    !(EXT4FS_ISREG(inode.i_mode) || EXT4FS_ISDIR(inode.i_mode) || EXT4FS_ISLNK(inode.i_mode)))
+			continue;
+		err = ext4fs_reloc_load(fs, ino, &f);
+		if (!err && f.blocks) {
+			if (!(grown = ext4fs_array_grow(*out, &cap, *n + 1, sizeof(**out), 256)))
+				err = ext4fs__fs_fail(fs, EXT4FS_E_NO_MEMORY, "no memory to list the files");
+			else {
+				*out = grown;
+				(*out)[(*n)++] = (struct member_pos){ lowest_block(&f), ino };
+			}
+		}
+		ext4fs_reloc_release(&f);
+		if (err)
+			break;
+	}
+	ext4fs_scan_close(scan);
+	if (!err && more < 0)
+		err = more;
+	if (err) {
+		free(*out);
+		*out = NULL;
+		*n = 0;
+		return err;
+	}
+	qsort(*out, *n, sizeof(**out), by_position);
+	return 0;
+}
+
+/* The first run of need free blocks in [from, to), 1 when found. */
+static int first_fit(const struct ext4fs_bitmap *bm, uint64_t from, uint64_t to, uint64_t need, uint64_t *at)
+{
+	while (from < to) {
+		uint64_t start, used;
+
+		if (ext4fs_bitmap_find(bm, from, to - 1, 0, &start))
+			return 0;
+		if (ext4fs_bitmap_find(bm, start, to - 1, 1, &used))
+			used = to;
+		if (used - start >= need) {
+			*at = start;
+			return 1;
+		}
+		from = used;
+	}
+	return 0;
+}
+
+/* Which flex group (or group, without flex_bg) block blk lies in, and where that starts. */
+static uint64_t region_start(struct ext4fs_fs *fs, uint64_t blk, uint32_t *region)
+{
+	uint32_t per = ext4fs_geom(fs)->groups_per_flex ? ext4fs_geom(fs)->groups_per_flex : 1;
+
+	*region = ext4fs_group_of_block(fs, blk) / per;
+	return ext4fs_group_first_block(fs, *region * per);
+}
+
+static int slide_down(struct ext4fs_fs *fs, struct ext4fs_reloc_file *f, uint64_t *cursor,
+		      struct ext4fs_defrag_step *step)
+{
+	const struct ext4fs_bitmap *bm;
+	uint64_t lo = lowest_block(f), at;
+	int err;
+
+	if (f->skip != EXT4FS_RELOC_MOVABLE || f->extents > ext4fs_reloc_fewest_extents(f)) {
+		/* Fragmented files are single-file work; here they are obstacles, like metadata. */
+		step->why = f->skip != EXT4FS_RELOC_MOVABLE ? f->skip : EXT4FS_RELOC_NO_SPACE;
+		if (lowest_run_end(f) > *cursor)
+			*cursor = lowest_run_end(f);
+		return 0;
+	}
+	if ((err = ext4fs_fs_block_bitmap(fs, &bm)))
+		return err;
+	if (first_fit(bm, *cursor, lo, f->blocks, &at)) {
+		struct ext4fs_prun t = { at, f->blocks };
+
+		if (ext4fs_reloc_predict(f, &t, 1) <= f->extents) {
+			if ((err = ext4fs_reloc_move(fs, f, &t, 1, &step->res)))
+				return err;
+			step->moved = 1;
+		}
+	}
+	if (member_end(f) > *cursor)
+		*cursor = member_end(f);
+	return 0;
+}
+
+int ext4fs_defrag_compact(struct ext4fs_fs *fs, const struct ext4fs_defrag_opts *o)
+{
+	struct member_pos *m;
+	uint64_t cursor = 0;
+	uint32_t region = UINT32_MAX;
+	size_t n;
+	int err = list_by_position(fs, &m, &n);
+
+	if (err)
+		return err;
+	for (size_t i = 0; i < n && !err; i++) {
+		struct ext4fs_defrag_step step = { .ino = m[i].ino, .why = EXT4FS_RELOC_MOVABLE };
+		struct ext4fs_reloc_file f;
+		uint32_t r;
+
+		err = ext4fs_reloc_load(fs, m[i].ino, &f);
+		if (!err && f.blocks) {
+			uint64_t start = region_start(fs, lowest_block(&f), &r);
+			if (r != region) {
+				region = r;
+				cursor = start;
+			}
+			err = slide_down(fs, &f, &cursor, &step);
+		}
+		ext4fs_reloc_release(&f);
+		if (!err && o->each)
+			err = o->each(&step, o->arg);
+	}
+	free(m);
+	return err;
+}

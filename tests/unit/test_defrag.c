@@ -1,0 +1,307 @@
+/*
+ * test_defrag.c - laying a tree out in reading order (defrag.h): files
+ * scattered over many block groups end up next to their directory, in the
+ * order a depth-first reader meets them; their bytes stay; a second pass
+ * moves nothing; a tree already in order is left alone.  Judged by frag.h's
+ * measures, reading the files back and the real e2fsck.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+#include "ext4fs/bitmap.h"
+#include "ext4fs/blockmap.h"
+#include "ext4fs/defrag.h"
+#include "ext4fs/errors.h"
+#include "ext4fs/file.h"
+#include "ext4fs/frag.h"
+#include "ext4fs/fs.h"
+#include "ext4fs/fsops.h"
+#include "ext4fs/inode.h"
+#include "ext4fs/namei.h"
+#include "../lib/map_test.h"
+#include "../lib/rw_image.h"
+
+/* 1 KiB blocks, groups of 1024 blocks, flex groups of 4 groups: 16 groups, 4 flex groups. */
+static void small_groups(struct ext4fs_mkfs_params *p)
+{
+	rw_tweak_1k(p);
+	p->blocks_per_group = 1024;
+	p->log_groups_per_flex = 2;
+}
+
+static unsigned char pattern(uint32_t ino, uint64_t off)
+{
+	return (unsigned char)(ino * 13 + (off / 1024) * 7 + off % 253);
+}
+
+/* A file of n blocks at free blocks found from `from` on, holding pattern(ino, ...). */
+static uint32_t file_at(struct rw_image *img, uint32_t dir, const char *name, uint64_t from, unsigned n)
+{
+	struct ext4fs_new_attrs a = { .mode = EXT4FS_S_IFREG | 0644 };
+	unsigned char buf[1024];
+	struct ext4fs_inode in;
+	uint64_t pblk;
+	uint32_t ino;
+
+	assert_int_equal(ext4fs_mknod(img->fs, dir, name, &a, &ino), 0);
+	assert_int_equal(ext4fs_inode_read(img->fs, ino, &in), 0);
+	map_test_pick_runs(img->fs, from, 1, n, &pblk);
+	for (unsigned b = 0; b < n; b++) {
+		for (unsigned k = 0; k < sizeof(buf); k++)
+			buf[k] = pattern(ino, (uint64_t)b * 1024 + k);
+		assert_int_equal(ext4fs_data_write(img->fs, pblk + b, 1, buf), 0);
+	}
+	assert_int_equal(ext4fs_bmap_set(img->fs, ino, &in, 0, pblk, n, 0), 0);
+	ext4fs_inode_set_size(&in, (uint64_t)n * 1024);
+	assert_int_equal(ext4fs_inode_write(img->fs, ino, &in), 0);
+	return ino;
+}
+
+static void expect_bytes(struct ext4fs_fs *fs, uint32_t ino, unsigned n)
+{
+	unsigned char buf[16 * 1024];
+	struct ext4fs_inode in;
+	size_t got = 0;
+
+	assert_true(n <= 16);
+	assert_int_equal(ext4fs_inode_read(fs, ino, &in), 0);
+	assert_int_equal(ext4fs_file_read(fs, ino, &in, 0, buf, (size_t)n * 1024, &got), 0);
+	assert_int_equal(got, (size_t)n * 1024);
+	for (size_t k = 0; k < got; k++)
+		if (buf[k] != pattern(ino, k))
+			fail_msg("inode %u byte %zu differs", ino, k);
+}
+
+static void dir_figures(struct ext4fs_fs *fs, uint32_t dir, struct ext4fs_frag_dir *fd)
+{
+	struct ext4fs_inode in;
+
+	assert_int_equal(ext4fs_inode_read(fs, dir, &in), 0);
+	assert_int_equal(ext4fs_frag_dir(fs, dir, &in, fd), 0);
+}
+
+struct tally {
+	unsigned moved, stayed, in_place;
+};
+
+static int count_step(const struct ext4fs_defrag_step *s, void *arg)
+{
+	struct tally *t = arg;
+
+	if (s->moved)
+		t->moved++;
+	else if (s->why == EXT4FS_RELOC_MOVABLE)
+		t->in_place++;
+	else
+		t->stayed++;
+	return 0;
+}
+
+static struct tally pack_root(struct ext4fs_fs *fs)
+{
+	struct tally t = { 0 };
+	struct ext4fs_defrag_opts o = { .window = 64, .reserve = 16, .each = count_step, .arg = &t };
+	uint32_t *inos;
+	size_t n;
+
+	assert_int_equal(ext4fs_defrag_tree_order(fs, EXT4FS_ROOT_INO, &inos, &n), 0);
+	assert_int_equal(ext4fs_defrag_pack(fs, inos, n, &o), 0);
+	free(inos);
+	return t;
+}
+
+/*
+ * Two directories whose files lie in five different block groups each: a
+ * pass puts every directory's files in one group with it, cuts the seeks
+ * of reading the tree to a fraction, keeps every byte, and a second pass
+ * finds every member in place.
+ */
+static void scattered_tree_is_laid_out_in_reading_order(void **state)
+{
+	struct ext4fs_new_attrs da = { .mode = EXT4FS_S_IFDIR | 0755 };
+	struct ext4fs_frag_tree before, after;
+	struct ext4fs_frag_dir fd;
+	struct rw_image img;
+	uint32_t dirs[2], files[2][5];
+	struct tally t;
+	(void)state;
+
+	rw_image_open(&img, 16384, 1024, small_groups);
+	for (int d = 0; d < 2; d++) {
+		char name[8];
+		snprintf(name, sizeof(name), "d%d", d);
+		assert_int_equal(ext4fs_mkdir(img.fs, EXT4FS_ROOT_INO, name, &da, &dirs[d]), 0);
+		for (int f = 0; f < 5; f++) {
+			snprintf(name, sizeof(name), "f%d", f);
+			/* Groups 14, 11, 8, 5, 2 (and one further for d1): far apart, backwards. */
+			files[d][f] = file_at(&img, dirs[d], name, 1 + (uint64_t)(14 - 3 * f) * 1024 + 200 + 40 * d,
+					      3 + f + d);
+		}
+	}
+	dir_figures(img.fs, dirs[0], &fd);
+	assert_true(fd.groups >= 5);
+	assert_int_equal(ext4fs_frag_tree(img.fs, EXT4FS_ROOT_INO, &before), 0);
+
+	t = pack_root(img.fs);
+	assert_true(t.moved >= 9);
+	assert_int_equal(t.stayed, 0);
+	for (int d = 0; d < 2; d++) {
+		dir_figures(img.fs, dirs[d], &fd);
+		assert_int_equal(fd.groups, 1);
+		assert_true(fd.mean_distance < 64);
+		for (int f = 0; f < 5; f++)
+			expect_bytes(img.fs, files[d][f], 3 + f + d);
+	}
+	assert_int_equal(ext4fs_frag_tree(img.fs, EXT4FS_ROOT_INO, &after), 0);
+	assert_int_equal(after.blocks, before.blocks);
+	assert_true(after.seek_blocks * 10 < before.seek_blocks);
+	rw_image_assert_clean(&img);
+
+	t = pack_root(img.fs);
+	assert_int_equal(t.moved, 0);
+	rw_image_reopen(&img);
+	for (int d = 0; d < 2; d++)
+		for (int f = 0; f < 5; f++)
+			expect_bytes(img.fs, files[d][f], 3 + f + d);
+	rw_image_close(&img);
+}
+
+/* A tree written in order by the library's own allocator is already laid out: nothing moves. */
+static void ordered_tree_is_left_alone(void **state)
+{
+	struct ext4fs_new_attrs da = { .mode = EXT4FS_S_IFDIR | 0755 };
+	struct ext4fs_new_attrs fa = { .mode = EXT4FS_S_IFREG | 0644 };
+	static unsigned char data[6 * 1024];
+	struct rw_image img;
+	struct tally t;
+	uint32_t d, ino;
+	(void)state;
+
+	rw_image_open(&img, 16384, 1024, small_groups);
+	assert_int_equal(ext4fs_mkdir(img.fs, EXT4FS_ROOT_INO, "d", &da, &d), 0);
+	for (int f = 0; f < 6; f++) {
+		struct ext4fs_inode in;
+		char name[8];
+		snprintf(name, sizeof(name), "f%d", f);
+		assert_int_equal(ext4fs_mknod(img.fs, d, name, &fa, &ino), 0);
+		assert_int_equal(ext4fs_inode_read(img.fs, ino, &in), 0);
+		memset(data, f + 1, sizeof(data));
+		assert_int_equal(ext4fs_file_write(img.fs, ino, &in, 0, data, sizeof(data), sizeof(data)), 0);
+	}
+	t = pack_root(img.fs);
+	assert_int_equal(t.moved, 0);
+	assert_true(t.in_place >= 7);
+	rw_image_close(&img);
+}
+
+static struct tally compact_all(struct ext4fs_fs *fs)
+{
+	struct tally t = { 0 };
+	struct ext4fs_defrag_opts o = { .reserve = 16, .each = count_step, .arg = &t };
+
+	assert_int_equal(ext4fs_defrag_compact(fs, &o), 0);
+	return t;
+}
+
+static uint64_t free_extents(struct ext4fs_fs *fs)
+{
+	const struct ext4fs_bitmap *bm;
+	struct ext4fs_frag_free ff;
+
+	assert_int_equal(ext4fs_fs_block_bitmap(fs, &bm), 0);
+	assert_int_equal(ext4fs_frag_free_scan(fs, bm, 0, 0, &ff), 0);
+	return ff.extents;
+}
+
+/*
+ * Forty files of 4 blocks, each followed by a free gap of 4, in group 6 (flex
+ * group 1): compaction slides each into the gap before it, so the flex
+ * group's free space becomes one run at its end; every byte stays; a
+ * fragmented file and an immutable one stay where they are (obstacles);
+ * a second pass moves nothing.
+ */
+static void free_space_is_compacted(void **state)
+{
+	struct rw_image img;
+	struct ext4fs_inode in;
+	uint32_t d, files[40], frag_file, stuck;
+	uint64_t extents_before, extents_after, first[40], frag_first, stuck_pblk;
+	struct tally t;
+	(void)state;
+
+	rw_image_open(&img, 16384, 1024, small_groups);
+	{
+		struct ext4fs_new_attrs da = { .mode = EXT4FS_S_IFDIR | 0755 };
+		assert_int_equal(ext4fs_mkdir(img.fs, EXT4FS_ROOT_INO, "d", &da, &d), 0);
+	}
+	for (int i = 0; i < 40; i++) {
+		char name[8];
+		uint64_t b;
+		snprintf(name, sizeof(name), "f%d", i);
+		/* file_at takes the first free run from the hint on: leave 4 blocks free before each. */
+		files[i] = file_at(&img, d, name, 6 * 1024 + 100 + 8 * i, 4);
+		assert_int_equal(ext4fs_inode_read(img.fs, files[i], &in), 0);
+		assert_int_equal(ext4fs_bmap(img.fs, files[i], &in, 0, &first[i], &b, NULL), 0);
+	}
+	assert_int_equal(first[1] - first[0], 8);
+	/* An immutable file after them, then a file in two pieces. */
+	stuck = file_at(&img, d, "stuck", 6 * 1024 + 500, 2);
+	assert_int_equal(ext4fs_inode_read(img.fs, stuck, &in), 0);
+	in.i_flags |= EXT4FS_IMMUTABLE_FL;
+	assert_int_equal(ext4fs_inode_write(img.fs, stuck, &in), 0);
+	assert_int_equal(ext4fs_bmap(img.fs, stuck, &in, 0, &stuck_pblk, &frag_first, NULL), 0);
+	frag_file = file_at(&img, d, "twopieces", 6 * 1024 + 600, 2);
+	{
+		uint64_t far;
+		map_test_pick_runs(img.fs, 6 * 1024 + 800, 1, 2, &far);
+		assert_int_equal(ext4fs_inode_read(img.fs, frag_file, &in), 0);
+		assert_int_equal(ext4fs_bmap_set(img.fs, frag_file, &in, 2, far, 2, 0), 0);
+		ext4fs_inode_set_size(&in, 4 * 1024);
+		assert_int_equal(ext4fs_inode_write(img.fs, frag_file, &in), 0);
+		assert_int_equal(ext4fs_bmap(img.fs, frag_file, &in, 0, &frag_first, &far, NULL), 0);
+	}
+	extents_before = free_extents(img.fs);
+
+	t = compact_all(img.fs);
+	assert_true(t.moved >= 39);
+	extents_after = free_extents(img.fs);
+	assert_true(extents_after + 35 <= extents_before);
+	for (int i = 0; i < 40; i++) {
+		uint64_t p, run;
+		expect_bytes(img.fs, files[i], 4);
+		assert_int_equal(ext4fs_inode_read(img.fs, files[i], &in), 0);
+		assert_int_equal(ext4fs_bmap(img.fs, files[i], &in, 0, &p, &run, NULL), 0);
+		if (i > 0)
+			assert_int_equal(p, first[i - 1] + 4);     /* packed right after the one before */
+		first[i] = p;
+	}
+	{
+		uint64_t p, run;
+		assert_int_equal(ext4fs_inode_read(img.fs, stuck, &in), 0);
+		assert_int_equal(ext4fs_bmap(img.fs, stuck, &in, 0, &p, &run, NULL), 0);
+		assert_int_equal(p, stuck_pblk);
+		assert_int_equal(ext4fs_inode_read(img.fs, frag_file, &in), 0);
+		assert_int_equal(ext4fs_bmap(img.fs, frag_file, &in, 0, &p, &run, NULL), 0);
+		assert_int_equal(p, frag_first);
+	}
+	rw_image_assert_clean(&img);
+	t = compact_all(img.fs);
+	assert_int_equal(t.moved, 0);
+	assert_int_equal(free_extents(img.fs), extents_after);
+	rw_image_close(&img);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(scattered_tree_is_laid_out_in_reading_order),
+		cmocka_unit_test(ordered_tree_is_left_alone),
+		cmocka_unit_test(free_space_is_compacted),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
