@@ -102,11 +102,12 @@ static int parse_options(struct df_ctx *ctx, int argc, char **argv)
 			ctx->progress_fd = (int)v;
 			break;
 		case 't':
-			if (sup_parse_u64(optarg, UINT32_MAX, &v) || v == 0) {
-				fprintf(stderr, "%s: invalid time limit (seconds, at least 1): %s\n", DF_PROG, optarg);
+			if (sup_parse_u64(optarg, UINT32_MAX, &v)) {
+				fprintf(stderr, "%s: invalid time limit (whole seconds): %s\n", DF_PROG, optarg);
 				return DF_EXIT_ERROR;
 			}
 			ctx->time_limit = v;
+			ctx->have_time_limit = 1;
 			break;
 		case OPT_MODE:
 			if (parse_modes(optarg, &ctx->modes))
@@ -238,10 +239,7 @@ static int run(struct df_ctx *ctx)
 	if ((rc = df_open_readonly(ctx)) || (rc = df_check_state(ctx)) || (rc = progress_init(ctx)) ||
 	    (rc = df_targets_resolve(ctx)))
 		return rc;
-	if (ctx->report)
-		return df_report(ctx);
-	fprintf(stderr, "%s: moving files is not built yet; only -c works\n", DF_PROG);
-	return DF_EXIT_ERROR;
+	return ctx->report ? df_report(ctx) : df_run(ctx);
 }
 
 int main(int argc, char **argv)

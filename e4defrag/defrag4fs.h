@@ -7,6 +7,8 @@
  *   targets.c    the paths given, resolved inside the image
  *   figures.c    measuring a tree (figures.h), over walk.c (walk.h)
  *   report.c     -c: e4defrag -c's report and the figures beyond it
+ *   files.c      the files a run examines (files.h)
+ *   run.c        a run and -n's plan: moving, the files left, the summary
  *   jsonout.c    --json
  *
  * Exit statuses (defrag4fs(8)): 0 done; 1 done, but files above their
@@ -59,7 +61,8 @@ struct df_ctx {
 	unsigned modes;          /* DF_MODE_* */
 	int progress_fd;         /* -C: -1 none, 0 a bar, > 0 completion lines */
 	int progress_held;       /* -C -fd: wait for SIGUSR1 */
-	uint64_t time_limit;     /* -t seconds, 0 none */
+	uint64_t time_limit;     /* -t seconds */
+	int have_time_limit;
 	const char *json_path;   /* --json */
 	const char *undo_path;   /* -z */
 
@@ -83,6 +86,9 @@ void df_targets_free(struct df_ctx *ctx);
 
 /* report.c: defrag4fs -c; an exit status. */
 int df_report(struct df_ctx *ctx);
+
+/* run.c: a run, or with ctx->dry_run its plan; an exit status. */
+int df_run(struct df_ctx *ctx);
 
 /* jsonout.c: a tree's figures as the member key of the object open in j; ff (may be NULL) adds free space. */
 struct json;
