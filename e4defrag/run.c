@@ -458,7 +458,11 @@ static int open_for_writing(struct run *r)
 	}
 	err = sup_make_crash_safe(ctx->fs, ctx->undo_path != NULL, ctx->force, &r->how, msg, sizeof(msg));
 	if (err) {
-		fprintf(stderr, "%s: %s\n", DF_PROG, msg);
+		/* The refusal names the file system itself; a failure to start the journal does not. */
+		if (err == EXT4FS_E_NO_JOURNAL)
+			fprintf(stderr, "%s: %s\n", DF_PROG, msg);
+		else
+			fprintf(stderr, "%s: %s: %s\n", DF_PROG, ctx->device, msg);
 		return DF_EXIT_ERROR;
 	}
 	return 0;
