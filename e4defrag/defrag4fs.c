@@ -221,6 +221,12 @@ void df_progress_end(struct df_ctx *ctx)
 		sup_report_end(ctx->progress);
 }
 
+void df_progress_clear(struct df_ctx *ctx)
+{
+	if (ctx->progress)
+		sup_report_clear(ctx->progress);
+}
+
 uint64_t df_inodes_used(const struct df_ctx *ctx)
 {
 	const struct ext4fs_super *sb = ext4fs_sb(ctx->fs);

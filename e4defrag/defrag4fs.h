@@ -105,6 +105,8 @@ int df_json_close(struct df_ctx *ctx, struct json *j);
 void df_progress_begin(struct df_ctx *ctx, int pass, uint64_t max);
 void df_progress_tick(struct df_ctx *ctx);
 void df_progress_end(struct df_ctx *ctx);
+/* Erase the bar before a line is printed in the middle of a pass. */
+void df_progress_clear(struct df_ctx *ctx);
 /* Roughly how many names a walk of the whole file system meets: the inodes in use. */
 uint64_t df_inodes_used(const struct df_ctx *ctx);
 

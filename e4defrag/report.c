@@ -55,6 +55,7 @@ static void file_row(void *arg, uint64_t index, const char *path, const struct e
 	}
 	if (asprintf(&label, "[%" PRIu64 "/%" PRIu64 "]%s", index, v->total, path) < 0)
 		return;
+	df_progress_clear(v->ctx);
 	row_line(v->out, label, row, 40);
 	free(label);
 }

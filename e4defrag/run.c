@@ -136,6 +136,7 @@ static int note_move(struct run *r, const struct df_file *file, const struct mov
 	r->bytes_copied += m->bytes_copied;
 	r->transactions += m->transactions;
 	if (ctx->verbose) {
+		df_progress_clear(ctx);
 		name_print(ctx->out, file->ino, file->path);
 		fprintf(ctx->out, ": %" PRIu64 " extents -> %" PRIu64 ", %" PRIu64 " KiB %s\n", m->extents_before,
 			m->extents_after, m->blocks * (bs / 1024), ctx->dry_run ? "would move" : "moved");
@@ -161,6 +162,7 @@ static int note_left(struct run *r, const struct df_file *file, struct left_rec 
 	if (l->above)
 		r->left_above++;
 	if (ctx->verbose) {
+		df_progress_clear(ctx);
 		name_print(ctx->out, file->ino, file->path);
 		fprintf(ctx->out, ": left in %" PRIu64 " extents: %s\n", l->extents, ext4fs_reloc_skip_name(l->why));
 	}

@@ -141,8 +141,12 @@ else
 	note "$(root_loop_reason): the mounted, read-only device and immutable cases are left out"
 fi
 
-# The man page is installed with the tool.
-if make -s -C "$top_builddir/e4defrag" install DESTDIR="$T/inst" >"$T/install.log" 2>&1; then
+# The man page is installed with the tool.  Only from an up-to-date build:
+# an install that relinks the tool would pull it from under the tests that
+# run beside this one.
+if ! make -q -C "$top_builddir/e4defrag" all >/dev/null 2>&1; then
+	failed "$top_builddir/e4defrag is not up to date: build it before the tests"
+elif make -s -C "$top_builddir/e4defrag" install DESTDIR="$T/inst" >"$T/install.log" 2>&1; then
 	find "$T/inst" -path '*/share/man/man8/defrag4fs.8' | grep -q . ||
 		failed "make install put no share/man/man8/defrag4fs.8 under $T/inst"
 	find "$T/inst" -path '*/sbin/defrag4fs' | grep -q . || failed "make install put no sbin/defrag4fs"
