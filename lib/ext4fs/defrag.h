@@ -4,24 +4,21 @@
  *
  * Layer: services.  Relevant-file fragmentation is a directory's files
  * scattered away from each other and from the directory, so reading the
- * tree (find, tar, a build) seeks all over the disk.  The cure here is the
- * layout a fresh copy of the tree would get: directories and files in the
- * order a depth-first reader meets them (ext4fs_frag_tree_walk()), each
- * starting where the one before ended.  Reaching it in place:
+ * tree (find, tar, a build) seeks all over the disk; free-space
+ * fragmentation is free space left in small pieces.  Two ways out:
  *
- *   - members are taken in that order, with a cursor at the end of the
- *     last one placed;
- *   - a member that is in its fewest extents and starts within `window`
- *     blocks of the cursor (before or after it) is where it should be and
- *     stays: healthy trees are left alone, and moves are what the layout
- *     really needs;
- *   - any other member goes to the first free run at or after the cursor
- *     that holds it whole, when that is nearer the cursor than it is now
- *     (or it is fragmented now); else it stays;
- *   - the cursor then moves to the member's end, wherever it is.
+ *   - ext4fs_defrag_sweep() lays members out back to back from the start
+ *     of the volume in a given order, the tree order of
+ *     ext4fs_defrag_tree_order() (the order a depth-first reader meets
+ *     them, as a fresh copy writes them): each directory's files end next
+ *     to it and each other, every member contiguous, and the free space in
+ *     one run at the end.  It moves what is not where that layout puts it.
+ *   - ext4fs_defrag_compact() only closes the gaps, flex group by flex
+ *     group, keeping every file's place in block order: free space
+ *     consolidated with the least change to the layout.
  *
- * A second pass over the result finds every member in place, unless moves
- * freed space closer to a member than the space it was given.
+ * Both report each member through ext4fs_defrag_opts.each, and both leave
+ * a result that a second pass does not change.
  */
 #ifndef EXT4FS_DEFRAG_H
 #define EXT4FS_DEFRAG_H
@@ -56,20 +53,11 @@ struct ext4fs_defrag_step {
 typedef int (*ext4fs_defrag_step_fn)(const struct ext4fs_defrag_step *step, void *arg);
 
 struct ext4fs_defrag_opts {
-	uint64_t window;           /* in place within this many blocks of the cursor (0: a block group) */
 	uint64_t reserve;          /* blocks left free for mapping blocks (relocate.h) */
 	ext4fs_defrag_step_fn each;  /* may be NULL */
 	void *arg;
 };
 
-/*
- * Lay out members inos[0..n) in that order as the top of this file says.
- * Errors: those of ext4fs_reloc_load() and ext4fs_reloc_move() (after a
- * move's error in journalled mode the handle accepts nothing more; see
- * relocate.h), or what each returned.  No room for a member is not an
- * error: it stays (why EXT4FS_RELOC_NO_SPACE).
- */
-int ext4fs_defrag_pack(struct ext4fs_fs *fs, const uint32_t *inos, size_t n, const struct ext4fs_defrag_opts *o);
 
 /*
  * Free-space fragmentation: compact each flex group (each group without
@@ -80,11 +68,29 @@ int ext4fs_defrag_pack(struct ext4fs_fs *fs, const uint32_t *inos, size_t n, con
  * whole; the cursor moves to its end.  Fragmented files, and files that
  * must stay, are obstacles (single-file work).  Gaps left behind the cursor
  * were too small for what came after, and nothing moves into them later,
- * so a second pass moves nothing.  Steps are reported as for
- * ext4fs_defrag_pack() (o->window is not used).  Errors: as
- * ext4fs_defrag_pack(), and the inode scanner's read errors.
+ * so a second pass moves nothing.  Errors: those of ext4fs_reloc_load()
+ * and ext4fs_reloc_move() (after a move's error in journalled mode the
+ * handle accepts nothing more; see relocate.h), the inode scanner's read
+ * errors, or what o->each returned.
  */
 int ext4fs_defrag_compact(struct ext4fs_fs *fs, const struct ext4fs_defrag_opts *o);
+
+/*
+ * Lay members inos[0..n) out back to back from the start of the volume, in
+ * that order, each contiguous, stepping over what may not move: the
+ * layout a fresh copy gets (tree order: relevant-file fragmentation; with
+ * the free space left in one run at the end: free-space fragmentation).
+ * Room is made as the sweep goes: what lies where the next member goes is
+ * evacuated (other members' data by logical range, their extent tree or
+ * indirect blocks one by one) to free space at the top of the volume,
+ * where the sweep meets it again in its turn.  A member already where the
+ * layout puts it does not move, so a second sweep moves nothing; a member
+ * there is no room left to make for stays.  See defrag_sweep.c's design
+ * block.  A step's figures include what was evacuated to make room for
+ * it.  Errors: as ext4fs_defrag_compact(), EXT4FS_E_BLOCK_STATE when two
+ * inodes claim a block (run a checker first).
+ */
+int ext4fs_defrag_sweep(struct ext4fs_fs *fs, const uint32_t *inos, size_t n, const struct ext4fs_defrag_opts *o);
 
 #ifdef __cplusplus
 }

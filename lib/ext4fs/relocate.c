@@ -458,8 +458,9 @@ static uint64_t piece_cost(const struct ext4fs_fs *fs, size_t old_runs, size_t n
 	return 16 + 3 * (uint64_t)old_runs + 2 * (uint64_t)new_runs + 2 * (span / per_ind + 1);
 }
 
-int ext4fs_reloc_move(struct ext4fs_fs *fs, struct ext4fs_reloc_file *f, const struct ext4fs_prun *t, size_t n,
-		      struct ext4fs_reloc_result *res)
+/* Move the runs f lists (all of the file, or a view of part of it) into t; f->inode follows the map. */
+static int move_runs(struct ext4fs_fs *fs, struct ext4fs_reloc_file *f, const struct ext4fs_prun *t, size_t n,
+		     struct ext4fs_reloc_result *res)
 {
 	struct ext4fs_reloc_result local;
 	struct mover m = { .fs = fs, .f = f };
@@ -555,13 +556,61 @@ int ext4fs_reloc_move(struct ext4fs_fs *fs, struct ext4fs_reloc_file *f, const s
 out:
 	free(pieces);
 	free(m.buf);
-	if (!err) {
-		uint32_t ino = f->ino;
-		ext4fs_reloc_release(f);
-		err = ext4fs_reloc_load(fs, ino, f);
-		m.res->extents_after = f->extents;
-	}
 	return err;
+}
+
+/* Load f again after a move: its runs describe the new place. */
+static int reload(struct ext4fs_fs *fs, struct ext4fs_reloc_file *f, struct ext4fs_reloc_result *res)
+{
+	uint32_t ino = f->ino;
+	int err;
+
+	ext4fs_reloc_release(f);
+	err = ext4fs_reloc_load(fs, ino, f);
+	if (!err && res)
+		res->extents_after = f->extents;
+	return err;
+}
+
+int ext4fs_reloc_move(struct ext4fs_fs *fs, struct ext4fs_reloc_file *f, const struct ext4fs_prun *t, size_t n,
+		      struct ext4fs_reloc_result *res)
+{
+	int err = move_runs(fs, f, t, n, res);
+
+	return err ? err : reload(fs, f, res);
+}
+
+int ext4fs_reloc_move_range(struct ext4fs_fs *fs, struct ext4fs_reloc_file *f, uint64_t lblk, uint64_t lend,
+			    const struct ext4fs_prun *t, size_t n, struct ext4fs_reloc_result *res)
+{
+	struct ext4fs_reloc_file part = *f;
+	size_t k = 0;
+	int err;
+
+	part.runs = malloc((f->nruns ? f->nruns : 1) * sizeof(*part.runs));
+	if (!part.runs)
+		return ext4fs__fs_fail(fs, EXT4FS_E_NO_MEMORY, "no memory to move part of inode %u", f->ino);
+	part.blocks = 0;
+	for (size_t i = 0; i < f->nruns; i++) {
+		struct ext4fs_reloc_run r = f->runs[i];
+		uint64_t lo = r.lblk > lblk ? r.lblk : lblk;
+		uint64_t hi = r.lblk + r.len < lend ? r.lblk + r.len : lend;
+
+		if (lo >= hi)
+			continue;
+		part.runs[k++] = (struct ext4fs_reloc_run){ lo, r.pblk + (lo - r.lblk), hi - lo, r.unwritten };
+		part.blocks += hi - lo;
+	}
+	part.nruns = k;
+	if (k == 0) {
+		free(part.runs);
+		return ext4fs__fs_fail(fs, EXT4FS_E_INVALID_ARG, "inode %u maps nothing in blocks %llu-%llu", f->ino,
+				       (unsigned long long)lblk, (unsigned long long)lend - 1);
+	}
+	err = move_runs(fs, &part, t, n, res);
+	free(part.runs);
+	f->inode = part.inode;
+	return err ? err : reload(fs, f, res);
 }
 
 uint64_t ext4fs_reloc_fewest_extents(const struct ext4fs_reloc_file *f)

@@ -154,6 +154,16 @@ int ext4fs_reloc_move(struct ext4fs_fs *fs, struct ext4fs_reloc_file *f, const s
 		      struct ext4fs_reloc_result *res);
 
 /*
+ * As ext4fs_reloc_move(), for the data of f in logical blocks [lblk, lend)
+ * only: they are laid into t in logical order (t holds at least as many
+ * blocks as they are), the rest of the file stays.  f is reloaded.
+ * Errors: those of ext4fs_reloc_move(), EXT4FS_E_INVALID_ARG when f maps
+ * nothing there.
+ */
+int ext4fs_reloc_move_range(struct ext4fs_fs *fs, struct ext4fs_reloc_file *f, uint64_t lblk, uint64_t lend,
+			    const struct ext4fs_prun *t, size_t n, struct ext4fs_reloc_result *res);
+
+/*
  * Defragment one file: load it; unless it must stay or is already in its
  * fewest extents (the shared ideal, ceil(blocks / 32768), or, for a file
  * with holes, the extents of its data packed in one run: each hole splits

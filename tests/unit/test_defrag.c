@@ -1,8 +1,8 @@
 /*
- * test_defrag.c - laying a tree out in reading order (defrag.h): files
- * scattered over many block groups end up next to their directory, in the
- * order a depth-first reader meets them; their bytes stay; a second pass
- * moves nothing; a tree already in order is left alone.  Judged by frag.h's
+ * test_defrag.c - the defragmenter's planner (defrag.h): a sweep lays a
+ * scattered tree out in reading order, and makes room on a nearly full
+ * volume for a file in many pieces; compaction closes the gaps between
+ * files.  Bytes kept, a second pass moves nothing.  Judged by frag.h's
  * measures, reading the files back and the real e2fsck.
  */
 #include <stdarg.h>
@@ -102,24 +102,43 @@ static int count_step(const struct ext4fs_defrag_step *s, void *arg)
 	return 0;
 }
 
-static struct tally pack_root(struct ext4fs_fs *fs)
+static struct tally sweep_root(struct ext4fs_fs *fs)
 {
 	struct tally t = { 0 };
-	struct ext4fs_defrag_opts o = { .window = 64, .reserve = 16, .each = count_step, .arg = &t };
+	struct ext4fs_defrag_opts o = { .reserve = 16, .each = count_step, .arg = &t };
 	uint32_t *inos;
 	size_t n;
 
 	assert_int_equal(ext4fs_defrag_tree_order(fs, EXT4FS_ROOT_INO, &inos, &n), 0);
-	assert_int_equal(ext4fs_defrag_pack(fs, inos, n, &o), 0);
+	assert_int_equal(ext4fs_defrag_sweep(fs, inos, n, &o), 0);
 	free(inos);
 	return t;
 }
 
+static struct tally compact_all(struct ext4fs_fs *fs)
+{
+	struct tally t = { 0 };
+	struct ext4fs_defrag_opts o = { .reserve = 16, .each = count_step, .arg = &t };
+
+	assert_int_equal(ext4fs_defrag_compact(fs, &o), 0);
+	return t;
+}
+
+static uint64_t free_extents(struct ext4fs_fs *fs)
+{
+	const struct ext4fs_bitmap *bm;
+	struct ext4fs_frag_free ff;
+
+	assert_int_equal(ext4fs_fs_block_bitmap(fs, &bm), 0);
+	assert_int_equal(ext4fs_frag_free_scan(fs, bm, 0, 0, &ff), 0);
+	return ff.extents;
+}
+
 /*
  * Two directories whose files lie in five different block groups each: a
- * pass puts every directory's files in one group with it, cuts the seeks
- * of reading the tree to a fraction, keeps every byte, and a second pass
- * finds every member in place.
+ * sweep puts every directory's files in one group with it, cuts the seeks
+ * of reading the tree to a fraction, leaves the free space in a few runs,
+ * keeps every byte, and a second sweep finds every member in place.
  */
 static void scattered_tree_is_laid_out_in_reading_order(void **state)
 {
@@ -147,7 +166,7 @@ static void scattered_tree_is_laid_out_in_reading_order(void **state)
 	assert_true(fd.groups >= 5);
 	assert_int_equal(ext4fs_frag_tree(img.fs, EXT4FS_ROOT_INO, &before), 0);
 
-	t = pack_root(img.fs);
+	t = sweep_root(img.fs);
 	assert_true(t.moved >= 9);
 	assert_int_equal(t.stayed, 0);
 	for (int d = 0; d < 2; d++) {
@@ -162,60 +181,14 @@ static void scattered_tree_is_laid_out_in_reading_order(void **state)
 	assert_true(after.seek_blocks * 10 < before.seek_blocks);
 	rw_image_assert_clean(&img);
 
-	t = pack_root(img.fs);
+	assert_true(free_extents(img.fs) <= 8);
+	t = sweep_root(img.fs);
 	assert_int_equal(t.moved, 0);
 	rw_image_reopen(&img);
 	for (int d = 0; d < 2; d++)
 		for (int f = 0; f < 5; f++)
 			expect_bytes(img.fs, files[d][f], 3 + f + d);
 	rw_image_close(&img);
-}
-
-/* A tree written in order by the library's own allocator is already laid out: nothing moves. */
-static void ordered_tree_is_left_alone(void **state)
-{
-	struct ext4fs_new_attrs da = { .mode = EXT4FS_S_IFDIR | 0755 };
-	struct ext4fs_new_attrs fa = { .mode = EXT4FS_S_IFREG | 0644 };
-	static unsigned char data[6 * 1024];
-	struct rw_image img;
-	struct tally t;
-	uint32_t d, ino;
-	(void)state;
-
-	rw_image_open(&img, 16384, 1024, small_groups);
-	assert_int_equal(ext4fs_mkdir(img.fs, EXT4FS_ROOT_INO, "d", &da, &d), 0);
-	for (int f = 0; f < 6; f++) {
-		struct ext4fs_inode in;
-		char name[8];
-		snprintf(name, sizeof(name), "f%d", f);
-		assert_int_equal(ext4fs_mknod(img.fs, d, name, &fa, &ino), 0);
-		assert_int_equal(ext4fs_inode_read(img.fs, ino, &in), 0);
-		memset(data, f + 1, sizeof(data));
-		assert_int_equal(ext4fs_file_write(img.fs, ino, &in, 0, data, sizeof(data), sizeof(data)), 0);
-	}
-	t = pack_root(img.fs);
-	assert_int_equal(t.moved, 0);
-	assert_true(t.in_place >= 7);
-	rw_image_close(&img);
-}
-
-static struct tally compact_all(struct ext4fs_fs *fs)
-{
-	struct tally t = { 0 };
-	struct ext4fs_defrag_opts o = { .reserve = 16, .each = count_step, .arg = &t };
-
-	assert_int_equal(ext4fs_defrag_compact(fs, &o), 0);
-	return t;
-}
-
-static uint64_t free_extents(struct ext4fs_fs *fs)
-{
-	const struct ext4fs_bitmap *bm;
-	struct ext4fs_frag_free ff;
-
-	assert_int_equal(ext4fs_fs_block_bitmap(fs, &bm), 0);
-	assert_int_equal(ext4fs_frag_free_scan(fs, bm, 0, 0, &ff), 0);
-	return ff.extents;
 }
 
 /*
@@ -296,11 +269,100 @@ static void free_space_is_compacted(void **state)
 	rw_image_close(&img);
 }
 
+/* 1 KiB blocks, one flex group, no backup superblocks: the data area is one stretch. */
+static void one_stretch(struct ext4fs_mkfs_params *p)
+{
+	small_groups(p);
+	p->log_groups_per_flex = 4;
+	p->feature_compat |= EXT4FS_FEATURE_COMPAT_SPARSE_SUPER2;
+	p->num_backup_sb = 0;
+}
+
+/*
+ * A volume 90% full of slots of 12 blocks taking turns between small files
+ * and the pieces of one large file, the rest free: the large file cannot
+ * get a free run of its size anywhere.  The sweep makes room step by step
+ * and leaves it in one extent, the small files packed, the free space in
+ * one run; every byte stays; a second sweep moves nothing.
+ */
+static void sweep_makes_room_on_a_full_volume(void **state)
+{
+	struct ext4fs_new_attrs da = { .mode = EXT4FS_S_IFDIR | 0755 };
+	struct ext4fs_new_attrs fa = { .mode = EXT4FS_S_IFREG | 0644 };
+	unsigned char buf[12 * 1024];
+	struct ext4fs_frag_file ff;
+	struct ext4fs_inode big_in;
+	struct rw_image img;
+	uint32_t d, big, small[600];
+	uint64_t slots, at = 0, lblk = 0;
+	unsigned nsmall = 0;
+	struct tally t;
+	(void)state;
+
+	rw_image_open(&img, 16384, 1024, one_stretch);
+	assert_int_equal(ext4fs_mkdir(img.fs, EXT4FS_ROOT_INO, "small", &da, &d), 0);
+	assert_int_equal(ext4fs_mknod(img.fs, EXT4FS_ROOT_INO, "big", &fa, &big), 0);
+	assert_int_equal(ext4fs_inode_read(img.fs, big, &big_in), 0);
+	slots = map_test_free(img.fs) * 9 / 10 / 12;
+	if (slots > 2 * 600)
+		slots = 2 * 600;
+	for (uint64_t i = 0; i < slots; i++) {
+		if (i % 2 == 0) {
+			char name[16];
+			snprintf(name, sizeof(name), "s%u", nsmall);
+			small[nsmall] = file_at(&img, d, name, at, 12);
+			assert_int_equal(ext4fs_inode_read(img.fs, small[nsmall], &big_in), 0);
+			assert_int_equal(ext4fs_bmap(img.fs, small[nsmall], &big_in, 0, &at, &lblk, NULL), 0);
+			at += 12;
+			nsmall++;
+		} else {
+			uint64_t p;
+			map_test_pick_runs(img.fs, at, 1, 12, &p);
+			for (unsigned k = 0; k < sizeof(buf); k++)
+				buf[k] = pattern(big, (uint64_t)(i / 2) * 12 * 1024 + k);
+			assert_int_equal(ext4fs_data_write(img.fs, p, 12, buf), 0);
+			assert_int_equal(ext4fs_inode_read(img.fs, big, &big_in), 0);
+			assert_int_equal(ext4fs_bmap_set(img.fs, big, &big_in, (i / 2) * 12, p, 12, 0), 0);
+			at = p + 12;
+		}
+	}
+	assert_int_equal(ext4fs_inode_read(img.fs, big, &big_in), 0);
+	ext4fs_inode_set_size(&big_in, slots / 2 * 12 * 1024);
+	assert_int_equal(ext4fs_inode_write(img.fs, big, &big_in), 0);
+	assert_int_equal(ext4fs_frag_file(img.fs, big, &big_in, &ff), 0);
+	assert_true(ff.extents >= 400);
+
+	t = sweep_root(img.fs);
+	assert_int_equal(t.stayed, 0);
+	assert_int_equal(ext4fs_inode_read(img.fs, big, &big_in), 0);
+	assert_int_equal(ext4fs_frag_file(img.fs, big, &big_in, &ff), 0);
+	assert_int_equal(ff.extents, 1);
+	assert_true(free_extents(img.fs) <= 2);
+	for (unsigned i = 0; i < nsmall; i++)
+		expect_bytes(img.fs, small[i], 12);
+	{
+		uint64_t size = slots / 2 * 12 * 1024;
+		unsigned char *all = malloc(size);
+		size_t got = 0;
+		assert_non_null(all);
+		assert_int_equal(ext4fs_file_read(img.fs, big, &big_in, 0, all, size, &got), 0);
+		assert_int_equal(got, size);
+		for (uint64_t k = 0; k < size; k++)
+			if (all[k] != pattern(big, k))
+				fail_msg("big: byte %llu differs", (unsigned long long)k);
+		free(all);
+	}
+	rw_image_assert_clean(&img);
+	t = sweep_root(img.fs);
+	assert_int_equal(t.moved, 0);
+	rw_image_close(&img);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(scattered_tree_is_laid_out_in_reading_order),
-		cmocka_unit_test(ordered_tree_is_left_alone),
+		cmocka_unit_test(sweep_makes_room_on_a_full_volume),
 		cmocka_unit_test(free_space_is_compacted),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

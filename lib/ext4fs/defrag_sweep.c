@@ -1,0 +1,556 @@
+/*
+ * defrag_sweep.c - laying members out back to back from the start of the
+ * volume, in the order given, making room as the sweep goes (see
+ * ext4fs_defrag_sweep() in defrag.h).
+ *
+ * Design
+ *   The target layout is the one a fresh copy writes: member after member,
+ *   each contiguous, from the first data block on, stepping over what may
+ *   not move (metadata, the journal, files that must stay, members already
+ *   placed).  A frontier F marks where the next member goes.  For each
+ *   member, its data is taken in logical order in chunks; a chunk's target
+ *   T is the next stretch at or after F that holds only free blocks and
+ *   blocks of members still to come (or of this member).  Then:
+ *
+ *     1. a chunk already mapped to T, block for block, stays (so a volume
+ *        already laid out moves nothing, and a second sweep neither);
+ *     2. whatever T holds is evacuated: the data of other members (and of
+ *        this one) by logical range, their extent tree or indirect blocks
+ *        one by one, each to free space taken from the top of the volume
+ *        down, out of the way of the sweep; each evacuation is its own
+ *        move, so its own transactions (relocate.h);
+ *     3. the chunk moves into T; F moves past it.
+ *
+ *   A chunk is at most half the free space, so what lies in its way always
+ *   fits elsewhere: on a nearly full volume a large file is laid out in
+ *   many small steps, each moving its own misplaced blocks out of the way.
+ *   A member's own mapping blocks follow its data.  A small member (at
+ *   most a sixteenth of a block group) is not split over an obstacle: the
+ *   stretch before the obstacle is left free and the member goes after it.
+ *   When no room is left to evacuate into, the member stays where it is
+ *   (and becomes an obstacle).  Every block moves at most once to make room
+ *   and once into place, unless the sweep reaches the top of the volume
+ *   where evacuated blocks wait.
+ *
+ *   The owners of blocks that may be evacuated are kept in an index sorted
+ *   by block: only members still to come are in it, so a used block
+ *   outside it is an obstacle.  A member's entries are rebuilt after each
+ *   move that touches it.
+ */
+#include "config.h"
+#include <stdlib.h>
+#include <string.h>
+#include "ext4fs/array.h"
+#include "ext4fs/bitmap.h"
+#include "ext4fs/blockmap.h"
+#include "ext4fs/defrag.h"
+#include "ext4fs/errors.h"
+#include "ext4fs/relocate.h"
+#include "ext4fs/txn.h"
+#include "fs_internal.h"
+
+/* Blocks of a member moved per chunk. */
+#define CHUNK_BLOCKS 8192u
+
+struct owner {
+	uint64_t pblk;
+	uint64_t len;
+	uint64_t lblk;       /* data: the logical block of pblk */
+	uint32_t ino;
+	int map;             /* an extent tree or indirect block, not data */
+};
+
+struct sweep {
+	struct ext4fs_fs *fs;
+	const struct ext4fs_defrag_opts *o;
+	struct owner *own;
+	size_t n, cap;
+	uint64_t first, end;              /* the volume's data blocks [first, end) */
+	struct ext4fs_defrag_step *step;  /* the member being placed */
+};
+
+/* -- The index ------------------------------------------------------------ */
+
+/* The first entry whose end lies after blk. */
+static size_t lower_bound(const struct sweep *s, uint64_t blk)
+{
+	size_t lo = 0, hi = s->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (s->own[mid].pblk + s->own[mid].len <= blk)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static int insert(struct sweep *s, const struct owner *e)
+{
+	size_t at = lower_bound(s, e->pblk);
+	struct owner *grown;
+
+	if (at < s->n && s->own[at].pblk < e->pblk + e->len)
+		return ext4fs__fs_fail(s->fs, EXT4FS_E_BLOCK_STATE,
+				       "block %llu belongs to inodes %u and %u: check the file system first",
+				       (unsigned long long)(e->pblk > s->own[at].pblk ? e->pblk : s->own[at].pblk),
+				       s->own[at].ino, e->ino);
+	if (!(grown = ext4fs_array_grow(s->own, &s->cap, s->n + 1, sizeof(*s->own), 1024)))
+		return ext4fs__fs_fail(s->fs, EXT4FS_E_NO_MEMORY, "no memory for the block owners");
+	s->own = grown;
+	memmove(&s->own[at + 1], &s->own[at], (s->n - at) * sizeof(*s->own));
+	s->own[at] = *e;
+	s->n++;
+	return 0;
+}
+
+static void forget(struct sweep *s, uint32_t ino)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < s->n; i++)
+		if (s->own[i].ino != ino)
+			s->own[k++] = s->own[i];
+	s->n = k;
+}
+
+struct adder {
+	struct sweep *s;
+	uint32_t ino;
+	struct owner last;
+	int have;
+};
+
+static int add_visit(const struct ext4fs_block_visit *v, void *arg)
+{
+	struct adder *a = arg;
+	int map = v->kind != EXT4FS_BLOCK_DATA;
+	int err;
+
+	if (v->count == 0)
+		return 0;
+	if (a->have && !map && !a->last.map && a->last.pblk + a->last.len == v->pblk &&
+	    a->last.lblk + a->last.len == v->lblk) {
+		a->last.len += v->count;
+		return 0;
+	}
+	if (a->have && (err = insert(a->s, &a->last)))
+		return err;
+	a->last = (struct owner){ v->pblk, map ? 1 : v->count, v->lblk, a->ino, map };
+	a->have = 1;
+	return 0;
+}
+
+/* (Re)index member ino's blocks. */
+static int index_member(struct sweep *s, uint32_t ino)
+{
+	struct adder a = { .s = s, .ino = ino };
+	struct ext4fs_inode inode;
+	int err;
+
+	forget(s, ino);
+	if ((err = ext4fs_inode_read(s->fs, ino, &inode)))
+		return err;
+	err = ext4fs_block_iterate(s->fs, ino, &inode, 0, add_visit, &a);
+	if (!err && a.have)
+		err = insert(s, &a.last);
+	return err;
+}
+
+/* The entry holding blk, or NULL. */
+static const struct owner *owner_of(const struct sweep *s, uint64_t blk)
+{
+	size_t at = lower_bound(s, blk);
+
+	return at < s->n && s->own[at].pblk <= blk ? &s->own[at] : NULL;
+}
+
+/* -- Stretches ------------------------------------------------------------ */
+
+/* Free, or held by a member still to come: the sweep may use it. */
+static int usable(const struct sweep *s, const struct ext4fs_bitmap *bm, uint64_t blk)
+{
+	return ext4fs_bitmap_test(bm, blk) == 0 || owner_of(s, blk) != NULL;
+}
+
+/* The first usable block at or after blk (s->end when none). */
+static uint64_t next_usable(const struct sweep *s, const struct ext4fs_bitmap *bm, uint64_t blk)
+{
+	while (blk < s->end) {
+		uint64_t free_at = s->end, owned_at = s->end;
+		size_t at;
+
+		if (usable(s, bm, blk))
+			return blk;
+		if (ext4fs_bitmap_find(bm, blk, s->end - 1, 0, &free_at))
+			free_at = s->end;
+		at = lower_bound(s, blk);
+		if (at < s->n)
+			owned_at = s->own[at].pblk;
+		blk = free_at < owned_at ? free_at : owned_at;
+	}
+	return s->end;
+}
+
+/* The first block at or after blk (a usable one) that is not usable (s->end when none). */
+static uint64_t next_obstacle(const struct sweep *s, const struct ext4fs_bitmap *bm, uint64_t blk)
+{
+	while (blk < s->end) {
+		const struct owner *e;
+		uint64_t used;
+
+		if (ext4fs_bitmap_find(bm, blk, s->end - 1, 1, &used))
+			return s->end;
+		if (!(e = owner_of(s, used)))
+			return used;
+		blk = e->pblk + e->len;
+	}
+	return s->end;
+}
+
+/* -- Making room ------------------------------------------------------------ */
+
+/*
+ * Free runs for need blocks outside [avoid_lo, avoid_hi), taken from the
+ * top of the volume down.  *out (caller frees) holds *n runs.
+ */
+static int spill_space(struct sweep *s, uint64_t need, uint64_t avoid_lo, uint64_t avoid_hi,
+		       struct ext4fs_prun **out, size_t *n)
+{
+	const uint64_t window = 65536;
+	const struct ext4fs_bitmap *bm;
+	struct ext4fs_prun *runs = NULL;
+	size_t nr = 0, cap = 0;
+	uint64_t got = 0, hi = s->end;
+	int err;
+
+	*out = NULL;
+	*n = 0;
+	if ((err = ext4fs_fs_block_bitmap(s->fs, &bm)))
+		return err;
+	while (got < need && hi > s->first) {
+		uint64_t lo = hi - s->first > window ? hi - window : s->first;
+		struct ext4fs_prun *win = NULL;
+		size_t nw = 0, wcap = 0;
+
+		/* The free runs of [lo, hi), in block order. */
+		for (uint64_t at = lo; at < hi;) {
+			uint64_t start, used;
+			struct ext4fs_prun *grown;
+
+			if (ext4fs_bitmap_find(bm, at, hi - 1, 0, &start))
+				break;
+			if (ext4fs_bitmap_find(bm, start, hi - 1, 1, &used))
+				used = hi;
+			if (!(grown = ext4fs_array_grow(win, &wcap, nw + 1, sizeof(*win), 64))) {
+				free(win);
+				free(runs);
+				return ext4fs__fs_fail(s->fs, EXT4FS_E_NO_MEMORY, "no memory to find room");
+			}
+			win = grown;
+			win[nw++] = (struct ext4fs_prun){ start, used - start };
+			at = used;
+		}
+		/* Take them from the top, clipped to stay out of the way. */
+		for (size_t i = nw; i-- > 0 && got < need;) {
+			uint64_t a = win[i].pblk, b = win[i].pblk + win[i].len;
+			struct ext4fs_prun *grown;
+
+			if (a < avoid_hi && b > avoid_lo) {
+				if (b > avoid_hi) {
+					a = avoid_hi;
+				} else if (a < avoid_lo) {
+					b = avoid_lo;
+				} else {
+					continue;
+				}
+			}
+			if (b - a > need - got)
+				a = b - (need - got);
+			if (!(grown = ext4fs_array_grow(runs, &cap, nr + 1, sizeof(*runs), 16))) {
+				free(win);
+				free(runs);
+				return ext4fs__fs_fail(s->fs, EXT4FS_E_NO_MEMORY, "no memory to find room");
+			}
+			runs = grown;
+			runs[nr++] = (struct ext4fs_prun){ a, b - a };
+			got += b - a;
+		}
+		free(win);
+		hi = lo;
+	}
+	if (got < need) {
+		free(runs);
+		return EXT4FS_E_NO_SPACE;
+	}
+	/* Lowest first, so an evacuated range lands in block order. */
+	for (size_t i = 0; i < nr / 2; i++) {
+		struct ext4fs_prun t = runs[i];
+		runs[i] = runs[nr - 1 - i];
+		runs[nr - 1 - i] = t;
+	}
+	*out = runs;
+	*n = nr;
+	return 0;
+}
+
+/* Count a move made for the member being placed. */
+static void tally(struct sweep *s, const struct ext4fs_reloc_result *r)
+{
+	s->step->moved = 1;
+	s->step->res.blocks_moved += r->blocks_moved;
+	s->step->res.bytes_copied += r->bytes_copied;
+	s->step->res.transactions += r->transactions;
+}
+
+/* Move mapping block old of ino to a block of t (claimed here), in one transaction. */
+static int move_map_block(struct sweep *s, uint32_t ino, uint64_t old, uint64_t new_blk)
+{
+	struct ext4fs_fs *fs = s->fs;
+	struct ext4fs_inode inode;
+	int journalled = ext4fs_txn_active(fs), err;
+
+	if ((err = ext4fs_inode_read(fs, ino, &inode)))
+		return err;
+	if (journalled && (err = ext4fs_txn_begin(fs)))
+		return err;
+	err = ext4fs_blocks_mark_used(fs, new_blk, 1);
+	if (!err)
+		err = ext4fs_bmap_move_map_block(fs, ino, &inode, old, new_blk);
+	if (!err)
+		err = ext4fs_blocks_mark_free(fs, old, 1);
+	if (err) {
+		if (journalled)
+			(void)ext4fs_txn_abort(fs);
+		return err;
+	}
+	if (journalled) {
+		if ((err = ext4fs_txn_commit(fs)))
+			return err;
+		s->step->res.transactions++;
+	}
+	s->step->moved = 1;
+	s->step->res.blocks_moved++;
+	s->step->res.bytes_copied += ext4fs_geom(fs)->block_size;
+	return 0;
+}
+
+/* Move what entry e (a copy) holds of [lo, hi) out of the way of [avoid_lo, avoid_hi). */
+static int evacuate(struct sweep *s, struct owner e, uint64_t lo, uint64_t hi, uint64_t avoid_lo, uint64_t avoid_hi)
+{
+	uint64_t a = e.pblk > lo ? e.pblk : lo, b = e.pblk + e.len < hi ? e.pblk + e.len : hi;
+	struct ext4fs_reloc_file f;
+	struct ext4fs_reloc_result r;
+	struct ext4fs_prun *t;
+	size_t n;
+	int err;
+
+	if ((err = spill_space(s, b - a, avoid_lo, avoid_hi, &t, &n)))
+		return err;
+	if (e.map) {
+		err = move_map_block(s, e.ino, e.pblk, t[0].pblk);
+	} else if (!(err = ext4fs_reloc_load(s->fs, e.ino, &f))) {
+		err = ext4fs_reloc_move_range(s->fs, &f, e.lblk + (a - e.pblk), e.lblk + (b - e.pblk), t, n, &r);
+		if (!err)
+			tally(s, &r);
+		ext4fs_reloc_release(&f);
+	}
+	free(t);
+	return err ? err : index_member(s, e.ino);
+}
+
+/* Empty [lo, hi) of everything the index holds there. */
+static int clear_stretch(struct sweep *s, uint64_t lo, uint64_t hi)
+{
+	for (;;) {
+		size_t at = lower_bound(s, lo);
+		int err;
+
+		if (at >= s->n || s->own[at].pblk >= hi)
+			return 0;
+		if ((err = evacuate(s, s->own[at], lo, hi, lo, hi)))
+			return err;
+	}
+}
+
+/* -- Placing a member ------------------------------------------------------- */
+
+/* The data of f, in logical order, from data block `skip` on: its next chunk of up to len blocks. */
+struct chunk {
+	uint64_t lblk, lend;     /* logical range holding the chunk (holes inside are not data) */
+	uint64_t blocks;
+	int in_place;            /* mapped to [at, at + blocks) block for block */
+};
+
+static void take_chunk(const struct ext4fs_reloc_file *f, uint64_t skip, uint64_t len, uint64_t at, struct chunk *c)
+{
+	uint64_t seen = 0, expect = at;
+
+	memset(c, 0, sizeof(*c));
+	c->in_place = 1;
+	for (size_t i = 0; i < f->nruns && c->blocks < len; i++) {
+		const struct ext4fs_reloc_run *r = &f->runs[i];
+		uint64_t from = 0, k;
+
+		if (seen + r->len <= skip) {
+			seen += r->len;
+			continue;
+		}
+		if (skip > seen)
+			from = skip - seen;
+		seen += r->len;
+		k = r->len - from;
+		if (k > len - c->blocks)
+			k = len - c->blocks;
+		if (!c->blocks)
+			c->lblk = r->lblk + from;
+		c->lend = r->lblk + from + k;
+		if (r->pblk + from != expect)
+			c->in_place = 0;
+		expect += k;
+		c->blocks += k;
+	}
+}
+
+/* The member's mapping blocks go right after its data. */
+static int place_map_blocks(struct sweep *s, uint32_t ino, uint64_t *frontier)
+{
+	const struct ext4fs_bitmap *bm;
+	int err;
+
+	for (;;) {
+		uint64_t blk = 0, at;
+
+		/* Its lowest mapping block not yet behind the frontier's start of them. */
+		for (size_t i = 0; i < s->n; i++)
+			if (s->own[i].ino == ino && s->own[i].map && s->own[i].pblk >= *frontier) {
+				blk = s->own[i].pblk;
+				break;
+			}
+		if (!blk)
+			return 0;
+		if ((err = ext4fs_fs_block_bitmap(s->fs, &bm)))
+			return err;
+		at = next_usable(s, bm, *frontier);
+		if (at >= s->end)
+			return 0;
+		if (at != blk) {
+			if (owner_of(s, at) && (err = clear_stretch(s, at, at + 1)))
+				return err;
+			if ((err = move_map_block(s, ino, blk, at)))
+				return err;
+			if ((err = index_member(s, ino)))
+				return err;
+		}
+		*frontier = at + 1;
+	}
+}
+
+/*
+ * The most a chunk may take: what is in its way must fit in the free space
+ * outside it, so half of what is free (less the reserve), at least 1.
+ */
+static uint64_t room_to_make(const struct sweep *s)
+{
+	uint64_t free_blocks = ext4fs_geom(s->fs)->free_blocks_count;
+	uint64_t room = free_blocks > s->o->reserve ? (free_blocks - s->o->reserve) / 2 : 0;
+
+	return room ? room : 1;
+}
+
+/* Place member f from the frontier on. */
+static int place_member(struct sweep *s, struct ext4fs_reloc_file *f, uint64_t *frontier)
+{
+	uint64_t small = ext4fs_geom(s->fs)->blocks_per_group / 16, placed = 0;
+	uint32_t ino = f->ino;
+	int err;
+
+	while (placed < f->blocks) {
+		const struct ext4fs_bitmap *bm;
+		uint64_t start, stop, len = f->blocks - placed;
+		struct ext4fs_reloc_result r;
+		struct chunk c;
+		struct ext4fs_prun t;
+
+		if ((err = ext4fs_fs_block_bitmap(s->fs, &bm)))
+			return err;
+		start = next_usable(s, bm, *frontier);
+		if (start >= s->end)
+			return EXT4FS_E_NO_SPACE;
+		stop = next_obstacle(s, bm, start);
+		if (stop - start < len && f->blocks <= small && placed == 0) {
+			/* A small member is not split: leave the short stretch and go past the obstacle. */
+			*frontier = stop;
+			continue;
+		}
+		if (len > stop - start)
+			len = stop - start;
+		if (len > CHUNK_BLOCKS)
+			len = CHUNK_BLOCKS;
+		if (len > room_to_make(s))
+			len = room_to_make(s);
+		take_chunk(f, placed, len, start, &c);
+		if (!c.in_place) {
+			if ((err = clear_stretch(s, start, start + c.blocks)))
+				return err;
+			ext4fs_reloc_release(f);
+			if ((err = ext4fs_reloc_load(s->fs, ino, f)))
+				return err;
+			t = (struct ext4fs_prun){ start, c.blocks };
+			if ((err = ext4fs_reloc_move_range(s->fs, f, c.lblk, c.lend, &t, 1, &r)))
+				return err;
+			tally(s, &r);
+			if ((err = index_member(s, ino)))
+				return err;
+		}
+		placed += c.blocks;
+		*frontier = start + c.blocks;
+	}
+	return place_map_blocks(s, ino, frontier);
+}
+
+int ext4fs_defrag_sweep(struct ext4fs_fs *fs, const uint32_t *inos, size_t n, const struct ext4fs_defrag_opts *o)
+{
+	struct sweep s = { .fs = fs, .o = o };
+	uint64_t frontier;
+	int err = 0;
+
+	s.first = ext4fs_geom(fs)->first_data_block;
+	s.end = ext4fs_geom(fs)->blocks_count;
+	frontier = s.first;
+	for (size_t i = 0; i < n && !err; i++) {
+		struct ext4fs_reloc_file f;
+		if ((err = ext4fs_reloc_load(fs, inos[i], &f)) == 0 && f.skip == EXT4FS_RELOC_MOVABLE)
+			err = index_member(&s, inos[i]);
+		ext4fs_reloc_release(&f);
+	}
+	for (size_t i = 0; i < n && !err; i++) {
+		struct ext4fs_defrag_step step = { .ino = inos[i], .why = EXT4FS_RELOC_MOVABLE };
+		struct ext4fs_reloc_file f;
+
+		s.step = &step;
+		err = ext4fs_reloc_load(fs, inos[i], &f);
+		if (!err && f.skip != EXT4FS_RELOC_MOVABLE) {
+			step.why = f.skip;
+		} else if (!err && owner_of(&s, f.runs[0].pblk) == NULL) {
+			/* Met already through another link, or a member that had to stay. */
+			step.why = EXT4FS_RELOC_MOVABLE;
+		} else if (!err) {
+			uint64_t before = frontier;
+			err = place_member(&s, &f, &frontier);
+			if (err == EXT4FS_E_NO_SPACE) {
+				/* No room left to make: it stays, an obstacle from now on. */
+				step.why = EXT4FS_RELOC_NO_SPACE;
+				frontier = before;
+				err = 0;
+			}
+			forget(&s, inos[i]);
+		}
+		ext4fs_reloc_release(&f);
+		if (!err && o->each)
+			err = o->each(&step, o->arg);
+	}
+	free(s.own);
+	return err;
+}
