@@ -30,6 +30,7 @@
 #include "ext4fs/array.h"
 #include "ext4fs/errors.h"
 #include "ext4fs/relocate.h"
+#include "ext4fs/super.h"
 #include "ext4fs/txn.h"
 #include "files.h"
 #include "support/fsopen.h"
@@ -508,6 +509,9 @@ int df_run(struct df_ctx *ctx)
 	df_figures_init(&r.after);
 	if (!ctx->dry_run)
 		rc = open_for_writing(&r);
+	else if (!ext4fs_has_compat(ctx->fs, EXT4FS_FEATURE_COMPAT_HAS_JOURNAL) && !ctx->undo_path && !ctx->force)
+		fprintf(stderr, "%s: note: %s has no journal: a run will need an undo file (-z FILE) or -f\n",
+			DF_PROG, ctx->device);
 	if (!rc) {
 		r.reserve = reserve_of(ctx->fs);
 		rc = measure(&r, 1, &r.before, &r.free_before);
