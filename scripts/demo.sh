@@ -2,7 +2,8 @@
 # Set everything up, build, and show the tools' main jobs end to end on an
 # image the demo makes itself: format and populate it with mke4fs (RAID
 # geometry, files copied in with -d), inspect it with debug4fs (text and
-# JSON, as scripts read it), and check it with e4fsck (per-pass timing).
+# JSON, as scripts read it), report its fragmentation with defrag4fs -c,
+# and check it with e4fsck (per-pass timing).
 # Each new tool adds its step here.
 set -euo pipefail
 
@@ -26,6 +27,7 @@ img=$work/demo.img
 mke4fs=$build/misc/mkfs/mke4fs
 d4=$build/debugfs/debug4fs
 e4fsck=$build/fsck/e4fsck
+defrag4fs=$build/e4defrag/defrag4fs
 
 # run SHOWN COMMAND...: show the command as a user would type it, then run
 # it (the version banner that debugfs and its kind print on stderr is left out).
@@ -51,6 +53,7 @@ run "debug4fs -R 'cat /hello.txt' demo.img" "$d4" -R "cat /hello.txt" "$img"
 run "debug4fs -R 'ncheck 12 13' demo.img" "$d4" -R "ncheck 12 13" "$img"
 run "debug4fs -R 'freefrag' demo.img" "$d4" -R "freefrag" "$img"
 run "debug4fs -j -R 'stat /hello.txt' demo.img" "$d4" -j -R "stat /hello.txt" "$img"
+run "defrag4fs -c demo.img | head -n 20" sh -c "'$defrag4fs' -c '$img' 2>/dev/null | head -n 20"
 run "e4fsck -fn -tt demo.img" "$e4fsck" -fn -tt "$img"
 echo
 echo "demo: done (image was $img, removed on exit)"

@@ -25,6 +25,7 @@
 #   DEBUG4FS              $top_builddir/debugfs/debug4fs
 #   MKE4FS                $top_builddir/misc/mkfs/mke4fs
 #   E4FSCK                $top_builddir/fsck/e4fsck
+#   DEFRAG4FS             $top_builddir/e4defrag/defrag4fs
 #   REAL_DEBUGFS          debugfs found on PATH, /sbin or /usr/sbin (may be "")
 #
 # Everything is safe under "set -eu".
@@ -109,6 +110,8 @@ export DEBUG4FS
 export MKE4FS
 : "${E4FSCK:=$top_builddir/fsck/e4fsck}"
 export E4FSCK
+: "${DEFRAG4FS:=$top_builddir/e4defrag/defrag4fs}"
+export DEFRAG4FS
 
 EXT4FS_TESTS_LIB=$_ext4fs_lib_dir
 export EXT4FS_TESTS_LIB
