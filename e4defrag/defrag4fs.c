@@ -25,7 +25,9 @@ static const char usage_text[] =
 	" -f              go on without a journal or an undo file\n"
 	" -C fd           progress to file descriptor fd (0: a bar on the terminal)\n"
 	" -t seconds      stop at the first file boundary after this long\n"
-	" --mode=LIST     what to do: file (one file at a time; dir and free are not done yet)\n"
+	" --mode=LIST     what to do, of file (each file into fewer extents), dir (the tree\n"
+	"                 laid out in reading order, free space gathered) and free (free\n"
+	"                 space compacted); default all three\n"
 	" --json FILE     write the figures and the moves as JSON ('-': to stdout, instead of the text)\n"
 	" -z undo_file    save the blocks changed in undo_file first (e2undo restores them)\n"
 	" -V              print the version and exit\n"
@@ -139,25 +141,6 @@ static int parse_options(struct df_ctx *ctx, int argc, char **argv)
 	return 0;
 }
 
-/* Only --mode=file is done; the others are refused by name rather than ignored. */
-static int check_modes(const struct df_ctx *ctx)
-{
-	static const struct { unsigned bit; const char *name; } todo[] = {
-		{ DF_MODE_DIR, "dir" }, { DF_MODE_FREE, "free" },
-	};
-
-	if (ctx->report)
-		return 0;
-	for (size_t i = 0; i < sizeof(todo) / sizeof(todo[0]); i++) {
-		if (ctx->modes & todo[i].bit) {
-			fprintf(stderr, "%s: --mode=%s is not implemented yet: only --mode=file moves files for now\n",
-				DF_PROG, todo[i].name);
-			return DF_EXIT_ERROR;
-		}
-	}
-	return 0;
-}
-
 static int open_json(struct df_ctx *ctx)
 {
 	if (!ctx->json_path)
@@ -238,7 +221,7 @@ static int run(struct df_ctx *ctx)
 {
 	int rc;
 
-	if ((rc = check_modes(ctx)) || (rc = open_json(ctx)))
+	if ((rc = open_json(ctx)))
 		return rc;
 	if ((rc = df_check_not_in_use(ctx)))
 		return rc;
@@ -250,7 +233,7 @@ static int run(struct df_ctx *ctx)
 
 int main(int argc, char **argv)
 {
-	struct df_ctx ctx = { .progress_fd = -1, .modes = DF_MODE_FILE, .out = stdout };
+	struct df_ctx ctx = { .progress_fd = -1, .modes = DF_MODE_FILE | DF_MODE_DIR | DF_MODE_FREE, .out = stdout };
 	int rc;
 
 	rc = parse_options(&ctx, argc, argv);

@@ -40,19 +40,24 @@ static int grow(struct df_inoset *s)
 
 int df_inoset_add(struct df_inoset *s, uint32_t ino)
 {
-	size_t i;
-
-	if (s->cap) {
-		for (i = slot_of(ino, s->cap); s->slots[i]; i = (i + 1) & (s->cap - 1))
-			if (s->slots[i] == ino)
-				return 0;
-	}
+	if (df_inoset_has(s, ino))
+		return 0;
 	/* Keep the table at most half full so probes stay short. */
 	if ((s->count + 1) * 2 > s->cap && grow(s))
 		return -ENOMEM;
 	put(s->slots, s->cap, ino);
 	s->count++;
 	return 1;
+}
+
+int df_inoset_has(const struct df_inoset *s, uint32_t ino)
+{
+	if (!s->cap)
+		return 0;
+	for (size_t i = slot_of(ino, s->cap); s->slots[i]; i = (i + 1) & (s->cap - 1))
+		if (s->slots[i] == ino)
+			return 1;
+	return 0;
 }
 
 void df_inoset_free(struct df_inoset *s)

@@ -33,6 +33,7 @@
 #include "ext4fs/super.h"
 #include "ext4fs/txn.h"
 #include "files.h"
+#include "layout.h"
 #include "support/fsopen.h"
 #include "support/json.h"
 #include "walk.h"
@@ -71,6 +72,8 @@ struct run {
 	struct timespec start;
 	double seconds;
 	int stopped_early;
+	struct df_layout_totals layout;  /* the dir or free mode's pass */
+	int layout_ran;
 };
 
 static double since(const struct timespec *t0)
@@ -230,6 +233,8 @@ static int one_file(struct run *r, const struct df_file *file)
 	enum ext4fs_reloc_skip why;
 	int err;
 
+	if (df_inoset_has(&r->layout.laid_out, file->ino))
+		return 0;   /* the tree's layout placed it: moving it whole elsewhere would undo that */
 	err = ext4fs_reloc_load(ctx->fs, file->ino, &f);
 	if (!err) {
 		l.extents = f.extents;
@@ -363,6 +368,14 @@ static void print_summary(struct run *r)
 	fprintf(out, " Files %s\t\t\t\t\t%" PRIu64 "\n", ctx->dry_run ? "to move" : "moved", r->moved);
 	fprintf(out, " Files left\t\t\t\t\t%" PRIu64 " (%" PRIu64 " above their ideal)\n", r->nleft_all,
 		r->left_above);
+	if (r->layout_ran) {
+		fprintf(out, " %s: files and directories moved\t%" PRIu64 " of %" PRIu64 " (%" PRIu64 " left)\n",
+			ctx->modes & DF_MODE_DIR ? "Layout" : "Compaction", r->layout.moved, r->layout.members,
+			r->layout.stayed);
+		if (r->layout.stopped_early)
+			fprintf(out, "Stopped early: the time limit of %" PRIu64 " s was reached while %s.\n",
+				ctx->time_limit, ctx->modes & DF_MODE_DIR ? "laying out the tree" : "compacting");
+	}
 	fprintf(out, " Bytes %s\t\t\t\t\t%" PRIu64 " (%" PRIu64 " KiB)\n", ctx->dry_run ? "to move" : "moved",
 		r->blocks_moved * bs, r->blocks_moved * (bs / 1024));
 	if (ctx->dry_run) {
@@ -435,8 +448,22 @@ static int write_json(struct run *r, int status)
 	json_uint(&j, "bytes_copied", r->bytes_copied);
 	json_uint(&j, "transactions", r->transactions);
 	json_double(&j, "seconds", r->seconds);
-	json_bool(&j, "stopped_early", r->stopped_early);
+	json_bool(&j, "stopped_early", r->stopped_early || r->layout.stopped_early);
 	json_object_end(&j);
+	if (r->layout_ran) {
+		json_object_begin(&j, "layout");
+		json_string(&j, "pass", ctx->modes & DF_MODE_DIR ? "sweep" : "compact");
+		json_uint(&j, "members", r->layout.members);
+		json_uint(&j, "moved", r->layout.moved);
+		json_uint(&j, "left", r->layout.stayed);
+		json_uint(&j, "blocks_moved", r->layout.blocks_moved);
+		json_uint(&j, "bytes_copied", r->layout.bytes_copied);
+		json_uint(&j, "transactions", r->layout.transactions);
+		json_bool(&j, "stopped_early", r->layout.stopped_early);
+		json_object_end(&j);
+	} else {
+		json_null(&j, "layout");
+	}
 	json_int(&j, "exit_status", status);
 	return df_json_close(ctx, &j);
 }
@@ -488,6 +515,18 @@ static int finish_writing(struct run *r)
 	return 0;
 }
 
+/* The dir or free mode's pass; its moves count in the run's totals. */
+static int layout(struct run *r)
+{
+	int rc = df_layout(r->ctx, r->reserve, &r->start, &r->layout);
+
+	r->layout_ran = 1;
+	r->blocks_moved += r->layout.blocks_moved;
+	r->bytes_copied += r->layout.bytes_copied;
+	r->transactions += r->layout.transactions;
+	return rc;
+}
+
 static void run_free(struct run *r)
 {
 	df_files_free(&r->files);
@@ -497,6 +536,7 @@ static void run_free(struct run *r)
 		free(r->left[i].path);
 	free(r->left);
 	free(r->moves);
+	df_inoset_free(&r->layout.laid_out);
 }
 
 int df_run(struct df_ctx *ctx)
@@ -516,10 +556,19 @@ int df_run(struct df_ctx *ctx)
 		r.reserve = reserve_of(ctx->fs);
 		rc = measure(&r, 1, &r.before, &r.free_before);
 	}
+	if (ctx->dry_run && (ctx->modes & (DF_MODE_DIR | DF_MODE_FREE)))
+		fprintf(stderr, "%s: note: -n plans the file mode only: where the dir and free modes move "
+			"depends on the moves before\n", DF_PROG);
+	/* The tree's layout first: it leaves every file it moves contiguous, so file mode has less to do. */
+	if (!rc && !ctx->dry_run && (ctx->modes & DF_MODE_DIR))
+		rc = layout(&r);
 	if (!rc)
 		rc = df_files_collect(ctx, &r.files);
-	if (!rc)
+	if (!rc && (ctx->modes & DF_MODE_FILE) && !r.layout.stopped_early)
 		rc = each_file(&r);
+	/* Compaction alone last: it leaves fragmented files where they are, so they are done first. */
+	if (!rc && !ctx->dry_run && (ctx->modes & DF_MODE_FREE) && !(ctx->modes & DF_MODE_DIR) && !r.stopped_early)
+		rc = layout(&r);
 	/* What was moved before an error is on the disk: commit it and say so. */
 	if (!ctx->dry_run && ctx->fs && (ext4fs_fs_flags(ctx->fs) & EXT4FS_OPEN_RW)) {
 		int frc = finish_writing(&r);

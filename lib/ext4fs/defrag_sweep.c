@@ -24,9 +24,10 @@
  *   A chunk is at most half the free space, so what lies in its way always
  *   fits elsewhere: on a nearly full volume a large file is laid out in
  *   many small steps, each moving its own misplaced blocks out of the way.
- *   A member's own mapping blocks follow its data.  A small member (at
- *   most a sixteenth of a block group) is not split over an obstacle: the
- *   stretch before the obstacle is left free and the member goes after it.
+ *   A member's own mapping blocks follow its data.  A member of at most a
+ *   block group is not split over an obstacle: the stretch before the
+ *   obstacle is left free and the member goes after it, as a fresh copy
+ *   would place it.
  *   When no room is left to evacuate into, the member stays where it is
  *   (and becomes an obstacle).  Every block moves at most once to make room
  *   and once into place, unless the sweep reaches the top of the volume
@@ -462,7 +463,7 @@ static uint64_t room_to_make(const struct sweep *s)
 /* Place member f from the frontier on. */
 static int place_member(struct sweep *s, struct ext4fs_reloc_file *f, uint64_t *frontier)
 {
-	uint64_t small = ext4fs_geom(s->fs)->blocks_per_group / 16, placed = 0;
+	uint64_t small = ext4fs_geom(s->fs)->blocks_per_group, placed = 0;
 	uint32_t ino = f->ino;
 	int err;
 

@@ -1,5 +1,5 @@
 #!/bin/bash
-# t5110-defrag4fs-file.sh - defrag4fs --mode=file (the default) on
+# t5110-defrag4fs-file.sh - defrag4fs --mode=file (single-file) on
 # kernel-fragmented images (lib/defrag-images.sh: concurrent writers on
 # ext4 4k and on ext3 1k, an aged tree on ext4 1k, shattered free space on
 # ext4 4k), judged by e2fsprogs and the kernel:
@@ -57,13 +57,13 @@ check_image() {
 	sum=$(sha256sum <"$img")
 	manifest "$img" "$T/m1"
 
-	"$DEFRAG4FS" -n "$img" >"$T/plan" 2>"$T/err" || rc=$?
+	"$DEFRAG4FS" --mode=file -n "$img" >"$T/plan" 2>"$T/err" || rc=$?
 	[ "$rc" = 0 ] || [ "$rc" = 1 ] || failed "$name: -n exited $rc: $(cat "$T/err")"
 	[ "$(sha256sum <"$img")" = "$sum" ] || failed "$name: -n changed the image"
 	planned=$(summary "$T/plan" "Files to move")
 
 	rc=0
-	"$DEFRAG4FS" --json "$T/run.json" "$img" >"$T/run" 2>"$T/err" || rc=$?
+	"$DEFRAG4FS" --mode=file --json "$T/run.json" "$img" >"$T/run" 2>"$T/err" || rc=$?
 	moved=$(summary "$T/run" "Files moved")
 	note "$name: exit $rc; planned $planned, moved $moved; extents $(summary "$T/run" "Extents before\/after"); score $(summary "$T/run" "Fragmentation score before\/after")"
 	case $rc in
@@ -134,7 +134,7 @@ check_image() {
 # check_paths NAME IMG: with a path, only files under it move.
 check_paths() {
 	local name=$1 img=$2 rc=0
-	"$DEFRAG4FS" -v --json "$T/p.json" "$img" /writers/ >"$T/p.out" 2>"$T/err" || rc=$?
+	"$DEFRAG4FS" --mode=file -v --json "$T/p.json" "$img" /writers/ >"$T/p.out" 2>"$T/err" || rc=$?
 	[ "$rc" = 0 ] || [ "$rc" = 1 ] || { failed "$name: with a path: exit $rc: $(cat "$T/err")"; return; }
 	python3 - "$T/p.json" "$T/p.out" <<-'EOF' || failed "$name: with a path"
 		import json, sys
@@ -173,7 +173,7 @@ for cfg in "ext4-4k-concurrent" "ext3-1k-concurrent" "ext4-1k-aged" "ext4-4k-sha
 		# -t 0: stops before the first file.
 		cp "$T/orig.img" "$img"
 		rc=0
-		"$DEFRAG4FS" -t 0 "$img" >"$T/t0" 2>"$T/err" || rc=$?
+		"$DEFRAG4FS" --mode=file -t 0 "$img" >"$T/t0" 2>"$T/err" || rc=$?
 		[ "$rc" = 0 ] || failed "$cfg: -t 0 exited $rc: $(cat "$T/err")"
 		grep -q '^Stopped early: the time limit of 0 s was reached after 0 of' "$T/t0" ||
 			failed "$cfg: -t 0 does not say it stopped early: $(cat "$T/t0")"
@@ -185,7 +185,7 @@ for cfg in "ext4-4k-concurrent" "ext3-1k-concurrent" "ext4-1k-aged" "ext4-4k-sha
 		cp "$img" "$T/nojournal.img"
 		rm -f "$T/undo"
 		rc=0
-		"$DEFRAG4FS" -z "$T/undo" "$img" >"$T/z" 2>"$T/err" || rc=$?
+		"$DEFRAG4FS" --mode=file -z "$T/undo" "$img" >"$T/z" 2>"$T/err" || rc=$?
 		[ "$rc" = 0 ] || [ "$rc" = 1 ] || failed "$cfg: -z exited $rc: $(cat "$T/err")"
 		[ "$(summary "$T/z" "Files moved")" -gt 0 ] || failed "$cfg: -z moved nothing"
 		e2fsck -fn "$img" >"$T/fsck" 2>&1 || failed "$cfg: e2fsck -fn after -z: $(head "$T/fsck")"

@@ -9,7 +9,7 @@
 #   - the image (and the undo file's absence) byte for byte as before
 #     (sha256), where a run that is not refused changes it (the control
 #     case proves the check can see a change).
-# Cases: a bad option, -c with -n, --mode=dir / free / a word it does not
+# Cases: a bad option, -c with -n, an empty --mode or a word it does not
 # know, a bad -C, -t or --json, a path that does not exist (run, -n, -c),
 # a damaged superblock magic, the errors flag (debugfs ssv state 2),
 # needs_recovery, no journal without -z or -f; as root with loop devices:
@@ -73,8 +73,7 @@ before=$(sha256sum <"$ctl")
 expect "bad option" 8 'Usage: defrag4fs' "$img" -Q "$img"
 expect "no device" 8 'Usage: defrag4fs' "$img"
 expect "-c with -n" 8 '-c and -n cannot be used together' "$img" -c -n "$img"
-expect "--mode=dir" 8 '--mode=dir is not implemented yet' "$img" --mode=dir "$img"
-expect "--mode=file,free" 8 '--mode=free is not implemented yet' "$img" --mode=file,free "$img"
+expect "--mode=" 8 '--mode needs at least one of file, dir, free' "$img" --mode= "$img"
 expect "--mode=bogus" 8 "unknown mode 'bogus'" "$img" --mode=bogus "$img"
 expect "-C 99" 8 'invalid completion fd 99' "$img" -C 99 "$img"
 expect "-C x" 8 'invalid completion fd: x' "$img" -C x "$img"

@@ -1,0 +1,124 @@
+#!/bin/bash
+# t5130-defrag4fs-layout.sh - defrag4fs's dir and free modes (the default
+# runs all three) on kernel-fragmented images (lib/defrag-images.sh: an
+# aged tree on ext4 4k and on ext3 1k, block-mapped; shattered free space
+# with a large file on ext4 4k; concurrent writers on ext4 1k), judged by
+# e2fsprogs and the kernel:
+#   - the run exits 0 or 1; the real `e2fsck -fn` finds the result clean;
+#     a manifest taken on a read-only mount (tools/manifest.py: bytes,
+#     metadata, times, xattrs, flags, logical maps) equals the one before,
+#     with nothing ignored;
+#   - the layout improved, by tools/layout-figures.py (FIEMAP, e2freefrag)
+#     before and after: on the aged trees a directory's files in at most
+#     1.5 block groups on average and the tree read with a fifth of the
+#     seeks or less; on the shattered image the large file in at most 8
+#     extents (from hundreds: the journal, backup superblocks and the files
+#     that must stay split it) and the free space in at most 10 extents;
+#     everywhere, no file above its ideal that was not before it, and fewer
+#     free extents;
+#   - a second run moves nothing (its JSON says 0 blocks moved);
+#   - --mode=free alone (compaction) on the aged tree: the free extents
+#     fall, the manifest holds, and a second run moves nothing.
+#
+# T5130_CASES=REGEX runs only the cases that match.
+set -eu
+# shellcheck source-path=SCRIPTDIR source=../lib/common.sh
+. "$(dirname -- "$0")/../lib/common.sh"
+need_cmd mke2fs e2fsck e2freefrag python3 losetup "$DEFRAG4FS"
+need_root_loop
+make_tmpdir
+# shellcheck source-path=SCRIPTDIR source=../lib/defrag-images.sh
+. "$EXT4FS_TESTS_LIB/defrag-images.sh"
+
+TOOLS=$top_srcdir/tests/tools
+CASES=${T5130_CASES:-.}
+mnt=$T/mnt
+mkdir "$mnt"
+fails=0
+failed() {
+	echo "FAIL: $*" >&2
+	fails=$((fails + 1))
+}
+
+# observe IMG NAME: manifest and layout figures from a read-only mount.
+observe() {
+	loop_mount "$1" "$mnt" ro || fail "cannot mount $1"
+	python3 "$TOOLS/manifest.py" take "$mnt" >"$T/$2.man" || fail "manifest.py take failed on $1"
+	python3 "$TOOLS/layout-figures.py" "$mnt" --image "$1" --json >"$T/$2.fig" ||
+		fail "layout-figures.py failed on $1"
+	loop_umount "$mnt" || fail "cannot unmount $mnt"
+}
+
+# moved JSON: the blocks a run moved.
+moved() {
+	python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["totals"]["blocks_moved"])' "$1"
+}
+
+# run_case NAME KIND MODE: defrag4fs (MODE: "" for the default, else a --mode list) and the checks.
+run_case() {
+	local name=$1 kind=$2 mode=$3 img=$T/$1.img rc=0 args=()
+	[ -z "$mode" ] || args=(--mode="$mode")
+	observe "$img" before
+	"$DEFRAG4FS" "${args[@]}" --json "$T/run1.json" "$img" >"$T/run1" 2>"$T/err" || rc=$?
+	case $rc in
+	0 | 1) ;;
+	*) failed "$name: defrag4fs exited $rc: $(cat "$T/err")"; return ;;
+	esac
+	if ! e2fsck -fn "$img" >"$T/fsck" 2>&1; then
+		failed "$name: e2fsck -fn does not find the result clean: $(head -n 20 "$T/fsck")"
+	fi
+	observe "$img" after
+	python3 "$TOOLS/manifest.py" compare "$T/before.man" "$T/after.man" >"$T/mdiff" ||
+		failed "$name: the files changed: $(head -n 20 "$T/mdiff")"
+	python3 - "$T/before.fig" "$T/after.fig" "$kind" "${mode:-all}" <<-'EOF' || failed "$name: the layout"
+		import json, sys
+		b, a = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+		kind, mode = sys.argv[3], sys.argv[4]
+		print("%s %s: " % (kind, mode) + ", ".join("%s %s -> %s" % (k, b[k], a[k]) for k in
+		      ("files_above_ideal", "groups_per_dir_mean", "tree_read_seek_blocks", "free_extents",
+		       "largest_file_extents")))
+		bad = []
+		if not a["free_extents"] < b["free_extents"]:
+		    bad.append("free extents did not fall")
+		if a["files_above_ideal"] > b["files_above_ideal"]:
+		    bad.append("more files above their ideal")
+		if mode == "all" and kind == "aged":
+		    if a["groups_per_dir_mean"] > 1.5:
+		        bad.append("a directory's files in %.2f groups" % a["groups_per_dir_mean"])
+		    if a["tree_read_seek_blocks"] * 5 > b["tree_read_seek_blocks"]:
+		        bad.append("tree-read seeks only %d -> %d" % (b["tree_read_seek_blocks"], a["tree_read_seek_blocks"]))
+		if mode == "all" and kind == "shattered":
+		    if a["largest_file_extents"] > 8:
+		        bad.append("the large file in %d extents" % a["largest_file_extents"])
+		    if a["free_extents"] > 10:
+		        bad.append("%d free extents" % a["free_extents"])
+		if bad:
+		    sys.exit("\n".join(bad))
+	EOF
+	rc=0
+	"$DEFRAG4FS" "${args[@]}" --json "$T/run2.json" "$img" >"$T/run2" 2>"$T/err" || rc=$?
+	[ "$rc" -le 1 ] || failed "$name: the second run exited $rc: $(cat "$T/err")"
+	[ "$(moved "$T/run2.json")" = 0 ] || failed "$name: a second run moved $(moved "$T/run2.json") blocks"
+	note "$name: first run moved $(moved "$T/run1.json") blocks; a second run $(moved "$T/run2.json")"
+}
+
+case_on() {
+	local name=$1 kind=$2 mode=$3
+	shift 3
+	echo "$name" | grep -Eq -- "$CASES" || return 0
+	case $kind in
+	aged) defrag_img_aged_tree "$T/$name.img" 48 1500 "$@" >/dev/null ;;
+	shattered) defrag_img_shattered "$T/$name.img" 48 "$@" >/dev/null ;;
+	concurrent) defrag_img_concurrent "$T/$name.img" 48 "$@" >/dev/null ;;
+	esac || fail "$name: building the image failed"
+	run_case "$name" "$kind" "$mode"
+}
+
+case_on ext4-4k-aged aged "" -g 2048
+case_on ext3-1k-aged aged "" -t ext3 -b 1024
+case_on ext4-4k-shattered shattered "" -g 2048
+case_on ext4-1k-concurrent concurrent "" -b 1024
+case_on ext4-4k-aged-free aged free -g 2048
+
+[ "$fails" = 0 ] || fail "$fails check(s) failed"
+echo "ok"
