@@ -1,10 +1,10 @@
 /*
  * walk.c - the tree in nftw's order (see walk.h).
  *
- * readdir order is the kernel's: with dir_index, a directory that is
- * indexed, one block long or inline is read in hash order (major hash,
- * then minor hash, then the order on disk for equal pairs); any other in
- * the order of its blocks.  A directory whose index or hash cannot be read
+ * readdir order is the kernel's (ext4fs_htree_readdir_hashed()): with
+ * dir_index, a directory that is indexed, one block long or inline is read
+ * in hash order (major hash, then minor hash, then the order on disk for
+ * equal pairs); any other in the order of its blocks.  A directory whose index or hash cannot be read
  * here is walked in disk order: the figures stay right, only the order of
  * equals in e4defrag's list may differ.
  *
@@ -17,10 +17,8 @@
 #include <string.h>
 #include "ext4fs/array.h"
 #include "ext4fs/dir.h"
-#include "ext4fs/dxhash.h"
 #include "ext4fs/errors.h"
 #include "ext4fs/htree.h"
-#include "ext4fs/super.h"
 #include "inoset.h"
 #include "walk.h"
 
@@ -99,38 +97,6 @@ static int path_set(struct walk *w, size_t dir_len, const char *name, size_t len
 	return 0;
 }
 
-/* Whether the kernel reads directory inode in hash order, and then with which hash version. */
-static int hash_ordered(struct walk *w, uint32_t ino, const struct ext4fs_inode *inode, int *version)
-{
-	const struct ext4fs_super *sb = ext4fs_sb(w->fs);
-	uint32_t bs = ext4fs_geom(w->fs)->block_size;
-	struct ext4fs_htree_root root;
-	struct ext4fs_htree_node node;
-	struct ext4fs_dx_entry *entries = NULL;
-	void *block;
-	int err;
-
-	if (!ext4fs_has_compat(w->fs, EXT4FS_FEATURE_COMPAT_DIR_INDEX))
-		return 0;
-	if (!(inode->i_flags & EXT4FS_INDEX_FL)) {
-		if (ext4fs_inode_size(inode) / bs != 1 && !ext4fs_inode_has_inline_data(inode))
-			return 0;
-		*version = ext4fs_dx_hash_version_effective(sb->s_def_hash_version, sb->s_flags);
-		return 1;
-	}
-	if (!(block = malloc(bs)))
-		return 0;
-	err = ext4fs_dir_block_read(w->fs, ino, inode, 0, block, NULL);
-	if (!err)
-		err = ext4fs_htree_root_decode(w->fs, ino, inode, block, &root, &node, &entries);
-	free(entries);
-	free(block);
-	if (err)
-		return 0;
-	*version = root.hash_version_eff;
-	return 1;
-}
-
 static int by_hash(const void *a, const void *b)
 {
 	const struct child *x = a, *y = b;
@@ -147,7 +113,7 @@ static void readdir_order(struct walk *w, uint32_t ino, const struct ext4fs_inod
 {
 	int version, approx;
 
-	if (f->nchildren < 2 || !hash_ordered(w, ino, inode, &version))
+	if (f->nchildren < 2 || !ext4fs_htree_readdir_hashed(w->fs, ino, inode, &version))
 		return;
 	for (size_t i = 0; i < f->nchildren; i++) {
 		struct child *c = &f->children[i];

@@ -18,6 +18,7 @@
 #include "ext4fs/blockmap.h"
 #include "ext4fs/dir.h"
 #include "ext4fs/errors.h"
+#include "ext4fs/htree.h"
 #include "blockmap_internal.h"
 
 /* -- one file -- */
@@ -263,9 +264,26 @@ struct entry_list {
 	size_t pos;                  /* the tree walk's cursor */
 };
 
+/* An entry and its readdir sort key, while a hash-ordered directory is collected. */
+struct keyed_entry {
+	uint32_t ino;
+	uint32_t hash, minor;
+	size_t disk_order;
+};
+
+struct collector {
+	struct ext4fs_fs *fs;
+	const struct ext4fs_inode *dir;
+	int hashed, version;
+	struct entry_list *l;
+	struct keyed_entry *keys;
+	size_t nkeys, keys_cap;
+};
+
 static int collect_entry(const struct ext4fs_dirent *d, void *arg)
 {
-	struct entry_list *l = arg;
+	struct collector *c = arg;
+	struct entry_list *l = c->l;
 	uint32_t *grown;
 
 	if (d->name_len <= 2 && d->name[0] == '.' && (d->name_len == 1 || d->name[1] == '.'))
@@ -274,15 +292,53 @@ static int collect_entry(const struct ext4fs_dirent *d, void *arg)
 		return EXT4FS_E_NO_MEMORY;
 	l->ino = grown;
 	l->ino[l->n++] = d->inode;
+	if (c->hashed) {
+		struct keyed_entry *k = ext4fs_array_grow(c->keys, &c->keys_cap, c->nkeys + 1, sizeof(*k), 16);
+		int approx;
+
+		if (!k)
+			return EXT4FS_E_NO_MEMORY;
+		c->keys = k;
+		k = &c->keys[c->nkeys];
+		k->ino = d->inode;
+		k->disk_order = c->nkeys++;
+		/* A name that cannot be hashed here leaves the directory in disk order. */
+		if (ext4fs_htree_name_hash(c->fs, c->dir, c->version, d->name, d->name_len, &k->hash, &k->minor,
+					   &approx))
+			c->hashed = 0;
+	}
 	return 0;
 }
 
+static int by_readdir_key(const void *a, const void *b)
+{
+	const struct keyed_entry *x = a, *y = b;
+
+	if (x->hash != y->hash)
+		return x->hash < y->hash ? -1 : 1;
+	if (x->minor != y->minor)
+		return x->minor < y->minor ? -1 : 1;
+	return x->disk_order < y->disk_order ? -1 : x->disk_order > y->disk_order;
+}
+
+/* The entries of directory ino in the order the kernel's readdir gives them. */
 static int collect_entries(struct ext4fs_fs *fs, uint32_t ino, const struct ext4fs_inode *inode,
 			   struct entry_list *l)
 {
-	int err = ext4fs_dir_iterate(fs, ino, inode, 0, collect_entry, l);
+	struct collector c = { .fs = fs, .dir = inode, .l = l };
+	int err;
 
-	return err > 0 ? 0 : err;
+	c.hashed = ext4fs_htree_readdir_hashed(fs, ino, inode, &c.version);
+	err = ext4fs_dir_iterate(fs, ino, inode, 0, collect_entry, &c);
+	if (err > 0)
+		err = 0;
+	if (!err && c.hashed && c.nkeys == l->n) {
+		qsort(c.keys, c.nkeys, sizeof(*c.keys), by_readdir_key);
+		for (size_t i = 0; i < c.nkeys; i++)
+			l->ino[i] = c.keys[i].ino;
+	}
+	free(c.keys);
+	return err;
 }
 
 /* Read entry ino's inode; 1 when there is one, 0 for a number outside the file system. */

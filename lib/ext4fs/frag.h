@@ -208,7 +208,8 @@ struct ext4fs_frag_tree {
 /*
  * The seeks of reading the tree under directory root (inode number) as tar
  * or `find -exec cat` reads it: depth first, each directory's blocks read
- * in logical order, then its entries in readdir order, a regular file's
+ * in logical order, then its entries in the kernel's readdir order (hash
+ * order where ext4fs_htree_readdir_hashed() says so, else disk order), a regular file's
  * data read in logical order when met, a subdirectory descended into when
  * met.  Each run of blocks read costs |its first block - the block after
  * the last one read|; the first run costs nothing.  Every directory is read

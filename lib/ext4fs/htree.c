@@ -520,3 +520,37 @@ out:
 		free(ents[i]);
 	return err;
 }
+
+int ext4fs_htree_readdir_hashed(struct ext4fs_fs *fs, uint32_t ino, const struct ext4fs_inode *inode, int *version)
+{
+	const struct ext4fs_super *sb = ext4fs_sb(fs);
+	uint32_t bs = ext4fs_geom(fs)->block_size;
+	struct ext4fs_htree_root root;
+	struct ext4fs_htree_node node;
+	struct ext4fs_dx_entry *entries = NULL;
+	void *block;
+	int err;
+
+	if (!ext4fs_has_compat(fs, EXT4FS_FEATURE_COMPAT_DIR_INDEX))
+		return 0;
+	if (!(inode->i_flags & EXT4FS_INDEX_FL)) {
+		/* The kernel reads these through its hash-ordered path too (ext4_dx_readdir). */
+		if (ext4fs_inode_size(inode) / bs != 1 && !ext4fs_inode_has_inline_data(inode))
+			return 0;
+		*version = ext4fs_dx_hash_version_effective(sb->s_def_hash_version, sb->s_flags);
+		return 1;
+	}
+	if (!(block = malloc(bs)))
+		return 0;
+	err = ext4fs_dir_block_read(fs, ino, inode, 0, block, NULL);
+	if (!err)
+		err = ext4fs_htree_root_decode(fs, ino, inode, block, &root, &node, &entries);
+	free(entries);
+	free(block);
+	if (err) {
+		ext4fs_errmsg_clear(fs);
+		return 0;
+	}
+	*version = root.hash_version_eff;
+	return 1;
+}

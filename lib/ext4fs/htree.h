@@ -164,6 +164,19 @@ int ext4fs_htree_name_hash(const struct ext4fs_fs *fs, const struct ext4fs_inode
 			   int hash_version_eff, const char *name, size_t len,
 			   uint32_t *hash, uint32_t *minor_hash, int *approx);
 
+/*
+ * Whether the kernel's readdir returns directory ino's entries in hash
+ * order: with dir_index, an indexed directory, a one-block directory and
+ * an inline one are read in (major hash, minor hash) order, ties in the
+ * order on disk; any other in the order of its blocks.  Returns 1 with
+ * *version the effective hash version to hash names with
+ * (ext4fs_htree_name_hash()), else 0; an index root that cannot be read
+ * gives 0 (disk order), as does a failed allocation.  Records nothing on
+ * fs.  Tools that must meet entries as tar or find does (e4defrag -c's
+ * ranking, the tree a defragmenter lays out, its seek figures) sort by it.
+ */
+int ext4fs_htree_readdir_hashed(struct ext4fs_fs *fs, uint32_t ino, const struct ext4fs_inode *inode, int *version);
+
 #ifdef __cplusplus
 }
 #endif
