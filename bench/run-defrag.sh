@@ -66,7 +66,7 @@ elapsed() { echo "$2 - $1" | bc; }
 loop_written() {
 	local dev
 	dev=$(findmnt -n -o SOURCE "$1") || return 1
-	awk '{ print $7 * 512 }' "/sys/block/$(basename "$dev")/stat"
+	awk '{ printf "%.0f\n", $7 * 512 }' "/sys/block/$(basename "$dev")/stat"
 }
 
 # figures IMG NAME: layout figures and manifest of IMG on a read-only mount.
