@@ -96,7 +96,9 @@ int ext4fs_bmap_alloc(struct ext4fs_fs *fs, uint32_t ino, struct ext4fs_inode *i
 
 /*
  * Map logical blocks lblk..lblk+len-1 to physical pblk.. that the caller
- * already owns (marked in use); they are counted in i_blocks.  Same errors,
+ * already owns (marked in use); they are counted in i_blocks.  The
+ * mapping blocks this needs may come from the reserved blocks (the data is
+ * the caller's already: a move must not be stranded half way).  Same errors,
  * and EXT4FS_E_INVALID_ARG for blocks outside the file system (or above
  * 2^32 for an indirect map).
  */

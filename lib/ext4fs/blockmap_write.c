@@ -78,6 +78,7 @@ struct ictx {
 	unsigned char *buf[3]; /* their contents */
 	uint64_t free_start, free_count;   /* data blocks waiting to be freed (one run) */
 	uint64_t freed;        /* blocks freed by an unmap, for i_blocks */
+	unsigned meta_flags;   /* EXT4FS_ALLOC_USE_RESERVED for the indirect blocks of data already owned */
 	int dirty;             /* *inode changed */
 };
 
@@ -285,7 +286,7 @@ static int ind_new_block(struct ictx *c, uint64_t lblk, uint64_t goal, uint64_t 
 {
 	struct ext4fs_alloc_request req = {
 		.ino = c->ino, .lblk = (uint32_t)lblk, .len = 1, .goal = goal,
-		.flags = EXT4FS_ALLOC_METADATA,
+		.flags = EXT4FS_ALLOC_METADATA | c->meta_flags,
 	};
 	uint32_t got;
 	int err;
@@ -743,6 +744,8 @@ int ext4fs__map_set(struct ext4fs_fs *fs, uint32_t ino, struct ext4fs_inode *ino
 	err = ictx_open(&c, fs, ino, inode);
 	if (err)
 		return err;
+	/* The data is the caller's already: failing for want of an indirect block would strand it. */
+	c.meta_flags = EXT4FS_ALLOC_USE_RESERVED;
 	return ictx_close(&c, ind_set(&c, lblk, pblk, len), dirty);
 }
 

@@ -952,7 +952,8 @@ int ext4fs__extent_bmap_set(struct ext4fs_fs *fs, uint32_t ino, struct ext4fs_in
 		return ext4fs__fs_fail(fs, EXT4FS_E_INVALID_ARG,
 				       "inode %u: blocks %llu-%llu are not all inside the file system", ino,
 				       (unsigned long long)pblk, (unsigned long long)(pblk + len - 1));
-	err = tree_open(&t, fs, ino, inode, 0);
+	/* The data is the caller's already: failing for want of a tree block would strand it. */
+	err = tree_open(&t, fs, ino, inode, EXT4FS_ALLOC_USE_RESERVED);
 	if (err)
 		return err;
 	err = find_path(&t, (uint32_t)lblk);

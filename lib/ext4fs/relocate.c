@@ -450,6 +450,28 @@ static int switch_piece(struct mover *m, const struct placed *p, size_t np, uint
 	return err;
 }
 
+/*
+ * Refuse a piece, before anything changes, when too few blocks would stay
+ * free, once its target is claimed, for the mapping blocks it may need:
+ * splits at both ends of the range unmapped, new leaves for its runs,
+ * indirect blocks for its span (the map calls may take them from the
+ * reserved blocks).  Blocks it frees are held until the commit, so they do
+ * not count.  A switch that ran out half way would have to be given up.
+ */
+static int room_for_piece(struct ext4fs_fs *fs, uint32_t ino, const struct placed *p, size_t np, uint64_t span)
+{
+	const struct ext4fs_geom *geo = ext4fs_geom(fs);
+	uint64_t claim = 0, need = 8 + np / 64 + 2 * (span / (geo->block_size / 4) + 1);
+
+	for (size_t i = 0; i < np; i++)
+		claim += p[i].len;
+	if (geo->free_blocks_count < claim + need)
+		return ext4fs__fs_fail(fs, EXT4FS_E_NO_SPACE,
+				       "inode %u: no room for the mapping blocks a move may need (%llu free)", ino,
+				       (unsigned long long)geo->free_blocks_count);
+	return 0;
+}
+
 /* The journal blocks a piece may touch (see the design block). */
 static uint64_t piece_cost(const struct ext4fs_fs *fs, size_t old_runs, size_t new_runs, uint64_t span)
 {
@@ -534,12 +556,19 @@ static int move_runs(struct ext4fs_fs *fs, struct ext4fs_reloc_file *f, const st
 		}
 		if (np == 0)
 			break;
+		if ((err = room_for_piece(fs, f->ino, pieces, np, end - first)))
+			goto out;
 		if (m.journalled && (err = ext4fs_txn_begin(fs)))
 			goto out;
 		err = switch_piece(&m, pieces, np, first, end);
 		if (err) {
+			/* Half switched: never let a caller take this for "no room, nothing done". */
 			if (m.journalled)
 				(void)ext4fs_txn_abort(fs);
+			err = ext4fs__fs_fail(fs, EXT4FS_E_TXN_FAILED,
+					      "inode %u: moving its blocks failed half way (%s)%s", f->ino,
+					      ext4fs_strerror(err),
+					      m.journalled ? ": the transaction was given up" : "");
 			goto out;
 		}
 		if (m.journalled) {
@@ -650,8 +679,14 @@ int ext4fs_reloc_defrag_file(struct ext4fs_fs *fs, uint32_t ino, uint64_t reserv
 		err = 0;
 		goto out;
 	}
-	if (!err)
+	if (!err) {
 		err = ext4fs_reloc_move(fs, &f, t, n, res);
+		if (err == EXT4FS_E_NO_SPACE) {
+			/* Refused before a piece changed anything (what was switched before stays switched). */
+			*why = EXT4FS_RELOC_NO_SPACE;
+			err = 0;
+		}
+	}
 out:
 	free(t);
 	ext4fs_reloc_release(&f);

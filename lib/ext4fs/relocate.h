@@ -143,11 +143,14 @@ struct ext4fs_reloc_result {
  * f is reloaded afterwards (its runs describe the new place).  Errors:
  * EXT4FS_E_INVALID_ARG (f not movable, t too short), EXT4FS_E_BLOCK_STATE
  * (a target block in use), EXT4FS_E_JOURNAL_FULL (the journal cannot take
- * even a one-run piece), EXT4FS_E_NO_SPACE (a mapping block could not be
- * had), I/O errors, corrupt maps.  On an error before a piece switched,
- * nothing of it reached the disk; on an error during a switch in
- * journalled mode the transaction is aborted (ext4fs_txn_abort(): the disk
- * stays at the last commit, the handle accepts nothing more).  *res (may be
+ * even a one-run piece), EXT4FS_E_NO_SPACE (before a piece, when the
+ * allocator, the reserved blocks left alone, could not give the mapping
+ * blocks it may need: that piece and the ones after it were not started),
+ * EXT4FS_E_TXN_FAILED (a switch failed half way: in journalled mode the
+ * transaction is given up, ext4fs_txn_abort(), so the disk stays at the
+ * last commit and the handle accepts nothing more; without it the map is
+ * half switched and an undo file is the way back), I/O errors, corrupt
+ * maps.  Pieces switched before an error stay switched.  *res (may be
  * NULL) counts what was done, also on error.
  */
 int ext4fs_reloc_move(struct ext4fs_fs *fs, struct ext4fs_reloc_file *f, const struct ext4fs_prun *t, size_t n,

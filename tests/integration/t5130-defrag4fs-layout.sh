@@ -18,7 +18,10 @@
 #     free extents;
 #   - a second run moves nothing (its JSON says 0 blocks moved);
 #   - --mode=free alone (compaction) on the aged tree: the free extents
-#     fall, the manifest holds, and a second run moves nothing.
+#     fall, the manifest holds, and a second run moves nothing;
+#   - a volume with no free block left (two files appended in turns until
+#     the kernel says ENOSPC): the run finishes (exit 0 or 1, never a
+#     crash or an error), e2fsck finds it clean and the manifest holds.
 #
 # T5130_CASES=REGEX runs only the cases that match.
 set -eu
@@ -119,6 +122,36 @@ case_on ext3-1k-aged aged "" -t ext3 -b 1024
 case_on ext4-4k-shattered shattered "" -g 2048
 case_on ext4-1k-concurrent concurrent "" -b 1024
 case_on ext4-4k-aged-free aged free -g 2048
+
+# A full volume: nothing can move, and nothing may break.
+if echo ext4-full | grep -Eq -- "$CASES"; then
+	mke2fs -q -F -t ext4 -b 1024 -N 64 -E nodiscard "$T/full.img" 8M || fail "mke2fs for the full volume failed"
+	loop_mount "$T/full.img" "$mnt" || fail "cannot mount the full volume"
+	python3 - "$mnt" <<-'EOF' || fail "filling the volume failed"
+		import errno, os, sys
+		fds = [os.open(os.path.join(sys.argv[1], n), os.O_WRONLY | os.O_CREAT, 0o644) for n in ("a", "b")]
+		chunk, i = bytes(range(256)) * 16, 0
+		try:
+		    while True:
+		        os.write(fds[i % 2], chunk)
+		        os.fsync(fds[i % 2])
+		        i += 1
+		except OSError as e:
+		    if e.errno != errno.ENOSPC:
+		        raise
+	EOF
+	loop_umount "$mnt" || fail "cannot unmount the full volume"
+	observe "$T/full.img" before
+	free=$(dumpe2fs -h "$T/full.img" 2>/dev/null | sed -n 's/^Free blocks: *//p')
+	rc=0
+	"$DEFRAG4FS" "$T/full.img" >"$T/full.out" 2>"$T/err" || rc=$?
+	[ "$rc" -le 1 ] || failed "ext4-full ($free blocks free): defrag4fs exited $rc: $(cat "$T/err")"
+	e2fsck -fn "$T/full.img" >"$T/fsck" 2>&1 || failed "ext4-full: e2fsck -fn: $(head -n 15 "$T/fsck")"
+	observe "$T/full.img" after
+	python3 "$TOOLS/manifest.py" compare "$T/before.man" "$T/after.man" >"$T/mdiff" ||
+		failed "ext4-full: the files changed: $(head -n 10 "$T/mdiff")"
+	note "ext4-full: $free blocks free; exit $rc; $(grep -c 'extents, ideal' "$T/full.out") file(s) named as left"
+fi
 
 [ "$fails" = 0 ] || fail "$fails check(s) failed"
 echo "ok"
