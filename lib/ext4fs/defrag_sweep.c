@@ -87,22 +87,44 @@ static size_t lower_bound(const struct sweep *s, uint64_t blk)
 	return lo;
 }
 
-static int insert(struct sweep *s, const struct owner *e)
+static int by_block(const void *a, const void *b)
 {
-	size_t at = lower_bound(s, e->pblk);
-	struct owner *grown;
+	const struct owner *x = a, *y = b;
 
-	if (at < s->n && s->own[at].pblk < e->pblk + e->len)
-		return ext4fs__fs_fail(s->fs, EXT4FS_E_BLOCK_STATE,
-				       "block %llu belongs to inodes %u and %u: check the file system first",
-				       (unsigned long long)(e->pblk > s->own[at].pblk ? e->pblk : s->own[at].pblk),
-				       s->own[at].ino, e->ino);
-	if (!(grown = ext4fs_array_grow(s->own, &s->cap, s->n + 1, sizeof(*s->own), 1024)))
+	return x->pblk < y->pblk ? -1 : x->pblk > y->pblk;
+}
+
+/*
+ * Merge entries add[0..k) (any order; sorted here) into the index, leaving
+ * out the entries of inode drop (0: none) it held: one pass, so reindexing
+ * a file in twenty thousand extents costs no more than copying the index
+ * once.
+ */
+static int merge(struct sweep *s, struct owner *add, size_t k, uint32_t drop)
+{
+	struct owner *out;
+	size_t i = 0, j = 0, n = 0;
+
+	qsort(add, k, sizeof(*add), by_block);
+	if (!(out = malloc((s->n + k + 1) * sizeof(*out))))
 		return ext4fs__fs_fail(s->fs, EXT4FS_E_NO_MEMORY, "no memory for the block owners");
-	s->own = grown;
-	memmove(&s->own[at + 1], &s->own[at], (s->n - at) * sizeof(*s->own));
-	s->own[at] = *e;
-	s->n++;
+	while (i < s->n || j < k) {
+		const struct owner *e = (j >= k || (i < s->n && s->own[i].pblk < add[j].pblk)) ? &s->own[i++] : &add[j++];
+
+		if (e->ino == drop && e >= s->own && e < s->own + s->n)
+			continue;   /* the member's old entries, replaced by add */
+		if (n && out[n - 1].pblk + out[n - 1].len > e->pblk) {
+			int err = ext4fs__fs_fail(s->fs, EXT4FS_E_BLOCK_STATE,
+						  "block %llu belongs to inodes %u and %u: check the file system first",
+						  (unsigned long long)e->pblk, out[n - 1].ino, e->ino);
+			free(out);
+			return err;
+		}
+		out[n++] = *e;
+	}
+	free(s->own);
+	s->own = out;
+	s->n = s->cap = n;
 	return 0;
 }
 
@@ -116,46 +138,58 @@ static void forget(struct sweep *s, uint32_t ino)
 	s->n = k;
 }
 
+/* A member's blocks, gathered before they are merged into the index. */
 struct adder {
-	struct sweep *s;
+	struct ext4fs_fs *fs;
 	uint32_t ino;
-	struct owner last;
-	int have;
+	struct owner *v;
+	size_t n, cap;
 };
 
 static int add_visit(const struct ext4fs_block_visit *v, void *arg)
 {
 	struct adder *a = arg;
+	struct owner *last = a->n ? &a->v[a->n - 1] : NULL, *grown;
 	int map = v->kind != EXT4FS_BLOCK_DATA;
-	int err;
 
 	if (v->count == 0)
 		return 0;
-	if (a->have && !map && !a->last.map && a->last.pblk + a->last.len == v->pblk &&
-	    a->last.lblk + a->last.len == v->lblk) {
-		a->last.len += v->count;
+	if (last && last->ino == a->ino && !map && !last->map && last->pblk + last->len == v->pblk &&
+	    last->lblk + last->len == v->lblk) {
+		last->len += v->count;
 		return 0;
 	}
-	if (a->have && (err = insert(a->s, &a->last)))
-		return err;
-	a->last = (struct owner){ v->pblk, map ? 1 : v->count, v->lblk, a->ino, map };
-	a->have = 1;
+	if (!(grown = ext4fs_array_grow(a->v, &a->cap, a->n + 1, sizeof(*a->v), 64)))
+		return EXT4FS_E_NO_MEMORY;
+	a->v = grown;
+	a->v[a->n++] = (struct owner){ v->pblk, map ? 1 : v->count, v->lblk, a->ino, map };
 	return 0;
+}
+
+/* Gather member ino's blocks into *a. */
+static int gather(struct ext4fs_fs *fs, uint32_t ino, struct adder *a)
+{
+	struct ext4fs_inode inode;
+	int err = ext4fs_inode_read(fs, ino, &inode);
+
+	a->ino = ino;
+	if (!err)
+		err = ext4fs_block_iterate(fs, ino, &inode, 0, add_visit, a);
+	if (err == EXT4FS_E_NO_MEMORY)
+		err = ext4fs__fs_fail(fs, err, "no memory for the block owners");
+	return err;
 }
 
 /* (Re)index member ino's blocks. */
 static int index_member(struct sweep *s, uint32_t ino)
 {
-	struct adder a = { .s = s, .ino = ino };
-	struct ext4fs_inode inode;
+	struct adder a = { .fs = s->fs };
 	int err;
 
-	forget(s, ino);
-	if ((err = ext4fs_inode_read(s->fs, ino, &inode)))
-		return err;
-	err = ext4fs_block_iterate(s->fs, ino, &inode, 0, add_visit, &a);
-	if (!err && a.have)
-		err = insert(s, &a.last);
+	err = gather(s->fs, ino, &a);
+	if (!err)
+		err = merge(s, a.v, a.n, ino);
+	free(a.v);
 	return err;
 }
 
@@ -194,20 +228,26 @@ static uint64_t next_usable(const struct sweep *s, const struct ext4fs_bitmap *b
 	return s->end;
 }
 
-/* The first block at or after blk (a usable one) that is not usable (s->end when none). */
-static uint64_t next_obstacle(const struct sweep *s, const struct ext4fs_bitmap *bm, uint64_t blk)
+/*
+ * The first block at or after blk (a usable one) that is not usable, or
+ * limit if there is none before it (the caller asks only whether a stretch
+ * is long enough, so the walk never goes past what it needs).
+ */
+static uint64_t next_obstacle(const struct sweep *s, const struct ext4fs_bitmap *bm, uint64_t blk, uint64_t limit)
 {
-	while (blk < s->end) {
+	if (limit > s->end)
+		limit = s->end;
+	while (blk < limit) {
 		const struct owner *e;
 		uint64_t used;
 
-		if (ext4fs_bitmap_find(bm, blk, s->end - 1, 1, &used))
-			return s->end;
+		if (ext4fs_bitmap_find(bm, blk, limit - 1, 1, &used))
+			return limit;
 		if (!(e = owner_of(s, used)))
 			return used;
 		blk = e->pblk + e->len;
 	}
-	return s->end;
+	return limit;
 }
 
 /* -- Making room ------------------------------------------------------------ */
@@ -414,23 +454,21 @@ static void take_chunk(const struct ext4fs_reloc_file *f, uint64_t skip, uint64_
 	}
 }
 
-/* The member's mapping blocks go right after its data. */
+/* The member's mapping blocks go right after its data, lowest first. */
 static int place_map_blocks(struct sweep *s, uint32_t ino, uint64_t *frontier)
 {
-	const struct ext4fs_bitmap *bm;
-	int err;
-
 	for (;;) {
+		const struct ext4fs_bitmap *bm;
+		struct adder a = { .fs = s->fs };
 		uint64_t blk = 0, at;
+		int err = gather(s->fs, ino, &a);
 
-		/* Its lowest mapping block not yet behind the frontier's start of them. */
-		for (size_t i = 0; i < s->n; i++)
-			if (s->own[i].ino == ino && s->own[i].map && s->own[i].pblk >= *frontier) {
-				blk = s->own[i].pblk;
-				break;
-			}
-		if (!blk)
-			return 0;
+		for (size_t i = 0; !err && i < a.n; i++)
+			if (a.v[i].map && a.v[i].pblk >= *frontier && (!blk || a.v[i].pblk < blk))
+				blk = a.v[i].pblk;
+		free(a.v);
+		if (err || !blk)
+			return err;
 		if ((err = ext4fs_fs_block_bitmap(s->fs, &bm)))
 			return err;
 		at = next_usable(s, bm, *frontier);
@@ -479,7 +517,7 @@ static int place_member(struct sweep *s, struct ext4fs_reloc_file *f, uint64_t *
 		start = next_usable(s, bm, *frontier);
 		if (start >= s->end)
 			return EXT4FS_E_NO_SPACE;
-		stop = next_obstacle(s, bm, start);
+		stop = next_obstacle(s, bm, start, start + len);
 		if (stop - start < len && f->blocks <= small && placed == 0) {
 			/* A small member is not split: leave the short stretch and go past the obstacle. */
 			*frontier = stop;
@@ -511,6 +549,13 @@ static int place_member(struct sweep *s, struct ext4fs_reloc_file *f, uint64_t *
 	return place_map_blocks(s, ino, frontier);
 }
 
+static int by_ino(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
 int ext4fs_defrag_sweep(struct ext4fs_fs *fs, const uint32_t *inos, size_t n, const struct ext4fs_defrag_opts *o)
 {
 	struct sweep s = { .fs = fs, .o = o };
@@ -520,11 +565,27 @@ int ext4fs_defrag_sweep(struct ext4fs_fs *fs, const uint32_t *inos, size_t n, co
 	s.first = ext4fs_geom(fs)->first_data_block;
 	s.end = ext4fs_geom(fs)->blocks_count;
 	frontier = s.first;
-	for (size_t i = 0; i < n && !err; i++) {
-		struct ext4fs_reloc_file f;
-		if ((err = ext4fs_reloc_load(fs, inos[i], &f)) == 0 && f.skip == EXT4FS_RELOC_MOVABLE)
-			err = index_member(&s, inos[i]);
-		ext4fs_reloc_release(&f);
+	{
+		/* Every movable member's blocks (each inode once), merged into the index at once. */
+		struct adder all = { .fs = fs };
+		uint32_t *sorted = malloc((n ? n : 1) * sizeof(*sorted));
+
+		if (!sorted)
+			return ext4fs__fs_fail(fs, EXT4FS_E_NO_MEMORY, "no memory for the members");
+		memcpy(sorted, inos, n * sizeof(*sorted));
+		qsort(sorted, n, sizeof(*sorted), by_ino);
+		for (size_t i = 0; i < n && !err; i++) {
+			struct ext4fs_reloc_file f;
+			if (i && sorted[i] == sorted[i - 1])
+				continue;
+			if ((err = ext4fs_reloc_load(fs, sorted[i], &f)) == 0 && f.skip == EXT4FS_RELOC_MOVABLE)
+				err = gather(fs, sorted[i], &all);
+			ext4fs_reloc_release(&f);
+		}
+		if (!err)
+			err = merge(&s, all.v, all.n, 0);
+		free(all.v);
+		free(sorted);
 	}
 	for (size_t i = 0; i < n && !err; i++) {
 		struct ext4fs_defrag_step step = { .ino = inos[i], .why = EXT4FS_RELOC_MOVABLE };
