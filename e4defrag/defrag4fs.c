@@ -243,7 +243,17 @@ int main(int argc, char **argv)
 	rc = run(&ctx);
 	sup_report_free(ctx.progress);
 	df_targets_free(&ctx);
-	ext4fs_close(ctx.fs);
+	if (ctx.fs && (ext4fs_fs_flags(ctx.fs) & EXT4FS_OPEN_RW)) {
+		/* The last writes (superblock, the channel's) must not fail unseen. */
+		int err = ext4fs_close_flush(ctx.fs);
+		if (err) {
+			fprintf(stderr, "%s: %s while closing %s\n", DF_PROG, ext4fs_strerror(err), ctx.device);
+			if (rc != DF_EXIT_ERROR)
+				rc = DF_EXIT_ERROR;
+		}
+	} else {
+		ext4fs_close(ctx.fs);
+	}
 	if (ctx.json && ctx.json != stdout)
 		fclose(ctx.json);
 	if (ctx.out != stdout)

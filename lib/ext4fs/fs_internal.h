@@ -59,6 +59,7 @@ struct ext4fs_fs {
 	struct extset fresh;                    /* and blocks taken since the last commit are noted here */
 	struct extset unsynced_frees;           /* freed by a commit whose commit block may not be durable yet */
 	int unsynced_all;                       /* ...or, short of memory to list them, any block may be */
+	int flushed_for_close;                  /* ext4fs_close_flush() flushed: closing writes nothing more */
 	uint64_t io_written_counted;            /* io bytes written already in s_kbytes_written */
 	int time_fixed;
 	int64_t fixed_sec;

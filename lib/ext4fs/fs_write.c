@@ -48,7 +48,7 @@ int ext4fs__fs_require_rw(struct ext4fs_fs *fs, const char *what)
 static void write_close(struct ext4fs_fs *fs, void *ctx)
 {
 	(void)ctx;
-	if (fs_writable(fs) && fs->group_dirty)
+	if (fs_writable(fs) && fs->group_dirty && !fs->flushed_for_close)
 		(void)ext4fs_flush(fs);
 	ext4fs_bitmap_free(fs->block_map);
 	ext4fs_bitmap_free(fs->inode_map);
@@ -898,6 +898,9 @@ int ext4fs_close_flush(struct ext4fs_fs *fs)
 		return 0;
 	if (fs_writable(fs) && fs->group_dirty)
 		err = ext4fs_flush(fs);
+	/* Flushed and told: the close must not write again (a superblock write it failed would go unseen). */
+	if (!err)
+		fs->flushed_for_close = 1;
 	ext4fs_close(fs);
 	return err;
 }
