@@ -51,6 +51,18 @@ struct ext4fs_fs;
  * recovery and open the file system again.
  */
 #define EXT4FS_OPEN_RECOVERY      0x8
+/*
+ * With EXT4FS_OPEN_RW: a rehearsal.  The handle writes as any writable
+ * handle does, but into an overlay channel (io_overlay.h) that keeps the
+ * writes in memory, so a change can be run to its end to learn what it
+ * would do, and nothing reaches the disk.  ext4fs_open() opens the path
+ * read-only and lays the overlay over it; ext4fs_open_io() must be given
+ * an overlay.  So that memory grows with the metadata changed, not with
+ * the data moved, ext4fs_reloc_move() and its kin copy no regular file's
+ * data past its first 4 KiB (they count it as copied): reading a moved
+ * regular file's blocks back gives stale bytes beyond that.
+ */
+#define EXT4FS_OPEN_REHEARSE      0x10
 
 struct ext4fs_open_opts {
 	unsigned flags;

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include "ext4fs/bitmap.h"
 #include "ext4fs/fs.h"
+#include "ext4fs/io_overlay.h"
 #include "bitmap_internal.h"
 #include "fs_internal.h"
 #include "fs_write_internal.h"
@@ -71,6 +72,15 @@ int ext4fs_open_io(struct ext4fs_io *io, const struct ext4fs_open_opts *opts,
 	*out = NULL;
 	if (!opts)
 		opts = &defaults;
+	if ((opts->flags & EXT4FS_OPEN_REHEARSE) &&
+	    (!(opts->flags & EXT4FS_OPEN_RW) || !ext4fs_io_is_overlay(io))) {
+		/* A rehearsal over a channel that writes through would move maps without the data. */
+		if (errmsg && errmsg_len)
+			snprintf(errmsg, errmsg_len, "%s: a rehearsal needs a writable handle over an overlay channel",
+				 io->name ? io->name : "");
+		ext4fs_io_close(io);
+		return EXT4FS_E_INVALID_ARG;
+	}
 	fs = ext4fs__fs_alloc(io, opts->flags);
 	if (!fs) {
 		if (errmsg && errmsg_len)
@@ -109,9 +119,17 @@ int ext4fs_open(const char *path, const struct ext4fs_open_opts *opts,
 
 	*out = NULL;
 	err = ext4fs_io_open_file(path,
-				  (opts && (opts->flags & (EXT4FS_OPEN_RW | EXT4FS_OPEN_RECOVERY))) ?
-				  EXT4FS_IO_RDWR : 0,
+				  (opts && (opts->flags & (EXT4FS_OPEN_RW | EXT4FS_OPEN_RECOVERY)) &&
+				   !(opts->flags & EXT4FS_OPEN_REHEARSE)) ? EXT4FS_IO_RDWR : 0,
 				  opts ? opts->offset : 0, &io);
+	if (!err && opts && (opts->flags & EXT4FS_OPEN_REHEARSE)) {
+		struct ext4fs_io *over;
+
+		if ((err = ext4fs_io_overlay_wrap(io, &over)))
+			ext4fs_io_close(io);
+		else
+			io = over;
+	}
 	if (err) {
 		if (errmsg && errmsg_len)
 			snprintf(errmsg, errmsg_len, "%s: %s", path, ext4fs_strerror(err));

@@ -85,6 +85,8 @@ int sup_fs_open(const char *path, const struct ext4fs_open_opts *opts, const cha
 	int err;
 
 	*out = NULL;
+	if (opts && (opts->flags & EXT4FS_OPEN_REHEARSE))
+		return ext4fs_open(path, opts, out, errmsg, errmsg_len);   /* nothing written: no undo, no faults */
 	err = sup_io_open(path, writable ? EXT4FS_IO_RDWR : 0, opts ? opts->offset : 0, writable ? undo_path : NULL,
 			  &io, errmsg, errmsg_len);
 	if (err)

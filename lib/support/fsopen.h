@@ -38,7 +38,9 @@ int sup_io_open(const char *path, unsigned io_flags, uint64_t offset, const char
 
 /*
  * As ext4fs_open() over sup_io_open(): the channel is writable for
- * EXT4FS_OPEN_RW and EXT4FS_OPEN_RECOVERY.  Errors: those of sup_io_open()
+ * EXT4FS_OPEN_RW and EXT4FS_OPEN_RECOVERY.  A rehearsal
+ * (EXT4FS_OPEN_REHEARSE) is plain ext4fs_open(): it writes nothing, so it
+ * takes no undo file and no fault hook.  Errors: those of sup_io_open()
  * and ext4fs_open_io().
  */
 int sup_fs_open(const char *path, const struct ext4fs_open_opts *opts, const char *undo_path,

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
+#include "ext4fs/bitmap.h"
 #include "ext4fs/blockmap.h"
 #include "ext4fs/errors.h"
 #include "ext4fs/file.h"
@@ -22,6 +23,7 @@
 #include "ext4fs/inode.h"
 #include "ext4fs/io.h"
 #include "ext4fs/io_fault.h"
+#include "ext4fs/io_overlay.h"
 #include "ext4fs/journal.h"
 #include "ext4fs/relocate.h"
 #include "ext4fs/txn.h"
@@ -264,6 +266,92 @@ static void crash_tweak(struct ext4fs_mkfs_params *p)
 	p->journal_blocks = 1024;
 }
 
+/* Every free block gets a swap signature where a file's first 4 KiB ends: stale bytes a rehearsal must not believe. */
+static void plant_swap_signatures(struct ext4fs_fs *fs)
+{
+	uint32_t bs = ext4fs_geom(fs)->block_size;
+	const struct ext4fs_bitmap *bm;
+	unsigned char *b = calloc(1, bs);
+	uint64_t blk = ext4fs_geom(fs)->first_data_block, end = ext4fs_geom(fs)->blocks_count;
+
+	assert_non_null(b);
+	memcpy(b + (4096 - 10) % bs, "SWAPSPACE2", 10);
+	assert_int_equal(ext4fs_fs_block_bitmap(fs, &bm), 0);
+	while (blk < end && ext4fs_bitmap_find(bm, blk, end - 1, 0, &blk) == 0) {
+		assert_int_equal(ext4fs_data_write(fs, blk, 1, b), 0);
+		blk++;
+	}
+	free(b);
+}
+
+/*
+ * A rehearsal (EXT4FS_OPEN_REHEARSE over a read-only channel) reports the
+ * move the real one then makes, figure for figure, still finds the moved
+ * file no swap file though the stale bytes at its new place say it is
+ * one, and leaves the disk as it was; a rehearsal over a channel that
+ * writes through is refused.
+ */
+static void rehearsal_predicts_and_writes_nothing(void **state)
+{
+	const struct shape s = { .runs = 40, .runlen = 3, .hole_after = 20, .unwritten_run = 7 };
+	struct ext4fs_open_opts o = { .flags = EXT4FS_OPEN_RW | EXT4FS_OPEN_REHEARSE };
+	struct ext4fs_reloc_result plan, real, again;
+	struct ext4fs_frag_file after;
+	struct ext4fs_reloc_file f;
+	enum ext4fs_reloc_skip why;
+	struct ext4fs_io *mem, *io;
+	struct ext4fs_fs *fs;
+	struct rw_image img;
+	unsigned char *saved;
+	char msg[256];
+	uint32_t ino;
+	(void)state;
+
+	rw_image_open(&img, 16384, 1024, crash_tweak);
+	plant_swap_signatures(img.fs);
+	ino = scattered_file(&img, "scattered", 3, 3000, &s);
+	ext4fs_close(img.fs);
+	img.fs = NULL;
+	assert_non_null(saved = malloc(img.size));
+	memcpy(saved, img.buf, img.size);
+
+	assert_int_equal(ext4fs_io_open_memory(img.buf, img.size, 1, &mem), 0);
+	assert_int_equal(ext4fs_open_io(mem, &o, &fs, msg, sizeof(msg)), EXT4FS_E_INVALID_ARG);
+
+	assert_int_equal(ext4fs_io_open_memory(img.buf, img.size, 0, &mem), 0);
+	assert_int_equal(ext4fs_io_overlay_wrap(mem, &io), 0);
+	if (ext4fs_open_io(io, &o, &fs, msg, sizeof(msg)))
+		fail_msg("opening the rehearsal: %s", msg);
+	assert_int_equal(ext4fs_txn_start(fs), 0);
+	assert_int_equal(ext4fs_reloc_defrag_file(fs, ino, 16, &why, &plan), 0);
+	assert_int_equal(why, EXT4FS_RELOC_MOVABLE);
+	file_figures(fs, ino, &after);
+	assert_int_equal(after.extents, plan.extents_after);
+	assert_int_equal(ext4fs_reloc_load(fs, ino, &f), 0);
+	assert_int_equal(f.skip, EXT4FS_RELOC_MOVABLE);
+	ext4fs_reloc_release(&f);
+	assert_int_equal(ext4fs_reloc_defrag_file(fs, ino, 16, &why, &again), 0);
+	assert_int_equal(why, EXT4FS_RELOC_IDEAL);
+	assert_int_equal(ext4fs_txn_stop(fs), 0);
+	assert_int_equal(ext4fs_flush(fs), 0);
+	ext4fs_close(fs);
+	assert_memory_equal(img.buf, saved, img.size);
+
+	rw_image_reopen_raw(&img);
+	assert_int_equal(ext4fs_txn_start(img.fs), 0);
+	assert_int_equal(ext4fs_reloc_defrag_file(img.fs, ino, 16, &why, &real), 0);
+	assert_int_equal(ext4fs_txn_stop(img.fs), 0);
+	assert_int_equal(real.blocks_moved, plan.blocks_moved);
+	assert_int_equal(real.bytes_copied, plan.bytes_copied);
+	assert_int_equal(real.extents_after, plan.extents_after);
+	assert_int_equal(real.transactions, plan.transactions);
+	assert_true(plan.transactions >= 1);   /* journalled in the rehearsal too */
+	expect_bytes(img.fs, ino, 3, &s);
+	rw_image_assert_clean(&img);
+	rw_image_close(&img);
+	free(saved);
+}
+
 /*
  * Open buf through a fault channel (spec text, "" to count), journalled,
  * and defragment ino; returns the number of writes and the result code.
@@ -374,6 +462,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(extent_file_is_made_contiguous),
+		cmocka_unit_test(rehearsal_predicts_and_writes_nothing),
 		cmocka_unit_test(block_mapped_file_stays_block_mapped),
 		cmocka_unit_test(space_is_chosen_tightly),
 		cmocka_unit_test(system_and_immutable_files_stay),
