@@ -62,8 +62,9 @@ static int each_step(const struct ext4fs_defrag_step *s, void *arg)
 		st->t->transactions += s->res.transactions;
 		if (ctx->verbose) {
 			df_progress_clear(ctx);
-			fprintf(ctx->out, "<%" PRIu32 ">: laid out, %" PRIu64 " KiB moved\n", s->ino,
-				s->res.bytes_copied / 1024);
+			fprintf(ctx->out, "<%" PRIu32 ">: %s, %" PRIu64 " KiB %s\n", s->ino,
+				ctx->dry_run ? "would be laid out" : "laid out", s->res.bytes_copied / 1024,
+				ctx->dry_run ? "to move" : "moved");
 		}
 	} else if (s->why != EXT4FS_RELOC_MOVABLE) {
 		st->t->stayed++;

@@ -11,10 +11,11 @@
  * every file whole after a replay.  The measures after the moves are taken
  * once the journal has been checkpointed, from what is on the disk.
  *
- * -n plans the same steps on a read-only handle: ext4fs_reloc_load(),
- * ext4fs_reloc_find_space() and ext4fs_reloc_predict() with the arguments
- * ext4fs_reloc_defrag_file() uses.  It cannot see the space earlier moves
- * would free, so it may predict fewer moves than a run makes.
+ * -n rehearses the run (EXT4FS_OPEN_REHEARSE): the same steps on a
+ * handle whose writes stay in memory and that copies no file data, so
+ * what it says would move, and the figures after, are what the run would
+ * give (a run stopped by -t stops at a different point), and the disk is
+ * not written.  Its memory is the metadata the run would change.
  *
  * Which files make the exit status 1: those left in more extents than
  * their ideal (ceil(blocks / 32768), frag.h's), unless the library says
@@ -185,44 +186,6 @@ static int note_left(struct run *r, const struct df_file *file, struct left_rec 
 	return 0;
 }
 
-/*
- * -n: what ext4fs_reloc_defrag_file() would do with f, from the same calls
- * with the same arguments, nothing claimed.  *why as it would say; with
- * EXT4FS_RELOC_MOVABLE, m holds the move's figures.
- */
-static int plan(struct run *r, struct ext4fs_reloc_file *f, enum ext4fs_reloc_skip *why, struct move_rec *m)
-{
-	struct ext4fs_prun *t = NULL;
-	uint64_t predicted;
-	size_t n = 0;
-	int err;
-
-	*why = f->skip;
-	if (f->skip != EXT4FS_RELOC_MOVABLE)
-		return 0;
-	if (f->extents <= ext4fs_reloc_fewest_extents(f)) {
-		*why = EXT4FS_RELOC_IDEAL;
-		return 0;
-	}
-	err = ext4fs_reloc_find_space(r->ctx->fs, f->blocks, f->runs[0].pblk, (size_t)(f->extents - 1), r->reserve,
-				      0, &t, &n);
-	predicted = err ? 0 : ext4fs_reloc_predict(f, t, n);
-	free(t);
-	if (err == EXT4FS_E_NO_SPACE || (!err && predicted >= f->extents)) {
-		*why = EXT4FS_RELOC_NO_SPACE;
-		return 0;
-	}
-	if (err)
-		return err;
-	m->blocks = f->blocks;
-	for (size_t i = 0; i < f->nruns; i++)
-		if (!f->runs[i].unwritten)
-			m->bytes_copied += f->runs[i].len * ext4fs_geom(r->ctx->fs)->block_size;
-	m->extents_before = f->extents;
-	m->extents_after = predicted;
-	return 0;
-}
-
 static int one_file(struct run *r, const struct df_file *file)
 {
 	struct df_ctx *ctx = r->ctx;
@@ -240,11 +203,9 @@ static int one_file(struct run *r, const struct df_file *file)
 		l.extents = f.extents;
 		l.ideal = (f.blocks + EXT4FS_FRAG_IDEAL_BLOCKS - 1) / EXT4FS_FRAG_IDEAL_BLOCKS;
 		l.fewest = ext4fs_reloc_fewest_extents(&f);
-		if (ctx->dry_run)
-			err = plan(r, &f, &why, &m);
 	}
 	ext4fs_reloc_release(&f);
-	if (!err && !ctx->dry_run) {
+	if (!err) {
 		err = ext4fs_reloc_defrag_file(ctx->fs, file->ino, r->reserve, &why, &res);
 		if (!err && why == EXT4FS_RELOC_MOVABLE) {
 			m.blocks = res.blocks_moved;
@@ -255,7 +216,8 @@ static int one_file(struct run *r, const struct df_file *file)
 		}
 	}
 	if (err) {
-		df_error(ctx, err, "while %s inode %" PRIu32 "%s%s", ctx->dry_run ? "planning" : "moving", file->ino,
+		df_error(ctx, err, "while %s inode %" PRIu32 "%s%s", ctx->dry_run ? "rehearsing the move of" : "moving",
+			 file->ino,
 			 file->path ? " " : "", file->path ? file->path : "");
 		return DF_EXIT_ERROR;
 	}
@@ -378,15 +340,14 @@ static void print_summary(struct run *r)
 	}
 	fprintf(out, " Bytes %s\t\t\t\t\t%" PRIu64 " (%" PRIu64 " KiB)\n", ctx->dry_run ? "to move" : "moved",
 		r->blocks_moved * bs, r->blocks_moved * (bs / 1024));
-	if (ctx->dry_run) {
-		fprintf(out, " Extents now\t\t\t\t\t%" PRIu64 "\n", r->before.extents);
-		fprintf(out, " Fragmentation score now\t\t\t%s\n", before);
-		return;
-	}
 	score_text(after, sizeof(after), &r->after, bs);
-	fprintf(out, " Extents before/after\t\t\t\t%" PRIu64 "/%" PRIu64 "\n", r->before.extents, r->after.extents);
-	fprintf(out, " Fragmentation score before/after\t\t%s/%s\n", before, after);
-	fprintf(out, " Time\t\t\t\t\t\t%.1f s\n", r->seconds);
+	if (!r->have_after)
+		snprintf(after, sizeof(after), "-");
+	fprintf(out, " Extents %s\t\t\t\t%" PRIu64 "/%" PRIu64 "\n",
+		ctx->dry_run ? "now/planned" : "before/after", r->before.extents, r->after.extents);
+	fprintf(out, " Fragmentation score %s\t\t%s/%s\n", ctx->dry_run ? "now/planned" : "before/after",
+		before, after);
+	fprintf(out, " Time%s\t\t\t\t\t%.1f s\n", ctx->dry_run ? " to plan" : "\t", r->seconds);
 }
 
 static int write_json(struct run *r, int status)
@@ -474,7 +435,7 @@ static int write_json(struct run *r, int status)
 static int open_for_writing(struct run *r)
 {
 	struct df_ctx *ctx = r->ctx;
-	struct ext4fs_open_opts opts = { .flags = EXT4FS_OPEN_RW };
+	struct ext4fs_open_opts opts = { .flags = EXT4FS_OPEN_RW | (ctx->dry_run ? EXT4FS_OPEN_REHEARSE : 0) };
 	char msg[512];
 	int err;
 
@@ -483,10 +444,13 @@ static int open_for_writing(struct run *r)
 	err = sup_fs_open(ctx->device, &opts, ctx->undo_path, &ctx->fs, msg, sizeof(msg));
 	if (err) {
 		ctx->fs = NULL;
-		fprintf(stderr, "%s: %s while trying to open %s for writing\n", DF_PROG, msg, ctx->device);
+		fprintf(stderr, "%s: %s while trying to open %s %s\n", DF_PROG, msg, ctx->device,
+			ctx->dry_run ? "to plan a run" : "for writing");
 		return DF_EXIT_ERROR;
 	}
-	err = sup_make_crash_safe(ctx->fs, ctx->undo_path != NULL, ctx->force, &r->how, msg, sizeof(msg));
+	/* A rehearsal runs as the run would (journalled when it can), but needs no undo file. */
+	err = sup_make_crash_safe(ctx->fs, ctx->undo_path != NULL, ctx->force || ctx->dry_run, &r->how, msg,
+				  sizeof(msg));
 	if (err) {
 		/* The refusal names the file system itself; a failure to start the journal does not. */
 		if (err == EXT4FS_E_NO_JOURNAL)
@@ -547,34 +511,31 @@ int df_run(struct df_ctx *ctx)
 	clock_gettime(CLOCK_MONOTONIC, &r.start);
 	df_figures_init(&r.before);
 	df_figures_init(&r.after);
-	if (!ctx->dry_run)
-		rc = open_for_writing(&r);
-	else if (!ext4fs_has_compat(ctx->fs, EXT4FS_FEATURE_COMPAT_HAS_JOURNAL) && !ctx->undo_path && !ctx->force)
+	if (ctx->dry_run && !ext4fs_has_compat(ctx->fs, EXT4FS_FEATURE_COMPAT_HAS_JOURNAL) && !ctx->undo_path &&
+	    !ctx->force)
 		fprintf(stderr, "%s: note: %s has no journal: a run will need an undo file (-z FILE) or -f\n",
 			DF_PROG, ctx->device);
+	rc = open_for_writing(&r);
 	if (!rc) {
 		r.reserve = reserve_of(ctx->fs);
 		rc = measure(&r, 1, &r.before, &r.free_before);
 	}
-	if (ctx->dry_run && (ctx->modes & (DF_MODE_DIR | DF_MODE_FREE)))
-		fprintf(stderr, "%s: note: -n plans the file mode only: where the dir and free modes move "
-			"depends on the moves before\n", DF_PROG);
 	/* The tree's layout first: it leaves every file it moves contiguous, so file mode has less to do. */
-	if (!rc && !ctx->dry_run && (ctx->modes & DF_MODE_DIR))
+	if (!rc && (ctx->modes & DF_MODE_DIR))
 		rc = layout(&r);
 	if (!rc)
 		rc = df_files_collect(ctx, &r.files);
 	if (!rc && (ctx->modes & DF_MODE_FILE) && !r.layout.stopped_early)
 		rc = each_file(&r);
 	/* Compaction alone last: it leaves fragmented files where they are, so they are done first. */
-	if (!rc && !ctx->dry_run && (ctx->modes & DF_MODE_FREE) && !(ctx->modes & DF_MODE_DIR) && !r.stopped_early)
+	if (!rc && (ctx->modes & DF_MODE_FREE) && !(ctx->modes & DF_MODE_DIR) && !r.stopped_early)
 		rc = layout(&r);
-	/* What was moved before an error is on the disk: commit it and say so. */
-	if (!ctx->dry_run && ctx->fs && (ext4fs_fs_flags(ctx->fs) & EXT4FS_OPEN_RW)) {
+	/* What was moved before an error is on the disk: commit it and say so (a rehearsal: in memory). */
+	if (ctx->fs && (ext4fs_fs_flags(ctx->fs) & EXT4FS_OPEN_RW)) {
 		int frc = finish_writing(&r);
 		rc = rc ? rc : frc;
 	}
-	if (!rc && !ctx->dry_run) {
+	if (!rc) {
 		df_figures_free(&r.after);
 		rc = measure(&r, 3, &r.after, &r.free_after);
 		r.have_after = !rc;

@@ -3,8 +3,8 @@
 # kernel-fragmented images (lib/defrag-images.sh: concurrent writers on
 # ext4 4k and on ext3 1k, an aged tree on ext4 1k, shattered free space on
 # ext4 4k), judged by e2fsprogs and the kernel:
-#   - -n writes nothing (sha256) and names as many files to move as the
-#     run then moves, or fewer (it cannot count space moves free);
+#   - -n writes nothing (sha256) and names as many files to move, and as
+#     many bytes, as the run then moves (it rehearses the run in memory);
 #   - the run: exit status 0, or 1 with each file left above its ideal
 #     named; the real `e2fsck -fn` finds the result clean; a manifest taken
 #     on a read-only mount (tools/manifest.py: every object's bytes,
@@ -71,7 +71,9 @@ check_image() {
 	1) grep -q '^  .*: [0-9]* extents, ideal [0-9]*: ' "$T/run" || failed "$name: exit 1 names no file left" ;;
 	*) failed "$name: the run exited $rc: $(cat "$T/err")"; return ;;
 	esac
-	[ -n "$moved" ] && [ "$planned" -le "$moved" ] || failed "$name: -n planned $planned moves, the run made $moved"
+	[ -n "$moved" ] && [ "$planned" = "$moved" ] || failed "$name: -n planned $planned moves, the run made $moved"
+	[ "$(summary "$T/plan" "Bytes to move")" = "$(summary "$T/run" "Bytes moved")" ] ||
+		failed "$name: -n planned $(summary "$T/plan" "Bytes to move") bytes, the run moved $(summary "$T/run" "Bytes moved")"
 	if ! e2fsck -fn "$img" >"$T/fsck" 2>&1; then
 		failed "$name: e2fsck -fn does not find the result clean: $(head -n 20 "$T/fsck")"
 	fi

@@ -16,6 +16,9 @@
 #     that must stay split it) and the free space in at most 10 extents;
 #     everywhere, no file above its ideal that was not before it, and fewer
 #     free extents;
+#   - -n first: the image is unchanged (sha256) and its JSON equals the
+#     run's (every move, the files left, the totals but the time, the
+#     layout pass, the figures after, the exit status);
 #   - a second run moves nothing (its JSON says 0 blocks moved);
 #   - --mode=free alone (compaction) on the aged tree: the free extents
 #     fall, the manifest holds, and a second run moves nothing;
@@ -57,12 +60,35 @@ moved() {
 	python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["totals"]["blocks_moved"])' "$1"
 }
 
+# same_as_plan PLAN RUN: -n's JSON and the run's agree on every move, the
+# totals (time aside), the layout pass, the figures after and the exit status.
+same_as_plan() {
+	python3 - "$1" "$2" <<-'EOF'
+		import json, sys
+		p, r = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+		for d in (p, r):
+		    d["totals"].pop("seconds")
+		bad = [k for k in ("moves", "left", "totals", "layout", "after", "exit_status") if p[k] != r[k]]
+		if not p["dry_run"] or r["dry_run"]:
+		    bad.append("dry_run")
+		for k in bad:
+		    print("%s: planned %s, run %s" % (k, json.dumps(p[k])[:300], json.dumps(r[k])[:300]))
+		sys.exit(1 if bad else 0)
+	EOF
+}
+
 # run_case NAME KIND MODE: defrag4fs (MODE: "" for the default, else a --mode list) and the checks.
 run_case() {
-	local name=$1 kind=$2 mode=$3 img=$T/$1.img rc=0 args=()
+	local name=$1 kind=$2 mode=$3 img=$T/$1.img rc=0 args=() sum
 	[ -z "$mode" ] || args=(--mode="$mode")
 	observe "$img" before
+	sum=$(sha256sum <"$img")
+	"$DEFRAG4FS" "${args[@]}" -n --json "$T/plan.json" "$img" >"$T/plan" 2>"$T/err" || rc=$?
+	[ "$rc" -le 1 ] || failed "$name: -n exited $rc: $(cat "$T/err")"
+	[ "$(sha256sum <"$img")" = "$sum" ] || failed "$name: -n changed the image"
+	rc=0
 	"$DEFRAG4FS" "${args[@]}" --json "$T/run1.json" "$img" >"$T/run1" 2>"$T/err" || rc=$?
+	same_as_plan "$T/plan.json" "$T/run1.json" || failed "$name: the run did not do what -n planned"
 	case $rc in
 	0 | 1) ;;
 	*) failed "$name: defrag4fs exited $rc: $(cat "$T/err")"; return ;;
