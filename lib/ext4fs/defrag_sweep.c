@@ -27,7 +27,9 @@
  *   A member's own mapping blocks follow its data.  A member of at most a
  *   block group is not split over an obstacle: the stretch before the
  *   obstacle is left free and the member goes after it, as a fresh copy
- *   would place it.
+ *   would place it.  With a RAID stripe, a member of a stripe or more
+ *   starts on a stripe boundary (the gap before it stays free), as the
+ *   kernel's allocator places such a file.
  *   When no room is left to evacuate into, the member stays where it is
  *   (and becomes an obstacle).  Every block moves at most once to make room
  *   and once into place, unless the sweep reaches the top of the volume
@@ -41,6 +43,7 @@
 #include "config.h"
 #include <stdlib.h>
 #include <string.h>
+#include "ext4fs/alloc.h"
 #include "ext4fs/array.h"
 #include "ext4fs/bitmap.h"
 #include "ext4fs/blockmap.h"
@@ -67,6 +70,7 @@ struct sweep {
 	struct owner *own;
 	size_t n, cap;
 	uint64_t first, end;              /* the volume's data blocks [first, end) */
+	uint32_t stripe;                  /* RAID stripe in blocks (0: none) */
 	struct ext4fs_defrag_step *step;  /* the member being placed */
 };
 
@@ -517,6 +521,11 @@ static int place_member(struct sweep *s, struct ext4fs_reloc_file *f, uint64_t *
 		start = next_usable(s, bm, *frontier);
 		if (start >= s->end)
 			return EXT4FS_E_NO_SPACE;
+		if (placed == 0 && s->stripe > 1 && f->blocks >= s->stripe && start % s->stripe) {
+			/* As the kernel places a stripe-sized file: from the next boundary. */
+			*frontier = start + (s->stripe - start % s->stripe);
+			continue;
+		}
 		stop = next_obstacle(s, bm, start, start + len);
 		if (stop - start < len && f->blocks <= small && placed == 0) {
 			/* A small member is not split: leave the short stretch and go past the obstacle. */
@@ -564,6 +573,7 @@ int ext4fs_defrag_sweep(struct ext4fs_fs *fs, const uint32_t *inos, size_t n, co
 
 	s.first = ext4fs_geom(fs)->first_data_block;
 	s.end = ext4fs_geom(fs)->blocks_count;
+	s.stripe = ext4fs_alloc_stripe(fs);
 	frontier = s.first;
 	{
 		/* Every movable member's blocks (each inode once), merged into the index at once. */

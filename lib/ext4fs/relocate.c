@@ -36,6 +36,7 @@
 #include "config.h"
 #include <stdlib.h>
 #include <string.h>
+#include "ext4fs/alloc.h"
 #include "ext4fs/array.h"
 #include "ext4fs/blockmap.h"
 #include "ext4fs/bitmap.h"
@@ -240,14 +241,30 @@ static int by_pblk(const void *a, const void *b)
 }
 
 /* The one run to take need blocks from, or NULL when none is long enough. */
-static const struct ext4fs_prun *one_run(const struct free_runs *fr, uint64_t need, uint64_t goal, unsigned flags)
+/* Where a file of need blocks starts in run r: on a stripe boundary (stripe > 1) when r holds it so, else r's start. */
+static uint64_t aligned_start(const struct ext4fs_prun *r, uint64_t need, uint32_t stripe)
+{
+	uint64_t at;
+
+	if (stripe <= 1)
+		return r->pblk;
+	at = (r->pblk + stripe - 1) / stripe * stripe;
+	return at + need <= r->pblk + r->len ? at : r->pblk;
+}
+
+/*
+ * The free run for need blocks, as ext4fs_reloc_find_space() says; with a
+ * stripe (> 1), only runs that hold the file starting on a stripe boundary.
+ */
+static const struct ext4fs_prun *one_run(const struct free_runs *fr, uint64_t need, uint64_t goal, unsigned flags,
+					 uint32_t stripe)
 {
 	const struct ext4fs_prun *best = NULL, *first_wrapped = NULL;
 
 	for (size_t i = 0; i < fr->n; i++) {
 		const struct ext4fs_prun *r = &fr->r[i];
 
-		if (r->len < need)
+		if (r->len < need || (stripe > 1 && aligned_start(r, need, stripe) % stripe))
 			continue;
 		if (flags & EXT4FS_RELOC_NEAR) {
 			if (r->pblk + r->len > goal)
@@ -269,6 +286,7 @@ int ext4fs_reloc_find_space(struct ext4fs_fs *fs, uint64_t need, uint64_t goal, 
 	struct free_runs fr;
 	const struct ext4fs_prun *one;
 	uint64_t got = 0;
+	uint32_t stripe;
 	size_t k = 0;
 	int err;
 
@@ -283,9 +301,14 @@ int ext4fs_reloc_find_space(struct ext4fs_fs *fs, uint64_t need, uint64_t goal, 
 		free(fr.r);
 		return EXT4FS_E_NO_SPACE;
 	}
-	one = one_run(&fr, need, goal, flags);
+	/* A stripe-sized file or larger starts on a stripe boundary where one fits it, as the kernel places it. */
+	stripe = (flags & EXT4FS_RELOC_NEAR) ? 0 : ext4fs_alloc_stripe(fs);
+	if (need < stripe)
+		stripe = 0;
+	if (stripe <= 1 || !(one = one_run(&fr, need, goal, flags, stripe)))
+		one = one_run(&fr, need, goal, flags, 0);
 	if (one) {
-		struct ext4fs_prun t = { one->pblk, need };
+		struct ext4fs_prun t = { aligned_start(one, need, stripe), need };
 
 		/* Near the goal: start at it when the run holds it with room to spare. */
 		if ((flags & EXT4FS_RELOC_NEAR) && goal > one->pblk && goal + need <= one->pblk + one->len)

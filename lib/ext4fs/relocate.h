@@ -103,7 +103,10 @@ void ext4fs_reloc_release(struct ext4fs_reloc_file *f);
  * (the nearest to goal among equals; EXT4FS_RELOC_NEAR: the first at or
  * after goal), its first need blocks; else the longest free runs, longest
  * first, at most max_pieces of them (0: no limit), the last one cut to
- * size.  Runs may span block groups where the free blocks are contiguous
+ * size.  With a RAID stripe (ext4fs_alloc_stripe()) and need at least a
+ * stripe, the one run starts on a stripe boundary, as the kernel's
+ * allocator places such a file, when a run holds it that way (the
+ * tightest of those; without EXT4FS_RELOC_NEAR).  Runs may span block groups where the free blocks are contiguous
  * (flex_bg).  Nothing is claimed.  *out (the caller frees it with free())
  * lists the runs in the order to fill them, *n of them.  Errors:
  * EXT4FS_E_NO_SPACE (not enough free blocks in max_pieces runs, or fewer

@@ -23,6 +23,7 @@
 #include "ext4fs/fsops.h"
 #include "ext4fs/inode.h"
 #include "ext4fs/namei.h"
+#include "ext4fs/relocate.h"
 #include "../lib/map_test.h"
 #include "../lib/rw_image.h"
 
@@ -190,6 +191,57 @@ static void scattered_tree_is_laid_out_in_reading_order(void **state)
 	for (int d = 0; d < 2; d++)
 		for (int f = 0; f < 5; f++)
 			expect_bytes(img.fs, files[d][f], 3 + f + d);
+	rw_image_close(&img);
+}
+
+static void small_groups_striped(struct ext4fs_mkfs_params *p)
+{
+	small_groups(p);
+	p->raid_stride = 4;
+	p->raid_stripe_width = 8;
+}
+
+/*
+ * With a RAID stripe of 8 blocks, the sweep starts each file of 8 blocks or
+ * more on a stripe boundary and packs the smaller ones; a second sweep
+ * moves nothing.
+ */
+static void sweep_puts_large_files_on_stripe_boundaries(void **state)
+{
+	static const unsigned sizes[] = { 5, 9, 3, 16, 1, 8, 2 };
+	const size_t nfiles = sizeof(sizes) / sizeof(sizes[0]);
+	struct ext4fs_new_attrs da = { .mode = EXT4FS_S_IFDIR | 0755 };
+	struct ext4fs_reloc_file f;
+	struct rw_image img;
+	uint32_t dir, files[7];
+	uint64_t packed_small = 0;
+	struct tally t;
+	(void)state;
+
+	rw_image_open(&img, 16384, 1024, small_groups_striped);
+	assert_int_equal(ext4fs_mkdir(img.fs, EXT4FS_ROOT_INO, "d", &da, &dir), 0);
+	for (size_t i = 0; i < nfiles; i++) {
+		char name[8];
+		snprintf(name, sizeof(name), "f%zu", i);
+		files[i] = file_at(&img, dir, name, 1 + (uint64_t)(14 - 2 * i) * 1024 + 101, sizes[i]);
+	}
+	t = sweep_root(img.fs);
+	assert_true(t.moved >= nfiles);
+	for (size_t i = 0; i < nfiles; i++) {
+		assert_int_equal(ext4fs_reloc_load(img.fs, files[i], &f), 0);
+		assert_int_equal(f.nruns, 1);
+		if (sizes[i] >= 8 && f.runs[0].pblk % 8)
+			fail_msg("a file of %u blocks starts at %llu, off the stripe", sizes[i],
+				 (unsigned long long)f.runs[0].pblk);
+		if (sizes[i] < 8 && f.runs[0].pblk % 8)
+			packed_small++;
+		ext4fs_reloc_release(&f);
+		expect_bytes(img.fs, files[i], sizes[i]);
+	}
+	assert_true(packed_small > 0);   /* small files are not aligned: they pack */
+	rw_image_assert_clean(&img);
+	t = sweep_root(img.fs);
+	assert_int_equal(t.moved, 0);
 	rw_image_close(&img);
 }
 
@@ -366,6 +418,7 @@ int main(void)
 		cmocka_unit_test(scattered_tree_is_laid_out_in_reading_order),
 		cmocka_unit_test(sweep_makes_room_on_a_full_volume),
 		cmocka_unit_test(free_space_is_compacted),
+		cmocka_unit_test(sweep_puts_large_files_on_stripe_boundaries),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
+#include "ext4fs/alloc.h"
 #include "ext4fs/bitmap.h"
 #include "ext4fs/blockmap.h"
 #include "ext4fs/errors.h"
@@ -166,6 +167,50 @@ static void extent_file_is_made_contiguous(void **state)
 	rw_image_assert_clean(&img);
 	rw_image_reopen(&img);
 	expect_bytes(img.fs, ino, 1, &s);
+	rw_image_close(&img);
+}
+
+static void stripe_tweak(struct ext4fs_mkfs_params *p)
+{
+	p->raid_stride = 16;
+	p->raid_stripe_width = 64;
+}
+
+/*
+ * With a RAID stripe in the superblock, a file of a stripe or more moves to
+ * a stripe boundary (as the kernel's allocator places it); a smaller one
+ * goes to the tightest run, where it starts.
+ */
+static void large_file_lands_on_a_stripe_boundary(void **state)
+{
+	const struct shape big = { .runs = 40, .runlen = 3, .hole_after = 20, .unwritten_run = 7 };
+	const struct shape small = { .runs = 10, .runlen = 2, .hole_after = 0, .unwritten_run = 0 };
+	struct ext4fs_reloc_result res;
+	struct ext4fs_reloc_file f;
+	enum ext4fs_reloc_skip why;
+	struct rw_image img;
+	uint32_t ino;
+	(void)state;
+
+	rw_image_open(&img, 16384, 4096, stripe_tweak);
+	assert_int_equal(ext4fs_alloc_stripe(img.fs), 64);
+	for (uint32_t seed = 10; seed < 13; seed++) {
+		char name[16];
+		snprintf(name, sizeof(name), "big%u", seed);
+		ino = scattered_file(&img, name, seed, 2000 + 1000 * seed, &big);
+		assert_int_equal(ext4fs_reloc_defrag_file(img.fs, ino, 16, &why, &res), 0);
+		assert_int_equal(why, EXT4FS_RELOC_MOVABLE);
+		assert_int_equal(ext4fs_reloc_load(img.fs, ino, &f), 0);
+		if (f.runs[0].pblk % 64)
+			fail_msg("%s starts at block %llu, not on a stripe boundary", name,
+				 (unsigned long long)f.runs[0].pblk);
+		ext4fs_reloc_release(&f);
+		expect_bytes(img.fs, ino, seed, &big);
+	}
+	ino = scattered_file(&img, "small", 20, 9000, &small);
+	assert_int_equal(ext4fs_reloc_defrag_file(img.fs, ino, 16, &why, &res), 0);
+	assert_int_equal(res.extents_after, 1);
+	rw_image_assert_clean(&img);
 	rw_image_close(&img);
 }
 
@@ -464,6 +509,7 @@ int main(void)
 		cmocka_unit_test(extent_file_is_made_contiguous),
 		cmocka_unit_test(rehearsal_predicts_and_writes_nothing),
 		cmocka_unit_test(block_mapped_file_stays_block_mapped),
+		cmocka_unit_test(large_file_lands_on_a_stripe_boundary),
 		cmocka_unit_test(space_is_chosen_tightly),
 		cmocka_unit_test(system_and_immutable_files_stay),
 		cmocka_unit_test(move_survives_a_crash_at_every_write),
