@@ -49,6 +49,8 @@ struct df_target {
 	enum df_kind kind;
 };
 
+struct df_names;
+
 struct df_ctx {
 	/* Options. */
 	const char *device;
@@ -73,6 +75,7 @@ struct df_ctx {
 	struct sup_report *progress;
 	FILE *json;              /* the --json file, opened before any work */
 	FILE *out;               /* the text report: stdout, or nowhere when the JSON goes to stdout */
+	const struct df_names *names;  /* -v on a run: paths by inode number (names.h), else NULL */
 };
 
 /* open.c */

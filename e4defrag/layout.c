@@ -19,6 +19,7 @@
 #include "ext4fs/defrag.h"
 #include "ext4fs/errors.h"
 #include "layout.h"
+#include "names.h"
 #include "walk.h"
 
 /* Returned by the step callback to stop at the time limit (no library code is positive). */
@@ -62,8 +63,9 @@ static int each_step(const struct ext4fs_defrag_step *s, void *arg)
 		st->t->transactions += s->res.transactions;
 		if (ctx->verbose) {
 			df_progress_clear(ctx);
-			fprintf(ctx->out, "<%" PRIu32 ">: %s, %" PRIu64 " KiB %s\n", s->ino,
-				ctx->dry_run ? "would be laid out" : "laid out", s->res.bytes_copied / 1024,
+			df_names_print(ctx->out, ctx->names, s->ino, NULL);
+			fprintf(ctx->out, ": %s%s, %" PRIu64 " KiB %s\n", ctx->dry_run ? "would be " : "",
+				(ctx->modes & DF_MODE_DIR) ? "laid out" : "moved down", s->res.bytes_copied / 1024,
 				ctx->dry_run ? "to move" : "moved");
 		}
 	} else if (s->why != EXT4FS_RELOC_MOVABLE) {

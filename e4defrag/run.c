@@ -35,6 +35,7 @@
 #include "ext4fs/txn.h"
 #include "files.h"
 #include "layout.h"
+#include "names.h"
 #include "support/fsopen.h"
 #include "support/json.h"
 #include "walk.h"
@@ -94,14 +95,6 @@ static uint64_t reserve_of(struct ext4fs_fs *fs)
 	return 64 + ext4fs_geom(fs)->blocks_count / 4096;
 }
 
-static void name_print(FILE *out, uint32_t ino, const char *path)
-{
-	if (path)
-		fputs(path, out);
-	else
-		fprintf(out, "<%" PRIu32 ">", ino);
-}
-
 /* -- the figures before and after ------------------------------------------ */
 
 static void tick(void *arg)
@@ -142,7 +135,7 @@ static int note_move(struct run *r, const struct df_file *file, const struct mov
 	r->transactions += m->transactions;
 	if (ctx->verbose) {
 		df_progress_clear(ctx);
-		name_print(ctx->out, file->ino, file->path);
+		df_names_print(ctx->out, ctx->names, file->ino, file->path);
 		fprintf(ctx->out, ": %" PRIu64 " extents -> %" PRIu64 ", %" PRIu64 " KiB %s\n", m->extents_before,
 			m->extents_after, m->blocks * (bs / 1024), ctx->dry_run ? "would move" : "moved");
 	}
@@ -168,7 +161,7 @@ static int note_left(struct run *r, const struct df_file *file, struct left_rec 
 		r->left_above++;
 	if (ctx->verbose) {
 		df_progress_clear(ctx);
-		name_print(ctx->out, file->ino, file->path);
+		df_names_print(ctx->out, ctx->names, file->ino, file->path);
 		fprintf(ctx->out, ": left in %" PRIu64 " extents: %s\n", l->extents, ext4fs_reloc_skip_name(l->why));
 	}
 	/* Every left file goes to the JSON; the text names only those above their ideal. */
@@ -191,7 +184,7 @@ static int one_file(struct run *r, const struct df_file *file)
 	struct df_ctx *ctx = r->ctx;
 	struct ext4fs_reloc_file f;
 	struct ext4fs_reloc_result res;
-	struct move_rec m = { .ino = file->ino, .path = file->path };
+	struct move_rec m = { .ino = file->ino, .path = file->path ? file->path : df_names_get(ctx->names, file->ino) };
 	struct left_rec l = { .ino = file->ino };
 	enum ext4fs_reloc_skip why;
 	int err;
@@ -283,6 +276,15 @@ static void find_names(struct run *r)
 
 	if (ctx->targets[0].kind != DF_KIND_DEVICE || !r->nleft)
 		return;
+	if (ctx->names) {
+		/* -v named everything already. */
+		for (size_t i = 0; i < r->nleft; i++) {
+			const char *path = df_names_get(ctx->names, r->left[i].ino);
+			if (!r->left[i].path && path && !(r->left[i].path = strdup(path)))
+				return;   /* out of memory: the numbers stay */
+		}
+		return;
+	}
 	qsort(r->left, r->nleft, sizeof(*r->left), by_ino);
 	if (df_walk(ctx->fs, EXT4FS_ROOT_INO, "/", name_left, r))
 		ext4fs_errmsg_clear(ctx->fs);   /* names are a courtesy: inode numbers stay */
@@ -315,7 +317,7 @@ static void print_summary(struct run *r)
 			if (!l->above)
 				continue;
 			fputs("  ", out);
-			name_print(out, l->ino, l->path);
+			df_names_print(out, ctx->names, l->ino, l->path);
 			if (l->path && ctx->targets[0].kind == DF_KIND_DEVICE)
 				fprintf(out, " (<%" PRIu32 ">)", l->ino);
 			fprintf(out, ": %" PRIu64 " extents, ideal %" PRIu64 ": %s\n", l->extents, l->ideal,
@@ -503,9 +505,28 @@ static void run_free(struct run *r)
 	df_inoset_free(&r->layout.laid_out);
 }
 
+/* -v: every file and directory named by path, from one walk of each tree. */
+static int name_everything(struct run *r, struct df_names *names)
+{
+	struct df_ctx *ctx = r->ctx;
+
+	for (int i = 0; i < ctx->ntargets; i++) {
+		const struct df_target *t = &ctx->targets[i];
+		int err = df_names_add(ctx->fs, t->ino, t->walk_path, names);
+
+		if (err) {
+			df_error(ctx, err, "while listing the names under %s", t->name);
+			return DF_EXIT_ERROR;
+		}
+	}
+	ctx->names = names;
+	return 0;
+}
+
 int df_run(struct df_ctx *ctx)
 {
 	struct run r = { .ctx = ctx };
+	struct df_names names = { 0 };
 	int rc = 0, status;
 
 	clock_gettime(CLOCK_MONOTONIC, &r.start);
@@ -520,6 +541,8 @@ int df_run(struct df_ctx *ctx)
 		r.reserve = reserve_of(ctx->fs);
 		rc = measure(&r, 1, &r.before, &r.free_before);
 	}
+	if (!rc && ctx->verbose)
+		rc = name_everything(&r, &names);
 	/* The tree's layout first: it leaves every file it moves contiguous, so file mode has less to do. */
 	if (!rc && (ctx->modes & DF_MODE_DIR))
 		rc = layout(&r);
@@ -549,5 +572,7 @@ int df_run(struct df_ctx *ctx)
 	if (ctx->json && ctx->fs && write_json(&r, status))
 		status = DF_EXIT_ERROR;
 	run_free(&r);
+	ctx->names = NULL;
+	df_names_free(&names);
 	return status;
 }

@@ -16,7 +16,8 @@
 #     that must stay split it) and the free space in at most 10 extents;
 #     everywhere, no file above its ideal that was not before it, and fewer
 #     free extents;
-#   - -n first: the image is unchanged (sha256) and its JSON equals the
+#   - -n -v first: the image is unchanged (sha256), every member is named
+#     by its path (none by its inode number), and its JSON equals the
 #     run's (every move, the files left, the totals but the time, the
 #     layout pass, the figures after, the exit status);
 #   - a second run moves nothing (its JSON says 0 blocks moved);
@@ -83,9 +84,12 @@ run_case() {
 	[ -z "$mode" ] || args=(--mode="$mode")
 	observe "$img" before
 	sum=$(sha256sum <"$img")
-	"$DEFRAG4FS" "${args[@]}" -n --json "$T/plan.json" "$img" >"$T/plan" 2>"$T/err" || rc=$?
+	"$DEFRAG4FS" "${args[@]}" -n -v --json "$T/plan.json" "$img" >"$T/plan" 2>"$T/err" || rc=$?
 	[ "$rc" -le 1 ] || failed "$name: -n exited $rc: $(cat "$T/err")"
 	[ "$(sha256sum <"$img")" = "$sum" ] || failed "$name: -n changed the image"
+	! grep -q '^<[0-9]*>: ' "$T/plan" || failed "$name: -v names files by number: $(grep -m 3 '^<' "$T/plan")"
+	grep -Eq '^/[^:]*: would be (laid out|moved down), [0-9]+ KiB to move$' "$T/plan" ||
+		failed "$name: -v names no file it would move: $(head -n 5 "$T/plan")"
 	rc=0
 	"$DEFRAG4FS" "${args[@]}" --json "$T/run1.json" "$img" >"$T/run1" 2>"$T/err" || rc=$?
 	same_as_plan "$T/plan.json" "$T/run1.json" || failed "$name: the run did not do what -n planned"
