@@ -51,7 +51,7 @@ LAYERS = [
     ("services", "the inode-table scanner; fragmentation measures; moving a file's blocks; "
      "laying out sets of files (the defragmenter's planner); mkfs planning and writing; "
      "journalled mode (transactions)",
-     "scan.c scan.h frag.c frag.h relocate.c relocate.h defrag.c defrag_sweep.c defrag.h mkfs_plan.c mkfs_write.c mkfs.h mkfs_internal.h txn.c txn.h"),
+     "scan.c scan.h frag.c frag.h relocate.c relocate.h defrag.c defrag_sweep.c defrag_index.c defrag_internal.h defrag.h mkfs_plan.c mkfs_write.c mkfs.h mkfs_internal.h txn.c txn.h"),
 ]
 
 # Files in lib/ext4fs/ that are no library source.

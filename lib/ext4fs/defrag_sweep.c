@@ -35,10 +35,11 @@
  *   and once into place, unless the sweep reaches the top of the volume
  *   where evacuated blocks wait.
  *
- *   The owners of blocks that may be evacuated are kept in an index sorted
- *   by block: only members still to come are in it, so a used block
- *   outside it is an obstacle.  A member's entries are rebuilt after each
- *   move that touches it.
+ *   The owners of blocks that may be evacuated are kept in an index by
+ *   block (defrag_internal.h): only members still to come are in it, so a
+ *   used block outside it is an obstacle.  After each move that touches a
+ *   member, its map is walked again and only what changed (one stretch)
+ *   goes into the index.
  */
 #include "config.h"
 #include <stdlib.h>
@@ -51,24 +52,27 @@
 #include "ext4fs/errors.h"
 #include "ext4fs/relocate.h"
 #include "ext4fs/txn.h"
+#include "defrag_internal.h"
 #include "fs_internal.h"
 
 /* Blocks of a member moved per chunk. */
 #define CHUNK_BLOCKS 8192u
 
-struct owner {
-	uint64_t pblk;
-	uint64_t len;
-	uint64_t lblk;       /* data: the logical block of pblk */
+typedef struct ext4fs__owner owner_t;
+
+/* A member still to come: its blocks as last gathered, in the order the map gives them. */
+struct member {
 	uint32_t ino;
-	int map;             /* an extent tree or indirect block, not data */
+	owner_t *v;
+	size_t n;
 };
 
 struct sweep {
 	struct ext4fs_fs *fs;
 	const struct ext4fs_defrag_opts *o;
-	struct owner *own;
-	size_t n, cap;
+	struct ext4fs__owner_index ix;    /* the blocks of members still to come */
+	struct member *members;           /* sorted by inode number */
+	size_t nmembers;
 	uint64_t first, end;              /* the volume's data blocks [first, end) */
 	uint32_t stripe;                  /* RAID stripe in blocks (0: none) */
 	struct ext4fs_defrag_step *step;  /* the member being placed */
@@ -76,84 +80,18 @@ struct sweep {
 
 /* -- The index ------------------------------------------------------------ */
 
-/* The first entry whose end lies after blk. */
-static size_t lower_bound(const struct sweep *s, uint64_t blk)
-{
-	size_t lo = 0, hi = s->n;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (s->own[mid].pblk + s->own[mid].len <= blk)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
-static int by_block(const void *a, const void *b)
-{
-	const struct owner *x = a, *y = b;
-
-	return x->pblk < y->pblk ? -1 : x->pblk > y->pblk;
-}
-
-/*
- * Merge entries add[0..k) (any order; sorted here) into the index, leaving
- * out the entries of inode drop (0: none) it held: one pass, so reindexing
- * a file in twenty thousand extents costs no more than copying the index
- * once.
- */
-static int merge(struct sweep *s, struct owner *add, size_t k, uint32_t drop)
-{
-	struct owner *out;
-	size_t i = 0, j = 0, n = 0;
-
-	qsort(add, k, sizeof(*add), by_block);
-	if (!(out = malloc((s->n + k + 1) * sizeof(*out))))
-		return ext4fs__fs_fail(s->fs, EXT4FS_E_NO_MEMORY, "no memory for the block owners");
-	while (i < s->n || j < k) {
-		const struct owner *e = (j >= k || (i < s->n && s->own[i].pblk < add[j].pblk)) ? &s->own[i++] : &add[j++];
-
-		if (e->ino == drop && e >= s->own && e < s->own + s->n)
-			continue;   /* the member's old entries, replaced by add */
-		if (n && out[n - 1].pblk + out[n - 1].len > e->pblk) {
-			int err = ext4fs__fs_fail(s->fs, EXT4FS_E_BLOCK_STATE,
-						  "block %llu belongs to inodes %u and %u: check the file system first",
-						  (unsigned long long)e->pblk, out[n - 1].ino, e->ino);
-			free(out);
-			return err;
-		}
-		out[n++] = *e;
-	}
-	free(s->own);
-	s->own = out;
-	s->n = s->cap = n;
-	return 0;
-}
-
-static void forget(struct sweep *s, uint32_t ino)
-{
-	size_t k = 0;
-
-	for (size_t i = 0; i < s->n; i++)
-		if (s->own[i].ino != ino)
-			s->own[k++] = s->own[i];
-	s->n = k;
-}
-
-/* A member's blocks, gathered before they are merged into the index. */
+/* A member's blocks, gathered before they go into the index. */
 struct adder {
 	struct ext4fs_fs *fs;
 	uint32_t ino;
-	struct owner *v;
+	owner_t *v;
 	size_t n, cap;
 };
 
 static int add_visit(const struct ext4fs_block_visit *v, void *arg)
 {
 	struct adder *a = arg;
-	struct owner *last = a->n ? &a->v[a->n - 1] : NULL, *grown;
+	owner_t *last = a->n ? &a->v[a->n - 1] : NULL, *grown;
 	int map = v->kind != EXT4FS_BLOCK_DATA;
 
 	if (v->count == 0)
@@ -166,11 +104,11 @@ static int add_visit(const struct ext4fs_block_visit *v, void *arg)
 	if (!(grown = ext4fs_array_grow(a->v, &a->cap, a->n + 1, sizeof(*a->v), 64)))
 		return EXT4FS_E_NO_MEMORY;
 	a->v = grown;
-	a->v[a->n++] = (struct owner){ v->pblk, map ? 1 : v->count, v->lblk, a->ino, map };
+	a->v[a->n++] = (owner_t){ v->pblk, map ? 1 : v->count, v->lblk, a->ino, map };
 	return 0;
 }
 
-/* Gather member ino's blocks into *a. */
+/* Gather member ino's blocks into *a (appended). */
 static int gather(struct ext4fs_fs *fs, uint32_t ino, struct adder *a)
 {
 	struct ext4fs_inode inode;
@@ -184,25 +122,84 @@ static int gather(struct ext4fs_fs *fs, uint32_t ino, struct adder *a)
 	return err;
 }
 
-/* (Re)index member ino's blocks. */
+static struct member *member_of(const struct sweep *s, uint32_t ino)
+{
+	size_t lo = 0, hi = s->nmembers;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (s->members[mid].ino == ino)
+			return &s->members[mid];
+		if (s->members[mid].ino < ino)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+static int same_owner(const owner_t *x, const owner_t *y)
+{
+	return x->pblk == y->pblk && x->len == y->len && x->lblk == y->lblk && x->map == y->map;
+}
+
+/*
+ * Reindex member ino after a move: gather its blocks again and change in
+ * the index only what differs from the last gathering.  A move changes
+ * one stretch of the file's map, so the two lists agree at both ends,
+ * and a file in twenty thousand extents costs a walk of its map, not a
+ * rebuild of the index.
+ */
 static int index_member(struct sweep *s, uint32_t ino)
 {
+	struct member *m = member_of(s, ino);
 	struct adder a = { .fs = s->fs };
+	size_t head = 0, tail = 0;
 	int err;
 
-	err = gather(s->fs, ino, &a);
-	if (!err)
-		err = merge(s, a.v, a.n, ino);
-	free(a.v);
+	if (!m || !m->v)
+		return 0;   /* not indexed: placed already, or it had to stay */
+	if ((err = gather(s->fs, ino, &a))) {
+		free(a.v);
+		return err;
+	}
+	while (head < m->n && head < a.n && same_owner(&m->v[head], &a.v[head]))
+		head++;
+	while (tail < m->n - head && tail < a.n - head && same_owner(&m->v[m->n - 1 - tail], &a.v[a.n - 1 - tail]))
+		tail++;
+	for (size_t i = head; i < m->n - tail && !err; i++)
+		err = ext4fs__owners_remove(s->fs, &s->ix, &m->v[i]);
+	for (size_t i = head; i < a.n - tail && !err; i++)
+		err = ext4fs__owners_add(s->fs, &s->ix, &a.v[i]);
+	free(m->v);
+	m->v = a.v;
+	m->n = a.n;
+	return err;
+}
+
+/* Member ino is placed: its blocks leave the index. */
+static int forget(struct sweep *s, uint32_t ino)
+{
+	struct member *m = member_of(s, ino);
+	int err = 0;
+
+	if (!m || !m->v)
+		return 0;
+	for (size_t i = 0; i < m->n && !err; i++)
+		err = ext4fs__owners_remove(s->fs, &s->ix, &m->v[i]);
+	free(m->v);
+	m->v = NULL;
+	m->n = 0;
 	return err;
 }
 
 /* The entry holding blk, or NULL. */
-static const struct owner *owner_of(const struct sweep *s, uint64_t blk)
+static const owner_t *owner_of(const struct sweep *s, uint64_t blk)
 {
-	size_t at = lower_bound(s, blk);
+	const owner_t *e = ext4fs__owners_after(&s->ix, blk);
 
-	return at < s->n && s->own[at].pblk <= blk ? &s->own[at] : NULL;
+	return e && e->pblk <= blk ? e : NULL;
 }
 
 /* -- Stretches ------------------------------------------------------------ */
@@ -218,15 +215,14 @@ static uint64_t next_usable(const struct sweep *s, const struct ext4fs_bitmap *b
 {
 	while (blk < s->end) {
 		uint64_t free_at = s->end, owned_at = s->end;
-		size_t at;
+		const owner_t *e;
 
 		if (usable(s, bm, blk))
 			return blk;
 		if (ext4fs_bitmap_find(bm, blk, s->end - 1, 0, &free_at))
 			free_at = s->end;
-		at = lower_bound(s, blk);
-		if (at < s->n)
-			owned_at = s->own[at].pblk;
+		if ((e = ext4fs__owners_after(&s->ix, blk)))
+			owned_at = e->pblk;
 		blk = free_at < owned_at ? free_at : owned_at;
 	}
 	return s->end;
@@ -242,7 +238,7 @@ static uint64_t next_obstacle(const struct sweep *s, const struct ext4fs_bitmap 
 	if (limit > s->end)
 		limit = s->end;
 	while (blk < limit) {
-		const struct owner *e;
+		const owner_t *e;
 		uint64_t used;
 
 		if (ext4fs_bitmap_find(bm, blk, limit - 1, 1, &used))
@@ -382,7 +378,7 @@ static int move_map_block(struct sweep *s, uint32_t ino, uint64_t old, uint64_t 
 }
 
 /* Move what entry e (a copy) holds of [lo, hi) out of the way of [avoid_lo, avoid_hi). */
-static int evacuate(struct sweep *s, struct owner e, uint64_t lo, uint64_t hi, uint64_t avoid_lo, uint64_t avoid_hi)
+static int evacuate(struct sweep *s, owner_t e, uint64_t lo, uint64_t hi, uint64_t avoid_lo, uint64_t avoid_hi)
 {
 	uint64_t a = e.pblk > lo ? e.pblk : lo, b = e.pblk + e.len < hi ? e.pblk + e.len : hi;
 	struct ext4fs_reloc_file f;
@@ -409,12 +405,12 @@ static int evacuate(struct sweep *s, struct owner e, uint64_t lo, uint64_t hi, u
 static int clear_stretch(struct sweep *s, uint64_t lo, uint64_t hi)
 {
 	for (;;) {
-		size_t at = lower_bound(s, lo);
+		const owner_t *e = ext4fs__owners_after(&s->ix, lo);
 		int err;
 
-		if (at >= s->n || s->own[at].pblk >= hi)
+		if (!e || e->pblk >= hi)
 			return 0;
-		if ((err = evacuate(s, s->own[at], lo, hi, lo, hi)))
+		if ((err = evacuate(s, *e, lo, hi, lo, hi)))
 			return err;
 	}
 }
@@ -558,11 +554,54 @@ static int place_member(struct sweep *s, struct ext4fs_reloc_file *f, uint64_t *
 	return place_map_blocks(s, ino, frontier);
 }
 
-static int by_ino(const void *a, const void *b)
+static int by_member_ino(const void *a, const void *b)
 {
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	const struct member *x = a, *y = b;
 
-	return x < y ? -1 : x > y;
+	return x->ino < y->ino ? -1 : x->ino > y->ino;
+}
+
+/* Every movable member (each inode once) and its blocks, into s->members and the index. */
+static int load_members(struct sweep *s, const uint32_t *inos, size_t n)
+{
+	owner_t *all = NULL, *grown;
+	size_t nall = 0, cap = 0;
+	int err = 0;
+
+	if (!(s->members = calloc(n ? n : 1, sizeof(*s->members))))
+		return ext4fs__fs_fail(s->fs, EXT4FS_E_NO_MEMORY, "no memory for the members");
+	for (size_t i = 0; i < n; i++)
+		s->members[i].ino = inos[i];
+	qsort(s->members, n, sizeof(*s->members), by_member_ino);
+	for (size_t i = 0; i < n && !err; i++) {
+		struct member *m = &s->members[i];
+		struct ext4fs_reloc_file f;
+		struct adder a = { .fs = s->fs };
+
+		if (s->nmembers && s->members[s->nmembers - 1].ino == m->ino)
+			continue;
+		s->members[s->nmembers++] = (struct member){ .ino = m->ino };
+		m = &s->members[s->nmembers - 1];
+		if ((err = ext4fs_reloc_load(s->fs, m->ino, &f)) == 0 && f.skip == EXT4FS_RELOC_MOVABLE &&
+		    (err = gather(s->fs, m->ino, &a)) == 0) {
+			m->v = a.v;
+			m->n = a.n;
+			a.v = NULL;
+			if (!(grown = ext4fs_array_grow(all, &cap, nall + m->n, sizeof(*all), 1024))) {
+				err = ext4fs__fs_fail(s->fs, EXT4FS_E_NO_MEMORY, "no memory for the block owners");
+			} else {
+				all = grown;
+				memcpy(all + nall, m->v, m->n * sizeof(*all));
+				nall += m->n;
+			}
+		}
+		free(a.v);
+		ext4fs_reloc_release(&f);
+	}
+	if (!err)
+		err = ext4fs__owners_load(s->fs, &s->ix, all, nall);
+	free(all);
+	return err;
 }
 
 int ext4fs_defrag_sweep(struct ext4fs_fs *fs, const uint32_t *inos, size_t n, const struct ext4fs_defrag_opts *o)
@@ -575,28 +614,7 @@ int ext4fs_defrag_sweep(struct ext4fs_fs *fs, const uint32_t *inos, size_t n, co
 	s.end = ext4fs_geom(fs)->blocks_count;
 	s.stripe = ext4fs_alloc_stripe(fs);
 	frontier = s.first;
-	{
-		/* Every movable member's blocks (each inode once), merged into the index at once. */
-		struct adder all = { .fs = fs };
-		uint32_t *sorted = malloc((n ? n : 1) * sizeof(*sorted));
-
-		if (!sorted)
-			return ext4fs__fs_fail(fs, EXT4FS_E_NO_MEMORY, "no memory for the members");
-		memcpy(sorted, inos, n * sizeof(*sorted));
-		qsort(sorted, n, sizeof(*sorted), by_ino);
-		for (size_t i = 0; i < n && !err; i++) {
-			struct ext4fs_reloc_file f;
-			if (i && sorted[i] == sorted[i - 1])
-				continue;
-			if ((err = ext4fs_reloc_load(fs, sorted[i], &f)) == 0 && f.skip == EXT4FS_RELOC_MOVABLE)
-				err = gather(fs, sorted[i], &all);
-			ext4fs_reloc_release(&f);
-		}
-		if (!err)
-			err = merge(&s, all.v, all.n, 0);
-		free(all.v);
-		free(sorted);
-	}
+	err = load_members(&s, inos, n);
 	for (size_t i = 0; i < n && !err; i++) {
 		struct ext4fs_defrag_step step = { .ino = inos[i], .why = EXT4FS_RELOC_MOVABLE };
 		struct ext4fs_reloc_file f;
@@ -617,12 +635,18 @@ int ext4fs_defrag_sweep(struct ext4fs_fs *fs, const uint32_t *inos, size_t n, co
 				frontier = before;
 				err = 0;
 			}
-			forget(&s, inos[i]);
+			{
+				int ferr = forget(&s, inos[i]);
+				err = err ? err : ferr;
+			}
 		}
 		ext4fs_reloc_release(&f);
 		if (!err && o->each)
 			err = o->each(&step, o->arg);
 	}
-	free(s.own);
+	for (size_t i = 0; i < s.nmembers; i++)
+		free(s.members[i].v);
+	free(s.members);
+	ext4fs__owners_free(&s.ix);
 	return err;
 }

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <cmocka.h>
 #include "maps.h"
+#include "../lib/test_rng.h"
 
 #define LIMIT 10000ULL        /* not a multiple of the page size: a short last page */
 #define SHIFT 9               /* pages of 512 numbers */
@@ -21,10 +22,7 @@ static uint64_t rng = 88172645463325252ULL;
 
 static uint64_t next_rand(void)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
+	return test_rng_next(&rng);
 }
 
 static void test_bitmap_against_flat(void **state)

@@ -16,6 +16,7 @@
 #include "ext4fs/errors.h"
 #include "ext4fs/io.h"
 #include "ext4fs/io_overlay.h"
+#include "../lib/test_rng.h"
 
 /* Not a whole number of pages, so the last page is short. */
 #define SIZE (1024u * 1024u * 9u + 1536u)
@@ -24,10 +25,7 @@ static uint64_t rng = 88172645463325252ull;
 
 static uint64_t next(void)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
+	return test_rng_next(&rng);
 }
 
 static void random_io_agrees_with_a_model(void **state)
