@@ -18,6 +18,7 @@
 #include "ext4fs/array.h"
 #include "ext4fs/defrag.h"
 #include "ext4fs/errors.h"
+#include "ext4fs/txn.h"
 #include "layout.h"
 #include "names.h"
 #include "walk.h"
@@ -60,7 +61,6 @@ static int each_step(const struct ext4fs_defrag_step *s, void *arg)
 		st->t->moved++;
 		st->t->blocks_moved += s->res.blocks_moved;
 		st->t->bytes_copied += s->res.bytes_copied;
-		st->t->transactions += s->res.transactions;
 		if (ctx->verbose) {
 			df_progress_clear(ctx);
 			df_names_print(ctx->out, ctx->names, s->ino, NULL);
@@ -90,7 +90,11 @@ int df_layout(struct df_ctx *ctx, uint64_t reserve, const struct timespec *start
 	struct stepper st = { .ctx = ctx, .t = t, .start = start };
 	struct ext4fs_defrag_opts o = { .reserve = reserve, .each = each_step, .arg = &st };
 	struct members m = { 0 };
+	struct ext4fs_txn_stats before, after;
 	int sweep = (ctx->modes & DF_MODE_DIR) != 0, err = 0;
+
+	/* The passes share transactions among small moves: their commits are counted here. */
+	ext4fs_txn_get_stats(ctx->fs, &before);
 
 	if (sweep) {
 		/* With paths, the trees under them are laid out; the rest of the volume stays as it is. */
@@ -109,6 +113,8 @@ int df_layout(struct df_ctx *ctx, uint64_t reserve, const struct timespec *start
 	}
 	df_progress_end(ctx);
 	free(m.ino);
+	ext4fs_txn_get_stats(ctx->fs, &after);
+	t->transactions += after.commits - before.commits;
 	if (err == STOP_NOW)
 		return 0;
 	if (err) {

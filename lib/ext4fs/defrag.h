@@ -46,10 +46,16 @@ struct ext4fs_defrag_step {
 	uint32_t ino;
 	int moved;                       /* 1 when its blocks moved */
 	enum ext4fs_reloc_skip why;      /* not moved: EXT4FS_RELOC_MOVABLE when in place, else why it stayed */
-	struct ext4fs_reloc_result res;  /* the move's figures (zero when not moved) */
+	struct ext4fs_reloc_result res;  /* the move's figures (zero when not moved); transactions: see below */
 };
 
-/* Called after each member; nonzero stops the pass and is returned by it. */
+/*
+ * Called after each member; nonzero stops the pass and is returned by it.
+ * In journalled mode the sweep gathers small moves, of several members,
+ * into one transaction, so its steps do not count transactions
+ * (res.transactions is 0): ext4fs_txn_get_stats() before and after a pass
+ * does.  Whatever a pass did is committed when it returns.
+ */
 typedef int (*ext4fs_defrag_step_fn)(const struct ext4fs_defrag_step *step, void *arg);
 
 struct ext4fs_defrag_opts {

@@ -17,8 +17,7 @@
  *     2. whatever T holds is evacuated: the data of other members (and of
  *        this one) by logical range, their extent tree or indirect blocks
  *        one by one, each to free space taken from the top of the volume
- *        down, out of the way of the sweep; each evacuation is its own
- *        move, so its own transactions (relocate.h);
+ *        down, out of the way of the sweep;
  *     3. the chunk moves into T; F moves past it.
  *
  *   A chunk is at most half the free space, so what lies in its way always
@@ -34,6 +33,16 @@
  *   (and becomes an obstacle).  Every block moves at most once to make room
  *   and once into place, unless the sweep reaches the top of the volume
  *   where evacuated blocks wait.
+ *
+ *   Transactions (journalled mode): a move of a few blocks is small next
+ *   to a commit and its flush, so small moves (evacuations, chunks of small
+ *   members, mapping blocks), of one member or several, share a
+ *   transaction, up to half the journal's largest one and GROUP_BLOCKS
+ *   moved; a larger move commits its own pieces (relocate.h).  Blocks a
+ *   transaction frees stay in use until it commits, so the group commits
+ *   when a stretch has been cleared, before the chunk moves into it, and
+ *   when evacuation finds no room; a group moves at most a sixteenth of
+ *   the free space, so on a nearly full volume moves commit alone.  A crash loses the moves of the group under way, whole.
  *
  *   The owners of blocks that may be evacuated are kept in an index by
  *   block (defrag_internal.h): only members still to come are in it, so a
@@ -76,6 +85,8 @@ struct sweep {
 	uint64_t first, end;              /* the volume's data blocks [first, end) */
 	uint32_t stripe;                  /* RAID stripe in blocks (0: none) */
 	struct ext4fs_defrag_step *step;  /* the member being placed */
+	int group_open;                   /* small moves gathered in one transaction (journalled mode) */
+	uint64_t group_blocks;            /* blocks moved in it */
 };
 
 /* -- The index ------------------------------------------------------------ */
@@ -336,16 +347,73 @@ static int spill_space(struct sweep *s, uint64_t need, uint64_t avoid_lo, uint64
 	return 0;
 }
 
-/* Count a move made for the member being placed. */
+/* -- Small moves share transactions ------------------------------------------ */
+
+/* A move of at most this many blocks, in at most this many runs, joins the open group. */
+#define GROUP_MOVE_BLOCKS 1024u
+#define GROUP_MOVE_RUNS 16u
+/*
+ * A group ends once it moved this many blocks, or a sixteenth of the free
+ * space (the old places of what it moved are held until it commits).
+ */
+#define GROUP_BLOCKS 8192u
+
+/* Commit the open group, if any. */
+static int group_end(struct sweep *s)
+{
+	if (!s->group_open)
+		return 0;
+	s->group_open = 0;
+	return ext4fs_txn_commit(s->fs);
+}
+
+/*
+ * Before a move of blocks blocks in runs runs: a small one joins the open
+ * group (or opens one), while the group stays under half the journal's
+ * largest transaction and its block limit; a large one ends the group and
+ * commits its own pieces.  Without journalled mode, nothing.  The limit
+ * is a sixteenth of the free space: the blocks a group holds must not be
+ * the room the next move needs.
+ */
+static int group_join(struct sweep *s, uint64_t blocks, size_t runs)
+{
+	uint64_t free_blocks = ext4fs_geom(s->fs)->free_blocks_count;
+	uint64_t limit = free_blocks > s->o->reserve ? (free_blocks - s->o->reserve) / 16 : 0;
+	struct ext4fs_txn_room room;
+	int err;
+
+	if (!ext4fs_txn_active(s->fs))
+		return 0;
+	if (limit > GROUP_BLOCKS)
+		limit = GROUP_BLOCKS;
+	if (blocks > GROUP_MOVE_BLOCKS || runs > GROUP_MOVE_RUNS || blocks > limit)
+		return group_end(s);
+	if (s->group_open) {
+		if ((err = ext4fs_txn_room(s->fs, &room)))
+			return err;
+		if (room.running_blocks <= room.max_blocks / 2 && s->group_blocks + blocks <= limit) {
+			s->group_blocks += blocks;
+			return 0;
+		}
+		if ((err = group_end(s)))
+			return err;
+	}
+	if ((err = ext4fs_txn_begin(s->fs)))
+		return err;
+	s->group_open = 1;
+	s->group_blocks = blocks;
+	return 0;
+}
+
+/* Count a move made for the member being placed (its commits are counted by the caller of the sweep). */
 static void tally(struct sweep *s, const struct ext4fs_reloc_result *r)
 {
 	s->step->moved = 1;
 	s->step->res.blocks_moved += r->blocks_moved;
 	s->step->res.bytes_copied += r->bytes_copied;
-	s->step->res.transactions += r->transactions;
 }
 
-/* Move mapping block old of ino to a block of t (claimed here), in one transaction. */
+/* Move mapping block old of ino to block new_blk (claimed here), in one transaction or the open group. */
 static int move_map_block(struct sweep *s, uint32_t ino, uint64_t old, uint64_t new_blk)
 {
 	struct ext4fs_fs *fs = s->fs;
@@ -353,6 +421,8 @@ static int move_map_block(struct sweep *s, uint32_t ino, uint64_t old, uint64_t 
 	int journalled = ext4fs_txn_active(fs), err;
 
 	if ((err = ext4fs_inode_read(fs, ino, &inode)))
+		return err;
+	if ((err = group_join(s, 1, 1)))
 		return err;
 	if (journalled && (err = ext4fs_txn_begin(fs)))
 		return err;
@@ -366,11 +436,8 @@ static int move_map_block(struct sweep *s, uint32_t ino, uint64_t old, uint64_t 
 			(void)ext4fs_txn_abort(fs);
 		return err;
 	}
-	if (journalled) {
-		if ((err = ext4fs_txn_commit(fs)))
-			return err;
-		s->step->res.transactions++;
-	}
+	if (journalled && (err = ext4fs_txn_commit(fs)))
+		return err;
 	s->step->moved = 1;
 	s->step->res.blocks_moved++;
 	s->step->res.bytes_copied += ext4fs_geom(fs)->block_size;
@@ -387,8 +454,18 @@ static int evacuate(struct sweep *s, owner_t e, uint64_t lo, uint64_t hi, uint64
 	size_t n;
 	int err;
 
-	if ((err = spill_space(s, b - a, avoid_lo, avoid_hi, &t, &n)))
+	err = spill_space(s, b - a, avoid_lo, avoid_hi, &t, &n);
+	if (err == EXT4FS_E_NO_SPACE && s->group_open) {
+		/* The group holds blocks its moves freed: commit it and look again. */
+		if ((err = group_end(s)) == 0)
+			err = spill_space(s, b - a, avoid_lo, avoid_hi, &t, &n);
+	}
+	if (err)
 		return err;
+	if ((err = group_join(s, b - a, n))) {
+		free(t);
+		return err;
+	}
 	if (e.map) {
 		err = move_map_block(s, e.ino, e.pblk, t[0].pblk);
 	} else if (!(err = ext4fs_reloc_load(s->fs, e.ino, &f))) {
@@ -404,12 +481,12 @@ static int evacuate(struct sweep *s, owner_t e, uint64_t lo, uint64_t hi, uint64
 /* Empty [lo, hi) of everything the index holds there. */
 static int clear_stretch(struct sweep *s, uint64_t lo, uint64_t hi)
 {
-	for (;;) {
+	for (int moved = 0;; moved = 1) {
 		const owner_t *e = ext4fs__owners_after(&s->ix, lo);
 		int err;
 
 		if (!e || e->pblk >= hi)
-			return 0;
+			return moved ? group_end(s) : 0;   /* [lo, hi) is free once the frees commit */
 		if ((err = evacuate(s, *e, lo, hi, lo, hi)))
 			return err;
 	}
@@ -421,6 +498,7 @@ static int clear_stretch(struct sweep *s, uint64_t lo, uint64_t hi)
 struct chunk {
 	uint64_t lblk, lend;     /* logical range holding the chunk (holes inside are not data) */
 	uint64_t blocks;
+	size_t runs;             /* of the file's runs it takes from */
 	int in_place;            /* mapped to [at, at + blocks) block for block */
 };
 
@@ -447,6 +525,7 @@ static void take_chunk(const struct ext4fs_reloc_file *f, uint64_t skip, uint64_
 		if (!c->blocks)
 			c->lblk = r->lblk + from;
 		c->lend = r->lblk + from + k;
+		c->runs++;
 		if (r->pblk + from != expect)
 			c->in_place = 0;
 		expect += k;
@@ -472,6 +551,11 @@ static int place_map_blocks(struct sweep *s, uint32_t ino, uint64_t *frontier)
 		if ((err = ext4fs_fs_block_bitmap(s->fs, &bm)))
 			return err;
 		at = next_usable(s, bm, *frontier);
+		if (at != *frontier && s->group_open) {
+			if ((err = group_end(s)))   /* the blocks skipped may be the group's frees */
+				return err;
+			continue;
+		}
 		if (at >= s->end)
 			return 0;
 		if (at != blk) {
@@ -523,6 +607,12 @@ static int place_member(struct sweep *s, struct ext4fs_reloc_file *f, uint64_t *
 			continue;
 		}
 		stop = next_obstacle(s, bm, start, start + len);
+		if (s->group_open && (start > *frontier || stop - start < len)) {
+			/* What looks in the way may be blocks the open group freed: commit it and look again. */
+			if ((err = group_end(s)))
+				return err;
+			continue;
+		}
 		if (stop - start < len && f->blocks <= small && placed == 0) {
 			/* A small member is not split: leave the short stretch and go past the obstacle. */
 			*frontier = stop;
@@ -542,6 +632,8 @@ static int place_member(struct sweep *s, struct ext4fs_reloc_file *f, uint64_t *
 			if ((err = ext4fs_reloc_load(s->fs, ino, f)))
 				return err;
 			t = (struct ext4fs_prun){ start, c.blocks };
+			if ((err = group_join(s, c.blocks, c.runs)))
+				return err;
 			if ((err = ext4fs_reloc_move_range(s->fs, f, c.lblk, c.lend, &t, 1, &r)))
 				return err;
 			tally(s, &r);
@@ -643,6 +735,11 @@ int ext4fs_defrag_sweep(struct ext4fs_fs *fs, const uint32_t *inos, size_t n, co
 		ext4fs_reloc_release(&f);
 		if (!err && o->each)
 			err = o->each(&step, o->arg);
+	}
+	{
+		/* What the last group holds is committed, also after an error that left the handle working. */
+		int gerr = group_end(&s);
+		err = err ? err : gerr;
 	}
 	for (size_t i = 0; i < s.nmembers; i++)
 		free(s.members[i].v);
