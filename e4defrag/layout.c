@@ -8,7 +8,9 @@
  * The order is walk.c's, the kernel's readdir order (hash order in an
  * indexed directory), so the tree ends laid out the way tar and find read
  * it: each directory, then its entries, a subdirectory gone into when met;
- * a file linked twice at its first name.
+ * a file linked twice at its first name.  Directories laid out well
+ * enough already (ext4fs_defrag_keep_settled(): as a fresh copy lays them
+ * out) stay as they are, with their files.
  */
 #include "config.h"
 #include <inttypes.h>
@@ -90,6 +92,7 @@ int df_layout(struct df_ctx *ctx, uint64_t reserve, const struct timespec *start
 	struct stepper st = { .ctx = ctx, .t = t, .start = start };
 	struct ext4fs_defrag_opts o = { .reserve = reserve, .each = each_step, .arg = &st };
 	struct members m = { 0 };
+	uint32_t *keep = NULL;
 	struct ext4fs_txn_stats before, after;
 	int sweep = (ctx->modes & DF_MODE_DIR) != 0, err = 0;
 
@@ -100,6 +103,13 @@ int df_layout(struct df_ctx *ctx, uint64_t reserve, const struct timespec *start
 		/* With paths, the trees under them are laid out; the rest of the volume stays as it is. */
 		for (int i = 0; i < ctx->ntargets && !err; i++)
 			err = df_walk(ctx->fs, ctx->targets[i].ino, ctx->targets[i].walk_path, add_member, &m);
+		if (!err) {
+			/* What a fresh copy would have laid out the same stays as it is. */
+			size_t dirs = 0;
+			err = ext4fs_defrag_settled(ctx->fs, m.ino, m.n, &keep, &o.nkeep, &dirs);
+			o.keep = keep;
+			t->dirs_settled = dirs;
+		}
 		if (err) {
 			free(m.ino);
 			df_error(ctx, err, "while listing the tree to lay out");
@@ -113,6 +123,7 @@ int df_layout(struct df_ctx *ctx, uint64_t reserve, const struct timespec *start
 	}
 	df_progress_end(ctx);
 	free(m.ino);
+	free(keep);
 	ext4fs_txn_get_stats(ctx->fs, &after);
 	t->transactions += after.commits - before.commits;
 	if (err == STOP_NOW)

@@ -16,6 +16,7 @@ struct df_layout_totals {
 	uint64_t members;          /* files and directories examined */
 	uint64_t moved;            /* of which moved */
 	uint64_t stayed;           /* left where they were: must stay, or no room to make */
+	uint64_t dirs_settled;     /* directories laid out well enough already, left with their files */
 	uint64_t blocks_moved, bytes_copied, transactions;
 	int stopped_early;         /* the time limit stopped it (a later run carries on) */
 	struct df_inoset laid_out; /* the sweep's members now where its layout puts them: file mode,

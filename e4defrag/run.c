@@ -336,6 +336,8 @@ static void print_summary(struct run *r)
 		fprintf(out, " %s: files and directories moved\t%" PRIu64 " of %" PRIu64 " (%" PRIu64 " left)\n",
 			ctx->modes & DF_MODE_DIR ? "Layout" : "Compaction", r->layout.moved, r->layout.members,
 			r->layout.stayed);
+		if (ctx->modes & DF_MODE_DIR)
+			fprintf(out, " Layout: directories already in order\t%" PRIu64 "\n", r->layout.dirs_settled);
 		if (r->layout.stopped_early)
 			fprintf(out, "Stopped early: the time limit of %" PRIu64 " s was reached while %s.\n",
 				ctx->time_limit, ctx->modes & DF_MODE_DIR ? "laying out the tree" : "compacting");
@@ -419,6 +421,7 @@ static int write_json(struct run *r, int status)
 		json_uint(&j, "members", r->layout.members);
 		json_uint(&j, "moved", r->layout.moved);
 		json_uint(&j, "left", r->layout.stayed);
+		json_uint(&j, "directories_settled", r->layout.dirs_settled);
 		json_uint(&j, "blocks_moved", r->layout.blocks_moved);
 		json_uint(&j, "bytes_copied", r->layout.bytes_copied);
 		json_uint(&j, "transactions", r->layout.transactions);

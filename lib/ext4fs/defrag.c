@@ -8,11 +8,14 @@
 #include "ext4fs/array.h"
 #include "ext4fs/bitmap.h"
 #include "ext4fs/defrag.h"
+#include "ext4fs/dir.h"
 #include "ext4fs/errors.h"
 #include "ext4fs/frag.h"
+#include "ext4fs/inode.h"
 #include "ext4fs/relocate.h"
 #include "ext4fs/scan.h"
 #include "blockmap_internal.h"
+#include "defrag_internal.h"
 #include "fs_internal.h"
 
 struct order {
@@ -54,6 +57,128 @@ int ext4fs_defrag_tree_order(struct ext4fs_fs *fs, uint32_t root, uint32_t **ino
 	}
 	*inos = o.inos;
 	*n = o.n;
+	return 0;
+}
+
+/* -- Leaving alone what is laid out well enough ---------------------------- */
+
+/* The regular files (by their entries' inode numbers) a directory names. */
+struct kids {
+	uint32_t inodes_count;
+	uint32_t *v;
+	size_t n, cap;
+};
+
+static int add_kid(const struct ext4fs_dirent *d, void *arg)
+{
+	struct kids *k = arg;
+	uint32_t *grown;
+
+	if ((d->name_len == 1 && d->name[0] == '.') || (d->name_len == 2 && d->name[0] == '.' && d->name[1] == '.'))
+		return 0;
+	if (d->inode == 0 || d->inode > k->inodes_count || (d->file_type && d->file_type != EXT4FS_FT_REG_FILE))
+		return 0;
+	if (!(grown = ext4fs_array_grow(k->v, &k->cap, k->n + 1, sizeof(*k->v), 32)))
+		return EXT4FS_E_NO_MEMORY;
+	k->v = grown;
+	k->v[k->n++] = d->inode;
+	return 0;
+}
+
+/*
+ * Whether directory dir is settled (see ext4fs_defrag_settled()).
+ * Its regular files are listed in *k.
+ */
+static int dir_settled(struct ext4fs_fs *fs, uint32_t dir, struct kids *k, int *settled)
+{
+	const struct ext4fs_geom *geo = ext4fs_geom(fs);
+	const struct ext4fs_bitmap *bm;
+	struct ext4fs_inode inode;
+	uint64_t lo = UINT64_MAX, hi = 0, blocks = 0, window;
+	int err;
+
+	*settled = 0;
+	k->n = 0;
+	if ((err = ext4fs_inode_read(fs, dir, &inode)) || !EXT4FS_ISDIR(inode.i_mode))
+		return err;
+	if ((err = ext4fs_dir_iterate(fs, dir, &inode, 0, add_kid, k)))
+		return err == EXT4FS_E_NO_MEMORY ? ext4fs__fs_fail(fs, err, "no memory to read a directory") : err;
+	for (size_t i = 0; i < k->n; i++) {
+		struct ext4fs_reloc_file f;
+		int regular;
+
+		if ((err = ext4fs_reloc_load(fs, k->v[i], &f))) {
+			ext4fs_reloc_release(&f);
+			return err;
+		}
+		regular = EXT4FS_ISREG(f.inode.i_mode);
+		if (regular && f.blocks && f.nruns) {
+			if (f.skip == EXT4FS_RELOC_MOVABLE && f.extents > ext4fs_reloc_fewest_extents(&f)) {
+				ext4fs_reloc_release(&f);
+				return 0;
+			}
+			blocks += f.blocks;
+			for (size_t r = 0; r < f.nruns; r++) {
+				if (f.runs[r].pblk < lo)
+					lo = f.runs[r].pblk;
+				if (f.runs[r].pblk + f.runs[r].len > hi)
+					hi = f.runs[r].pblk + f.runs[r].len;
+			}
+		}
+		if (!regular)
+			k->v[i] = 0;   /* named as a file, is none: not the directory's to keep */
+		ext4fs_reloc_release(&f);
+	}
+	if (!blocks)
+		return 0;   /* no file data to keep together: the directory's own block or two is cheap to place */
+	window = blocks + blocks / 4 > 2ull * geo->blocks_per_group ? blocks + blocks / 4 : 2ull * geo->blocks_per_group;
+	if (hi - lo > window)
+		return 0;
+	if ((err = ext4fs_fs_block_bitmap(fs, &bm)))
+		return err;
+	*settled = (hi - lo) - ext4fs_bitmap_count_set(bm, lo, hi - 1) <= blocks / 2;
+	return 0;
+}
+
+int ext4fs_defrag_settled(struct ext4fs_fs *fs, const uint32_t *inos, size_t n, uint32_t **keep, size_t *nkeep,
+			  size_t *dirs)
+{
+	struct kids k = { .inodes_count = ext4fs_geom(fs)->inodes_count };
+	uint32_t *out = NULL, *grown;
+	size_t nout = 0, cap = 0;
+	int err = 0;
+
+	*keep = NULL;
+	*nkeep = 0;
+	*dirs = 0;
+	for (size_t i = 0; i < n && !err; i++) {
+		struct ext4fs_inode inode;
+		int settled;
+
+		if ((err = ext4fs_inode_read(fs, inos[i], &inode)) || !EXT4FS_ISDIR(inode.i_mode))
+			continue;
+		if ((err = dir_settled(fs, inos[i], &k, &settled)) || !settled)
+			continue;
+		if (!(grown = ext4fs_array_grow(out, &cap, nout + k.n + 1, sizeof(*out), 256))) {
+			err = ext4fs__fs_fail(fs, EXT4FS_E_NO_MEMORY, "no memory to list what stays");
+			break;
+		}
+		out = grown;
+		out[nout++] = inos[i];
+		for (size_t j = 0; j < k.n; j++)
+			if (k.v[j])
+				out[nout++] = k.v[j];
+		(*dirs)++;
+	}
+	free(k.v);
+	if (err) {
+		free(out);
+		*dirs = 0;
+		return err;
+	}
+	qsort(out, nout, sizeof(*out), ext4fs__cmp_u32);
+	*keep = out;
+	*nkeep = nout;
 	return 0;
 }
 

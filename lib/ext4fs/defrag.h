@@ -41,6 +41,28 @@ extern "C" {
  */
 int ext4fs_defrag_tree_order(struct ext4fs_fs *fs, uint32_t root, uint32_t **inos, size_t *n);
 
+/*
+ * What is laid out well enough already, as a fresh copy into a new file
+ * system lays it out: of inos[0..n) (a layout order, as
+ * ext4fs_defrag_tree_order() gives), every settled directory and the
+ * regular files it names, sorted by inode number, in *keep (the caller
+ * frees it with free()), *nkeep of them; *dirs is the number of
+ * directories.  Given to ext4fs_defrag_sweep() as ext4fs_defrag_opts.keep,
+ * they stay where they are.  A directory is settled when its regular files
+ * with data are each in their fewest extents and lie within two block
+ * groups' length of each other (or, when they are larger, within a
+ * quarter more than their size), with at most half their size in free
+ * blocks between the first and the last of them: the kernel writes a
+ * directory's files near each other (the holes its preallocations leave
+ * are small), while an aged tree spreads them over the volume and
+ * shattered free space leaves holes as large as the files.  A directory
+ * without file data is not settled (placing it costs its own block or
+ * two).  Errors: those of ext4fs_inode_read(), ext4fs_dir_iterate() and
+ * ext4fs_reloc_load(), EXT4FS_E_NO_MEMORY.
+ */
+int ext4fs_defrag_settled(struct ext4fs_fs *fs, const uint32_t *inos, size_t n, uint32_t **keep, size_t *nkeep,
+			  size_t *dirs);
+
 /* What happened to one member. */
 struct ext4fs_defrag_step {
 	uint32_t ino;
@@ -62,6 +84,13 @@ struct ext4fs_defrag_opts {
 	uint64_t reserve;          /* blocks left free for mapping blocks (relocate.h) */
 	ext4fs_defrag_step_fn each;  /* may be NULL */
 	void *arg;
+	/*
+	 * The sweep only: members to leave where they are (sorted, as
+	 * ext4fs_defrag_settled() gives; NULL for none).  One that lies where
+	 * the layout would put it is passed as a member in place is.
+	 */
+	const uint32_t *keep;
+	size_t nkeep;
 };
 
 

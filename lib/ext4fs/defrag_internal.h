@@ -1,6 +1,6 @@
 /*
  * defrag_internal.h - the sweep's index of who owns which blocks
- * (defrag_index.c), for defrag_sweep.c only.
+ * (defrag_index.c), for the defrag modules only.
  *
  * The sweep asks one question again and again: which block owner comes
  * first at or after block b?  And after every move it replaces a few
@@ -57,5 +57,13 @@ int ext4fs__owners_remove(struct ext4fs_fs *fs, struct ext4fs__owner_index *ix, 
 
 /* Free the index's memory; it is empty afterwards.  Cannot fail. */
 void ext4fs__owners_free(struct ext4fs__owner_index *ix);
+
+/* qsort() and bsearch() order of uint32_t (the lists of inode numbers kept). */
+static inline int ext4fs__cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
 
 #endif

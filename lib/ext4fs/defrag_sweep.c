@@ -646,11 +646,60 @@ static int place_member(struct sweep *s, struct ext4fs_reloc_file *f, uint64_t *
 	return place_map_blocks(s, ino, frontier);
 }
 
+/*
+ * A member kept where it is: when the layout would put it just there (no
+ * usable block before it from the frontier on, or only stretches it would
+ * not be split over), the frontier goes past it, as past a member in
+ * place.  So a tree laid out once, whose directories are kept the next
+ * time, leaves the gaps before obstacles to the members that were kept,
+ * and nothing moves into them.
+ */
+static int pass_kept(struct sweep *s, const struct ext4fs_reloc_file *f, uint64_t *frontier)
+{
+	const struct ext4fs_bitmap *bm;
+	uint64_t lo, hi, at = *frontier;
+	int err;
+
+	if (!f->nruns)
+		return 0;
+	lo = f->runs[0].pblk;
+	hi = lo + f->runs[0].len;
+	for (size_t i = 1; i < f->nruns; i++) {
+		if (f->runs[i].pblk != hi)
+			return 0;   /* not in one piece: not where a layout puts a member */
+		hi += f->runs[i].len;
+	}
+	if (lo < at)
+		return 0;
+	if ((err = ext4fs_fs_block_bitmap(s->fs, &bm)))
+		return err;
+	for (;;) {
+		uint64_t start = next_usable(s, bm, at), stop;
+
+		if (start > lo)
+			break;
+		if (f->blocks > ext4fs_geom(s->fs)->blocks_per_group)
+			return 0;   /* a large member is split over obstacles: it would start there */
+		stop = next_obstacle(s, bm, start, start + f->blocks);
+		if (stop - start >= f->blocks)
+			return 0;   /* it would go there, before where it is */
+		at = stop;
+	}
+	*frontier = hi;
+	return 0;
+}
+
 static int by_member_ino(const void *a, const void *b)
 {
 	const struct member *x = a, *y = b;
 
 	return x->ino < y->ino ? -1 : x->ino > y->ino;
+}
+
+/* A member the caller keeps where it is (ext4fs_defrag_opts.keep). */
+static int kept(const struct sweep *s, uint32_t ino)
+{
+	return s->o->nkeep && bsearch(&ino, s->o->keep, s->o->nkeep, sizeof(*s->o->keep), ext4fs__cmp_u32) != NULL;
 }
 
 /* Every movable member (each inode once) and its blocks, into s->members and the index. */
@@ -674,6 +723,8 @@ static int load_members(struct sweep *s, const uint32_t *inos, size_t n)
 			continue;
 		s->members[s->nmembers++] = (struct member){ .ino = m->ino };
 		m = &s->members[s->nmembers - 1];
+		if (kept(s, m->ino))
+			continue;   /* not in the index: an obstacle */
 		if ((err = ext4fs_reloc_load(s->fs, m->ino, &f)) == 0 && f.skip == EXT4FS_RELOC_MOVABLE &&
 		    (err = gather(s->fs, m->ino, &a)) == 0) {
 			m->v = a.v;
@@ -713,7 +764,12 @@ int ext4fs_defrag_sweep(struct ext4fs_fs *fs, const uint32_t *inos, size_t n, co
 
 		s.step = &step;
 		err = ext4fs_reloc_load(fs, inos[i], &f);
-		if (!err && f.skip != EXT4FS_RELOC_MOVABLE) {
+		if (!err && kept(&s, inos[i])) {
+			if (f.skip != EXT4FS_RELOC_MOVABLE)
+				step.why = f.skip;
+			else
+				err = pass_kept(&s, &f, &frontier);
+		} else if (!err && f.skip != EXT4FS_RELOC_MOVABLE) {
 			step.why = f.skip;
 		} else if (!err && owner_of(&s, f.runs[0].pblk) == NULL) {
 			/* Met already through another link, or a member that had to stay. */

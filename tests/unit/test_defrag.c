@@ -245,6 +245,103 @@ static void sweep_puts_large_files_on_stripe_boundaries(void **state)
 	rw_image_close(&img);
 }
 
+static uint64_t first_block(struct ext4fs_fs *fs, uint32_t ino)
+{
+	struct ext4fs_reloc_file f;
+	uint64_t b;
+
+	assert_int_equal(ext4fs_reloc_load(fs, ino, &f), 0);
+	assert_true(f.nruns > 0);
+	b = f.runs[0].pblk;
+	ext4fs_reloc_release(&f);
+	return b;
+}
+
+static int listed(const uint32_t *inos, size_t n, uint32_t ino)
+{
+	for (size_t i = 0; i < n; i++)
+		if (inos[i] == ino)
+			return 1;
+	return 0;
+}
+
+/*
+ * A directory whose files lie together (as a fresh copy writes them) is
+ * settled: left out of the layout, its files stay where they are; so is
+ * one holding a single contiguous file of 3000 blocks.  One whose files
+ * are spread over the groups, one with free holes between its files, one
+ * whose two files lie three groups apart with no hole between, and one
+ * without files are laid out.  After the sweep the laid-out ones with
+ * files are settled too.
+ */
+static void settled_directories_stay(void **state)
+{
+	struct ext4fs_new_attrs da = { .mode = EXT4FS_S_IFDIR | 0755 };
+	struct rw_image img;
+	uint32_t packed, spread, holey, empty, far, big, pf[4], sf[4], hf[4], ff[2], filler, *inos, *keep;
+	uint64_t at[4];
+	size_t n, nkeep, dirs;
+	(void)state;
+
+	rw_image_open(&img, 16384, 1024, small_groups);
+	assert_int_equal(ext4fs_mkdir(img.fs, EXT4FS_ROOT_INO, "packed", &da, &packed), 0);
+	assert_int_equal(ext4fs_mkdir(img.fs, EXT4FS_ROOT_INO, "spread", &da, &spread), 0);
+	assert_int_equal(ext4fs_mkdir(img.fs, EXT4FS_ROOT_INO, "holey", &da, &holey), 0);
+	assert_int_equal(ext4fs_mkdir(img.fs, EXT4FS_ROOT_INO, "empty", &da, &empty), 0);
+	assert_int_equal(ext4fs_mkdir(img.fs, EXT4FS_ROOT_INO, "far", &da, &far), 0);
+	assert_int_equal(ext4fs_mkdir(img.fs, EXT4FS_ROOT_INO, "big", &da, &big), 0);
+	/* far's two files with big's file between them: no free hole, but 3000 blocks (three groups) apart. */
+	ff[0] = file_at(&img, far, "a", 1 + 13 * 1024 + 10, 5);
+	filler = file_at(&img, big, "filler", 1 + 13 * 1024 + 15, 3000);
+	ff[1] = file_at(&img, far, "b", 1 + 13 * 1024 + 3015, 5);
+	assert_int_equal(first_block(img.fs, ff[1]) - first_block(img.fs, ff[0]), 3005);
+	for (int i = 0; i < 4; i++) {
+		char name[8];
+		snprintf(name, sizeof(name), "f%d", i);
+		pf[i] = file_at(&img, packed, name, 1 + 9 * 1024 + 300, 5);       /* one after the other */
+		sf[i] = file_at(&img, spread, name, 1 + (uint64_t)(3 + 3 * i) * 1024 + 500, 5);
+		hf[i] = file_at(&img, holey, name, 1 + 12 * 1024 + 100 + 40 * (uint64_t)i, 5);
+		at[i] = first_block(img.fs, pf[i]);
+	}
+	assert_int_equal(ext4fs_defrag_tree_order(img.fs, EXT4FS_ROOT_INO, &inos, &n), 0);
+	assert_int_equal(ext4fs_defrag_settled(img.fs, inos, n, &keep, &nkeep, &dirs), 0);
+	assert_int_equal(dirs, 2);
+	assert_true(listed(keep, nkeep, packed));
+	assert_true(listed(keep, nkeep, big));
+	assert_true(listed(keep, nkeep, filler));
+	assert_false(listed(keep, nkeep, far));
+	assert_false(listed(keep, nkeep, spread));
+	assert_false(listed(keep, nkeep, holey));
+	assert_false(listed(keep, nkeep, empty));
+	for (int i = 0; i < 4; i++) {
+		assert_true(listed(keep, nkeep, pf[i]));
+		assert_false(listed(keep, nkeep, sf[i]));
+		assert_false(listed(keep, nkeep, hf[i]));
+	}
+	{
+		struct tally t = { 0 };
+		struct ext4fs_defrag_opts o = { .reserve = 16, .each = count_step, .arg = &t, .keep = keep, .nkeep = nkeep };
+		assert_int_equal(ext4fs_defrag_sweep(img.fs, inos, n, &o), 0);
+		assert_true(t.moved >= 8);
+	}
+	free(inos);
+	free(keep);
+	for (int i = 0; i < 4; i++) {
+		assert_int_equal(first_block(img.fs, pf[i]), at[i]);
+		expect_bytes(img.fs, pf[i], 5);
+		expect_bytes(img.fs, sf[i], 5);
+		expect_bytes(img.fs, hf[i], 5);
+	}
+	rw_image_assert_clean(&img);
+	assert_int_equal(ext4fs_defrag_tree_order(img.fs, EXT4FS_ROOT_INO, &inos, &n), 0);
+	assert_int_equal(ext4fs_defrag_settled(img.fs, inos, n, &keep, &nkeep, &dirs), 0);
+	assert_int_equal(dirs, 5);
+	assert_false(listed(keep, nkeep, empty));
+	free(inos);
+	free(keep);
+	rw_image_close(&img);
+}
+
 /*
  * Forty files of 4 blocks, each followed by a free gap of 4, in group 6 (flex
  * group 1): compaction slides each into the gap before it, so the flex
@@ -418,6 +515,7 @@ int main(void)
 		cmocka_unit_test(scattered_tree_is_laid_out_in_reading_order),
 		cmocka_unit_test(sweep_makes_room_on_a_full_volume),
 		cmocka_unit_test(free_space_is_compacted),
+		cmocka_unit_test(settled_directories_stay),
 		cmocka_unit_test(sweep_puts_large_files_on_stripe_boundaries),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
