@@ -85,16 +85,20 @@ static int add_kid(const struct ext4fs_dirent *d, void *arg)
 	return 0;
 }
 
+/* The most free runs between a settled directory's files. */
+#define SETTLED_HOLES 2
+
 /*
  * Whether directory dir is settled (see ext4fs_defrag_settled()).
  * Its regular files are listed in *k.
  */
-static int dir_settled(struct ext4fs_fs *fs, uint32_t dir, struct kids *k, int *settled)
+static int dir_settled(struct ext4fs_fs *fs, uint32_t dir, struct kids *k, int *settled, uint64_t *span_lo,
+		       uint64_t *span_hi, uint64_t *room)
 {
 	const struct ext4fs_geom *geo = ext4fs_geom(fs);
 	const struct ext4fs_bitmap *bm;
 	struct ext4fs_inode inode;
-	uint64_t lo = UINT64_MAX, hi = 0, blocks = 0, window;
+	uint64_t lo = UINT64_MAX, hi = 0, blocks = 0, window, free_inside;
 	int err;
 
 	*settled = 0;
@@ -136,16 +140,162 @@ static int dir_settled(struct ext4fs_fs *fs, uint32_t dir, struct kids *k, int *
 		return 0;
 	if ((err = ext4fs_fs_block_bitmap(fs, &bm)))
 		return err;
-	*settled = (hi - lo) - ext4fs_bitmap_count_set(bm, lo, hi - 1) <= blocks / 2;
+	free_inside = (hi - lo) - ext4fs_bitmap_count_set(bm, lo, hi - 1);
+	if (free_inside > blocks / 2)
+		return 0;
+	/* A hole or two is the kernel's preallocation given back; more is free space shattered between the files. */
+	for (uint64_t at = lo, holes = 0, free_at, used_at; at < hi; at = used_at) {
+		if (ext4fs_bitmap_find(bm, at, hi - 1, 0, &free_at))
+			break;
+		if (++holes > SETTLED_HOLES)
+			return 0;
+		if (ext4fs_bitmap_find(bm, free_at, hi - 1, 1, &used_at))
+			break;
+	}
+	*settled = 1;
+	*span_lo = lo;
+	*span_hi = hi;
+	*room = blocks / 2 - free_inside;
 	return 0;
+}
+
+/* A directory that may stay: its files' span and its inode numbers (itself first) in a shared list. */
+struct candidate {
+	uint64_t lo, hi;
+	uint64_t room;       /* blocks of movers its span may hold: what their leaving frees stays small */
+	size_t first, count;
+	int alive;
+};
+
+/* How many candidates still alive name an inode. */
+struct holders {
+	uint32_t ino;
+	uint32_t alive;
+};
+
+struct settling {
+	struct candidate *c;
+	size_t nc, ccap;
+	uint32_t *inos;                    /* the candidates' directories and files */
+	size_t ninos, icap;
+	struct holders *held;              /* by inode number */
+	size_t nheld;
+	struct ext4fs__owner_index movers; /* blocks of members that may move */
+};
+
+static int by_holder(const void *a, const void *b)
+{
+	const struct holders *x = a, *y = b;
+
+	return x->ino < y->ino ? -1 : x->ino > y->ino;
+}
+
+/* Count the candidates naming each inode (a file linked in two directories has two). */
+static int count_holders(struct ext4fs_fs *fs, struct settling *st)
+{
+	size_t k = 0;
+
+	if (!(st->held = malloc((st->ninos ? st->ninos : 1) * sizeof(*st->held))))
+		return ext4fs__fs_fail(fs, EXT4FS_E_NO_MEMORY, "no memory to list what stays");
+	for (size_t i = 0; i < st->ninos; i++)
+		st->held[i] = (struct holders){ st->inos[i], 1 };
+	qsort(st->held, st->ninos, sizeof(*st->held), by_holder);
+	for (size_t i = 0; i < st->ninos; i++) {
+		if (k && st->held[k - 1].ino == st->held[i].ino)
+			st->held[k - 1].alive++;
+		else
+			st->held[k++] = st->held[i];
+	}
+	st->nheld = k;
+	return 0;
+}
+
+static int in_list(const uint32_t *sorted, size_t n, uint32_t ino)
+{
+	return n && bsearch(&ino, sorted, n, sizeof(*sorted), ext4fs__cmp_u32) != NULL;
+}
+
+/* Add to the movers the blocks of ino when it may move. */
+static int add_mover(struct ext4fs_fs *fs, struct settling *st, uint32_t ino)
+{
+	struct ext4fs_reloc_file f;
+	struct ext4fs__owners_list l = { 0 };
+	int err = ext4fs_reloc_load(fs, ino, &f);
+
+	if (!err && f.skip == EXT4FS_RELOC_MOVABLE)
+		err = ext4fs__owners_gather(fs, ino, &l);
+	ext4fs_reloc_release(&f);
+	if (!err && l.n) {
+		/* A file named twice is added once. */
+		const struct ext4fs__owner *e = ext4fs__owners_after(&st->movers, l.v[0].pblk);
+		if (e && e->pblk == l.v[0].pblk && e->ino == ino)
+			l.n = 0;
+	}
+	for (size_t i = 0; i < l.n && !err; i++)
+		err = ext4fs__owners_add(fs, &st->movers, &l.v[i]);
+	free(l.v);
+	return err;
+}
+
+/* Blocks of movers in [lo, hi), counted up to limit + 1. */
+static uint64_t movers_inside(const struct settling *st, uint64_t lo, uint64_t hi, uint64_t limit)
+{
+	uint64_t sum = 0;
+
+	for (uint64_t at = lo; at < hi && sum <= limit;) {
+		const struct ext4fs__owner *e = ext4fs__owners_after(&st->movers, at);
+		uint64_t a, b;
+
+		if (!e || e->pblk >= hi)
+			break;
+		a = e->pblk > lo ? e->pblk : lo;
+		b = e->pblk + e->len < hi ? e->pblk + e->len : hi;
+		sum += b - a;
+		at = e->pblk + e->len;
+	}
+	return sum;
+}
+
+/*
+ * A candidate whose span holds more blocks of members that may move than
+ * its room does not stay: the holes they would leave, with those there
+ * already, would be more than half its size, the fragmented free space
+ * the layout is there to gather.  Its own members then may move too, so
+ * this goes round until nothing changes.
+ */
+static int drop_crossed(struct ext4fs_fs *fs, struct settling *st)
+{
+	int changed = 1, err = 0;
+
+	while (changed && !err) {
+		changed = 0;
+		for (size_t i = 0; i < st->nc && !err; i++) {
+			struct candidate *c = &st->c[i];
+
+			if (!c->alive || movers_inside(st, c->lo, c->hi, c->room) <= c->room)
+				continue;
+			c->alive = 0;
+			changed = 1;
+			for (size_t j = 0; j < c->count && !err; j++) {
+				struct holders key = { st->inos[c->first + j], 0 }, *h;
+
+				/* A file another directory that stays also names stays with it. */
+				h = bsearch(&key, st->held, st->nheld, sizeof(*st->held), by_holder);
+				if (h && --h->alive == 0)
+					err = add_mover(fs, st, key.ino);
+			}
+		}
+	}
+	return err;
 }
 
 int ext4fs_defrag_settled(struct ext4fs_fs *fs, const uint32_t *inos, size_t n, uint32_t **keep, size_t *nkeep,
 			  size_t *dirs)
 {
 	struct kids k = { .inodes_count = ext4fs_geom(fs)->inodes_count };
-	uint32_t *out = NULL, *grown;
-	size_t nout = 0, cap = 0;
+	struct settling st = { 0 };
+	uint32_t *sorted = NULL, *out = NULL;
+	size_t nout = 0;
 	int err = 0;
 
 	*keep = NULL;
@@ -153,30 +303,66 @@ int ext4fs_defrag_settled(struct ext4fs_fs *fs, const uint32_t *inos, size_t n, 
 	*dirs = 0;
 	for (size_t i = 0; i < n && !err; i++) {
 		struct ext4fs_inode inode;
+		uint64_t lo = 0, hi = 0, room = 0;
 		int settled;
+		void *grown;
 
 		if ((err = ext4fs_inode_read(fs, inos[i], &inode)) || !EXT4FS_ISDIR(inode.i_mode))
 			continue;
-		if ((err = dir_settled(fs, inos[i], &k, &settled)) || !settled)
+		if ((err = dir_settled(fs, inos[i], &k, &settled, &lo, &hi, &room)) || !settled)
 			continue;
-		if (!(grown = ext4fs_array_grow(out, &cap, nout + k.n + 1, sizeof(*out), 256))) {
+		if (!(grown = ext4fs_array_grow(st.c, &st.ccap, st.nc + 1, sizeof(*st.c), 64)) ||
+		    !((st.c = grown), (grown = ext4fs_array_grow(st.inos, &st.icap, st.ninos + k.n + 1, sizeof(*st.inos),
+								 256)))) {
 			err = ext4fs__fs_fail(fs, EXT4FS_E_NO_MEMORY, "no memory to list what stays");
 			break;
 		}
-		out = grown;
-		out[nout++] = inos[i];
+		st.inos = grown;
+		st.c[st.nc++] = (struct candidate){ lo, hi, room, st.ninos, 0, 1 };
+		st.inos[st.ninos++] = inos[i];
 		for (size_t j = 0; j < k.n; j++)
 			if (k.v[j])
-				out[nout++] = k.v[j];
-		(*dirs)++;
+				st.inos[st.ninos++] = k.v[j];
+		st.c[st.nc - 1].count = st.ninos - st.c[st.nc - 1].first;
 	}
 	free(k.v);
+	if (!err && st.nc) {
+		/* The members that may move: every one but the candidates'. */
+		if (!(sorted = malloc(st.ninos * sizeof(*sorted)))) {
+			err = ext4fs__fs_fail(fs, EXT4FS_E_NO_MEMORY, "no memory to list what stays");
+		} else {
+			memcpy(sorted, st.inos, st.ninos * sizeof(*sorted));
+			qsort(sorted, st.ninos, sizeof(*sorted), ext4fs__cmp_u32);
+		}
+		for (size_t i = 0; i < n && !err; i++)
+			if (!in_list(sorted, st.ninos, inos[i]))
+				err = add_mover(fs, &st, inos[i]);
+		if (!err)
+			err = count_holders(fs, &st);
+		if (!err)
+			err = drop_crossed(fs, &st);
+	}
+	if (!err && st.nc && !(out = malloc(st.ninos * sizeof(*out))))
+		err = ext4fs__fs_fail(fs, EXT4FS_E_NO_MEMORY, "no memory to list what stays");
+	for (size_t i = 0; i < st.nc && !err; i++) {
+		if (!st.c[i].alive)
+			continue;
+		memcpy(out + nout, st.inos + st.c[i].first, st.c[i].count * sizeof(*out));
+		nout += st.c[i].count;
+		(*dirs)++;
+	}
+	free(sorted);
+	free(st.c);
+	free(st.inos);
+	free(st.held);
+	ext4fs__owners_free(&st.movers);
 	if (err) {
 		free(out);
 		*dirs = 0;
 		return err;
 	}
-	qsort(out, nout, sizeof(*out), ext4fs__cmp_u32);
+	if (out)
+		qsort(out, nout, sizeof(*out), ext4fs__cmp_u32);
 	*keep = out;
 	*nkeep = nout;
 	return 0;

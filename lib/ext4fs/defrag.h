@@ -51,13 +51,17 @@ int ext4fs_defrag_tree_order(struct ext4fs_fs *fs, uint32_t root, uint32_t **ino
  * they stay where they are.  A directory is settled when its regular files
  * with data are each in their fewest extents and lie within two block
  * groups' length of each other (or, when they are larger, within a
- * quarter more than their size), with at most half their size in free
- * blocks between the first and the last of them: the kernel writes a
- * directory's files near each other (the holes its preallocations leave
- * are small), while an aged tree spreads them over the volume and
- * shattered free space leaves holes as large as the files.  A directory
- * without file data is not settled (placing it costs its own block or
- * two).  Errors: those of ext4fs_inode_read(), ext4fs_dir_iterate() and
+ * quarter more than their size), with at most two free runs, together at
+ * most half their size, between the first and the last of them: the
+ * kernel writes a directory's files near each other (a hole or two where
+ * its preallocations were given back), while an aged tree spreads them
+ * over the volume and shattered free space leaves holes between them all
+ * (leaving those would leave the free space shattered).  Nor does one
+ * stay whose span holds more blocks of members that will move than that
+ * half leaves room for: their leaving would shatter the free space there
+ * (so a directory whose files interleave with others' that move, as a
+ * kernel's copy often writes them, moves too).  A directory without file
+ * data is not settled (placing it costs its own block or two).  Errors: those of ext4fs_inode_read(), ext4fs_dir_iterate() and
  * ext4fs_reloc_load(), EXT4FS_E_NO_MEMORY.
  */
 int ext4fs_defrag_settled(struct ext4fs_fs *fs, const uint32_t *inos, size_t n, uint32_t **keep, size_t *nkeep,

@@ -13,7 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include "ext4fs/array.h"
+#include "ext4fs/blockmap.h"
 #include "ext4fs/errors.h"
+#include "ext4fs/inode.h"
 #include "defrag_internal.h"
 #include "fs_internal.h"
 
@@ -198,4 +200,43 @@ void ext4fs__owners_free(struct ext4fs__owner_index *ix)
 		free(ix->chunks[i]);
 	free(ix->chunks);
 	memset(ix, 0, sizeof(*ix));
+}
+
+struct gathering {
+	uint32_t ino;
+	struct ext4fs__owners_list *list;
+};
+
+static int gather_visit(const struct ext4fs_block_visit *v, void *arg)
+{
+	struct gathering *g = arg;
+	struct ext4fs__owners_list *l = g->list;
+	struct ext4fs__owner *last = l->n ? &l->v[l->n - 1] : NULL, *grown;
+	int map = v->kind != EXT4FS_BLOCK_DATA;
+
+	if (v->count == 0)
+		return 0;
+	if (last && last->ino == g->ino && !map && !last->map && last->pblk + last->len == v->pblk &&
+	    last->lblk + last->len == v->lblk) {
+		last->len += v->count;
+		return 0;
+	}
+	if (!(grown = ext4fs_array_grow(l->v, &l->cap, l->n + 1, sizeof(*l->v), 64)))
+		return EXT4FS_E_NO_MEMORY;
+	l->v = grown;
+	l->v[l->n++] = (struct ext4fs__owner){ v->pblk, map ? 1 : v->count, v->lblk, g->ino, map };
+	return 0;
+}
+
+int ext4fs__owners_gather(struct ext4fs_fs *fs, uint32_t ino, struct ext4fs__owners_list *list)
+{
+	struct gathering g = { ino, list };
+	struct ext4fs_inode inode;
+	int err = ext4fs_inode_read(fs, ino, &inode);
+
+	if (!err)
+		err = ext4fs_block_iterate(fs, ino, &inode, 0, gather_visit, &g);
+	if (err == EXT4FS_E_NO_MEMORY)
+		err = ext4fs__fs_fail(fs, err, "no memory for the block owners");
+	return err;
 }

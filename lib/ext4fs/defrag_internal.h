@@ -55,6 +55,21 @@ int ext4fs__owners_add(struct ext4fs_fs *fs, struct ext4fs__owner_index *ix, con
 /* Remove the owner equal to e.  EXT4FS_E_BLOCK_STATE when the index holds none (a bug of the caller). */
 int ext4fs__owners_remove(struct ext4fs_fs *fs, struct ext4fs__owner_index *ix, const struct ext4fs__owner *e);
 
+/* A growing list of owners, in the order they were gathered. */
+struct ext4fs__owners_list {
+	struct ext4fs__owner *v;
+	size_t n, cap;
+};
+
+/*
+ * Append inode ino's blocks to *list: its data runs (each physically and
+ * logically contiguous stretch one owner) and its mapping blocks (one
+ * owner each), in the order its map gives them.  Errors: those of
+ * ext4fs_inode_read() and ext4fs_block_iterate(), EXT4FS_E_NO_MEMORY
+ * (named through fs).
+ */
+int ext4fs__owners_gather(struct ext4fs_fs *fs, uint32_t ino, struct ext4fs__owners_list *list);
+
 /* Free the index's memory; it is empty afterwards.  Cannot fail. */
 void ext4fs__owners_free(struct ext4fs__owner_index *ix);
 

@@ -91,48 +91,6 @@ struct sweep {
 
 /* -- The index ------------------------------------------------------------ */
 
-/* A member's blocks, gathered before they go into the index. */
-struct adder {
-	struct ext4fs_fs *fs;
-	uint32_t ino;
-	owner_t *v;
-	size_t n, cap;
-};
-
-static int add_visit(const struct ext4fs_block_visit *v, void *arg)
-{
-	struct adder *a = arg;
-	owner_t *last = a->n ? &a->v[a->n - 1] : NULL, *grown;
-	int map = v->kind != EXT4FS_BLOCK_DATA;
-
-	if (v->count == 0)
-		return 0;
-	if (last && last->ino == a->ino && !map && !last->map && last->pblk + last->len == v->pblk &&
-	    last->lblk + last->len == v->lblk) {
-		last->len += v->count;
-		return 0;
-	}
-	if (!(grown = ext4fs_array_grow(a->v, &a->cap, a->n + 1, sizeof(*a->v), 64)))
-		return EXT4FS_E_NO_MEMORY;
-	a->v = grown;
-	a->v[a->n++] = (owner_t){ v->pblk, map ? 1 : v->count, v->lblk, a->ino, map };
-	return 0;
-}
-
-/* Gather member ino's blocks into *a (appended). */
-static int gather(struct ext4fs_fs *fs, uint32_t ino, struct adder *a)
-{
-	struct ext4fs_inode inode;
-	int err = ext4fs_inode_read(fs, ino, &inode);
-
-	a->ino = ino;
-	if (!err)
-		err = ext4fs_block_iterate(fs, ino, &inode, 0, add_visit, a);
-	if (err == EXT4FS_E_NO_MEMORY)
-		err = ext4fs__fs_fail(fs, err, "no memory for the block owners");
-	return err;
-}
-
 static struct member *member_of(const struct sweep *s, uint32_t ino)
 {
 	size_t lo = 0, hi = s->nmembers;
@@ -165,13 +123,13 @@ static int same_owner(const owner_t *x, const owner_t *y)
 static int index_member(struct sweep *s, uint32_t ino)
 {
 	struct member *m = member_of(s, ino);
-	struct adder a = { .fs = s->fs };
+	struct ext4fs__owners_list a = { 0 };
 	size_t head = 0, tail = 0;
 	int err;
 
 	if (!m || !m->v)
 		return 0;   /* not indexed: placed already, or it had to stay */
-	if ((err = gather(s->fs, ino, &a))) {
+	if ((err = ext4fs__owners_gather(s->fs, ino, &a))) {
 		free(a.v);
 		return err;
 	}
@@ -538,9 +496,9 @@ static int place_map_blocks(struct sweep *s, uint32_t ino, uint64_t *frontier)
 {
 	for (;;) {
 		const struct ext4fs_bitmap *bm;
-		struct adder a = { .fs = s->fs };
+		struct ext4fs__owners_list a = { 0 };
 		uint64_t blk = 0, at;
-		int err = gather(s->fs, ino, &a);
+		int err = ext4fs__owners_gather(s->fs, ino, &a);
 
 		for (size_t i = 0; !err && i < a.n; i++)
 			if (a.v[i].map && a.v[i].pblk >= *frontier && (!blk || a.v[i].pblk < blk))
@@ -717,7 +675,7 @@ static int load_members(struct sweep *s, const uint32_t *inos, size_t n)
 	for (size_t i = 0; i < n && !err; i++) {
 		struct member *m = &s->members[i];
 		struct ext4fs_reloc_file f;
-		struct adder a = { .fs = s->fs };
+		struct ext4fs__owners_list a = { 0 };
 
 		if (s->nmembers && s->members[s->nmembers - 1].ino == m->ino)
 			continue;
@@ -726,7 +684,7 @@ static int load_members(struct sweep *s, const uint32_t *inos, size_t n)
 		if (kept(s, m->ino))
 			continue;   /* not in the index: an obstacle */
 		if ((err = ext4fs_reloc_load(s->fs, m->ino, &f)) == 0 && f.skip == EXT4FS_RELOC_MOVABLE &&
-		    (err = gather(s->fs, m->ino, &a)) == 0) {
+		    (err = ext4fs__owners_gather(s->fs, m->ino, &a)) == 0) {
 			m->v = a.v;
 			m->n = a.n;
 			a.v = NULL;

@@ -343,6 +343,56 @@ static void settled_directories_stay(void **state)
 }
 
 /*
+ * A directory whose files lie together but interleaved with the files of
+ * one that will move is not kept: their leaving would leave holes all
+ * through it.  A file linked from it and from a directory that stays,
+ * stays with the latter.
+ */
+static void interleaved_directories_move(void **state)
+{
+	struct ext4fs_new_attrs da = { .mode = EXT4FS_S_IFDIR | 0755 };
+	struct rw_image img;
+	uint32_t inter, mover, alone, inf[4], mf[6], af[2], *inos, *keep;
+	size_t n, nkeep, dirs;
+	(void)state;
+
+	rw_image_open(&img, 16384, 1024, small_groups);
+	assert_int_equal(ext4fs_mkdir(img.fs, EXT4FS_ROOT_INO, "inter", &da, &inter), 0);
+	assert_int_equal(ext4fs_mkdir(img.fs, EXT4FS_ROOT_INO, "mover", &da, &mover), 0);
+	assert_int_equal(ext4fs_mkdir(img.fs, EXT4FS_ROOT_INO, "alone", &da, &alone), 0);
+	/* In group 13: inter's files and mover's alternate, then mover's filler, then alone's two files. */
+	for (int i = 0; i < 4; i++) {
+		char name[8];
+		snprintf(name, sizeof(name), "i%d", i);
+		inf[i] = file_at(&img, inter, name, 1 + 13 * 1024 + 10 + 10 * (uint64_t)i, 5);
+		snprintf(name, sizeof(name), "m%d", i);
+		mf[i] = file_at(&img, mover, name, 1 + 13 * 1024 + 15 + 10 * (uint64_t)i, 5);
+	}
+	mf[4] = file_at(&img, mover, "fill", 1 + 13 * 1024 + 50, 150);
+	mf[5] = file_at(&img, mover, "far", 1 + 6 * 1024 + 500, 5);   /* mover spans many groups: it moves */
+	af[0] = file_at(&img, alone, "a0", 1 + 13 * 1024 + 200, 5);
+	af[1] = file_at(&img, alone, "a1", 1 + 13 * 1024 + 205, 1);
+	assert_int_equal(first_block(img.fs, af[1]) - first_block(img.fs, inf[0]), 195);
+	/* a0 is also inter's: when inter goes, a0 must stay with alone (or alone's span would hold a mover). */
+	assert_int_equal(ext4fs_link(img.fs, inter, "also-a0", af[0]), 0);
+	assert_int_equal(ext4fs_defrag_tree_order(img.fs, EXT4FS_ROOT_INO, &inos, &n), 0);
+	assert_int_equal(ext4fs_defrag_settled(img.fs, inos, n, &keep, &nkeep, &dirs), 0);
+	assert_int_equal(dirs, 1);
+	assert_true(listed(keep, nkeep, alone));
+	assert_true(listed(keep, nkeep, af[0]));
+	assert_true(listed(keep, nkeep, af[1]));
+	assert_false(listed(keep, nkeep, inter));
+	assert_false(listed(keep, nkeep, mover));
+	for (int i = 0; i < 4; i++)
+		assert_false(listed(keep, nkeep, inf[i]));
+	for (int i = 0; i < 6; i++)
+		assert_false(listed(keep, nkeep, mf[i]));
+	free(inos);
+	free(keep);
+	rw_image_close(&img);
+}
+
+/*
  * Forty files of 4 blocks, each followed by a free gap of 4, in group 6 (flex
  * group 1): compaction slides each into the gap before it, so the flex
  * group's free space becomes one run at its end; every byte stays; a
@@ -516,6 +566,7 @@ int main(void)
 		cmocka_unit_test(sweep_makes_room_on_a_full_volume),
 		cmocka_unit_test(free_space_is_compacted),
 		cmocka_unit_test(settled_directories_stay),
+		cmocka_unit_test(interleaved_directories_move),
 		cmocka_unit_test(sweep_puts_large_files_on_stripe_boundaries),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
