@@ -14,8 +14,9 @@ static int add_name(const struct df_walk_entry *e, void *arg)
 	struct df_names *out = arg;
 	struct df_name *v;
 
-	if (!e->first_visit || !(EXT4FS_ISREG(e->inode->i_mode) || EXT4FS_ISDIR(e->inode->i_mode)))
-		return 0;
+	if (!e->first_visit || !(EXT4FS_ISREG(e->inode->i_mode) || EXT4FS_ISDIR(e->inode->i_mode) ||
+				 EXT4FS_ISLNK(e->inode->i_mode)))
+		return 0;   /* what has no blocks of its own is never moved, so never named */
 	if (!(v = ext4fs_array_grow(out->v, &out->cap, out->n + 1, sizeof(*v), 256)))
 		return EXT4FS_E_NO_MEMORY;
 	out->v = v;

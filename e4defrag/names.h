@@ -1,5 +1,5 @@
 /*
- * names.h - the path of each directory and regular file of the trees a run
+ * names.h - the path of each directory, regular file and symlink of the trees a run
  * works on, by inode number, for -v: the inode scan of a whole-volume run
  * and the library's layout and compaction passes know files by number
  * only.  One walk of each tree (walk.h: below the root, lost+found's files

@@ -29,6 +29,7 @@
 #include <time.h>
 #include "defrag4fs.h"
 #include "ext4fs/array.h"
+#include "ext4fs/defrag.h"
 #include "ext4fs/errors.h"
 #include "ext4fs/relocate.h"
 #include "ext4fs/super.h"
@@ -76,6 +77,10 @@ struct run {
 	int stopped_early;
 	struct df_layout_totals layout;  /* the dir or free mode's pass */
 	int layout_ran;
+	uint64_t room_tried, room_moved;  /* free mode: files room was made for */
+	int room_ran;
+	uint32_t *want_room;              /* files file mode left in more than their fewest extents */
+	size_t nwant, want_cap;
 };
 
 static double since(const struct timespec *t0)
@@ -184,7 +189,7 @@ static int one_file(struct run *r, const struct df_file *file)
 	struct df_ctx *ctx = r->ctx;
 	struct ext4fs_reloc_file f;
 	struct ext4fs_reloc_result res;
-	struct move_rec m = { .ino = file->ino, .path = file->path ? file->path : df_names_get(ctx->names, file->ino) };
+	struct move_rec m = { .ino = file->ino, .path = file->path };
 	struct left_rec l = { .ino = file->ino };
 	enum ext4fs_reloc_skip why;
 	int err;
@@ -216,6 +221,15 @@ static int one_file(struct run *r, const struct df_file *file)
 	}
 	r->examined++;
 	l.why = why;
+	if ((why == EXT4FS_RELOC_MOVABLE && m.extents_after > l.fewest) || why == EXT4FS_RELOC_NO_SPACE) {
+		uint32_t *v = ext4fs_array_grow(r->want_room, &r->want_cap, r->nwant + 1, sizeof(*v), 64);
+		if (!v) {
+			fprintf(stderr, "%s: out of memory\n", DF_PROG);
+			return DF_EXIT_ERROR;
+		}
+		r->want_room = v;
+		r->want_room[r->nwant++] = file->ino;
+	}
 	err = why == EXT4FS_RELOC_MOVABLE ? note_move(r, file, &m) : note_left(r, file, &l);
 	if (err) {
 		free(l.path);
@@ -241,6 +255,91 @@ static int each_file(struct run *r)
 	}
 	df_progress_end(ctx);
 	return rc;
+}
+
+/* -- making room (free mode) ------------------------------------------------------ */
+
+/* The path the run was given ino under (paths named on the command line), or NULL. */
+static const char *file_path(const struct run *r, uint32_t ino)
+{
+	for (size_t i = 0; i < r->files.n; i++)
+		if (r->files.v[i].ino == ino)
+			return r->files.v[i].path;
+	return NULL;
+}
+
+static int room_step(const struct ext4fs_defrag_step *step, void *arg)
+{
+	struct run *r = arg;
+	struct df_ctx *ctx = r->ctx;
+	uint32_t bs = ext4fs_geom(ctx->fs)->block_size;
+	struct left_rec *l = NULL;
+
+	for (size_t i = 0; i < r->nleft && !l; i++)
+		if (r->left[i].ino == step->ino)
+			l = &r->left[i];
+	/* What was moved out of the way counts even when the file could not follow. */
+	r->blocks_moved += step->res.blocks_moved;
+	r->bytes_copied += step->res.bytes_copied;
+	if (!step->moved || step->why != EXT4FS_RELOC_MOVABLE)
+		return 0;
+	r->room_moved++;
+	if (ctx->verbose) {
+		df_progress_clear(ctx);
+		df_names_print(ctx->out, ctx->names, step->ino, file_path(r, step->ino));
+		fprintf(ctx->out, ": room made, %" PRIu64 " extents -> %" PRIu64 ", %" PRIu64 " KiB %s\n",
+			step->res.extents_before, step->res.extents_after, step->res.blocks_moved * (bs / 1024),
+			ctx->dry_run ? "would move" : "moved");
+	}
+	if (ctx->json) {
+		struct move_rec m = { .ino = step->ino, .path = file_path(r, step->ino), .blocks = step->res.blocks_moved,
+				      .bytes_copied = step->res.bytes_copied,
+				      .extents_before = step->res.extents_before, .extents_after = step->res.extents_after };
+		struct move_rec *v = ext4fs_array_grow(r->moves, &r->moves_cap, r->nmoves + 1, sizeof(*v), 64);
+		if (!v)
+			return EXT4FS_E_NO_MEMORY;
+		r->moves = v;
+		r->moves[r->nmoves++] = m;
+	}
+	if (!l)
+		return 0;   /* moved by file mode already, now whole */
+	/* No longer left: out of the list, and of the counts. */
+	if (l->above)
+		r->left_above--;
+	r->nleft_all--;
+	r->moved++;
+	free(l->path);
+	*l = r->left[--r->nleft];
+	return 0;
+}
+
+/*
+ * Free mode: the files file mode left above their ideal for want of free
+ * space get room made for them (ext4fs_defrag_make_room(): the stretch
+ * where the fewest bytes of other files must move).
+ */
+static int make_room(struct run *r)
+{
+	struct df_ctx *ctx = r->ctx;
+	struct ext4fs_defrag_opts o = { .reserve = r->reserve, .each = room_step, .arg = r };
+	struct ext4fs_txn_stats before, after;
+	uint32_t *inos;
+	size_t n;
+	int err;
+
+	inos = r->want_room;
+	n = r->nwant;
+	r->room_ran = 1;
+	r->room_tried = n;
+	ext4fs_txn_get_stats(ctx->fs, &before);
+	err = n ? ext4fs_defrag_make_room(ctx->fs, inos, n, &o) : 0;
+	ext4fs_txn_get_stats(ctx->fs, &after);
+	r->transactions += after.commits - before.commits;
+	if (err) {
+		df_error(ctx, err, "while making room for the files left");
+		return DF_EXIT_ERROR;
+	}
+	return 0;
 }
 
 /* -- naming the files left, after a whole-volume run -------------------------- */
@@ -276,6 +375,7 @@ static void find_names(struct run *r)
 
 	if (ctx->targets[0].kind != DF_KIND_DEVICE || !r->nleft)
 		return;
+	qsort(r->left, r->nleft, sizeof(*r->left), by_ino);
 	if (ctx->names) {
 		/* -v named everything already. */
 		for (size_t i = 0; i < r->nleft; i++) {
@@ -285,7 +385,6 @@ static void find_names(struct run *r)
 		}
 		return;
 	}
-	qsort(r->left, r->nleft, sizeof(*r->left), by_ino);
 	if (df_walk(ctx->fs, EXT4FS_ROOT_INO, "/", name_left, r))
 		ext4fs_errmsg_clear(ctx->fs);   /* names are a courtesy: inode numbers stay */
 }
@@ -342,6 +441,9 @@ static void print_summary(struct run *r)
 			fprintf(out, "Stopped early: the time limit of %" PRIu64 " s was reached while %s.\n",
 				ctx->time_limit, ctx->modes & DF_MODE_DIR ? "laying out the tree" : "compacting");
 	}
+	if (r->room_ran)
+		fprintf(out, " Room made: files moved whole\t\t%" PRIu64 " of %" PRIu64 "\n", r->room_moved,
+			r->room_tried);
 	fprintf(out, " Bytes %s\t\t\t\t\t%" PRIu64 " (%" PRIu64 " KiB)\n", ctx->dry_run ? "to move" : "moved",
 		r->blocks_moved * bs, r->blocks_moved * (bs / 1024));
 	score_text(after, sizeof(after), &r->after, bs);
@@ -430,6 +532,14 @@ static int write_json(struct run *r, int status)
 	} else {
 		json_null(&j, "layout");
 	}
+	if (r->room_ran) {
+		json_object_begin(&j, "room");
+		json_uint(&j, "files_tried", r->room_tried);
+		json_uint(&j, "files_moved", r->room_moved);
+		json_object_end(&j);
+	} else {
+		json_null(&j, "room");
+	}
 	json_int(&j, "exit_status", status);
 	return df_json_close(ctx, &j);
 }
@@ -505,6 +615,7 @@ static void run_free(struct run *r)
 		free(r->left[i].path);
 	free(r->left);
 	free(r->moves);
+	free(r->want_room);
 	df_inoset_free(&r->layout.laid_out);
 }
 
@@ -556,6 +667,10 @@ int df_run(struct df_ctx *ctx)
 	/* Compaction alone last: it leaves fragmented files where they are, so they are done first. */
 	if (!rc && (ctx->modes & DF_MODE_FREE) && !(ctx->modes & DF_MODE_DIR) && !r.stopped_early)
 		rc = layout(&r);
+	/* Then, with free mode, room is made for the files still left for want of free space. */
+	if (!rc && (ctx->modes & DF_MODE_FREE) && (ctx->modes & DF_MODE_FILE) && !r.stopped_early &&
+	    !r.layout.stopped_early)
+		rc = make_room(&r);
 	/* What was moved before an error is on the disk: commit it and say so (a rehearsal: in memory). */
 	if (ctx->fs && (ext4fs_fs_flags(ctx->fs) & EXT4FS_OPEN_RW)) {
 		int frc = finish_writing(&r);

@@ -466,6 +466,25 @@ static int list_by_position(struct ext4fs_fs *fs, struct member_pos **out, size_
 	return 0;
 }
 
+int ext4fs__defrag_all_inodes(struct ext4fs_fs *fs, uint32_t **inos, size_t *n)
+{
+	struct member_pos *m;
+	int err = list_by_position(fs, &m, n);
+
+	*inos = NULL;
+	if (err)
+		return err;
+	if (!(*inos = malloc((*n ? *n : 1) * sizeof(**inos)))) {
+		free(m);
+		*n = 0;
+		return ext4fs__fs_fail(fs, EXT4FS_E_NO_MEMORY, "no memory to list the files");
+	}
+	for (size_t i = 0; i < *n; i++)
+		(*inos)[i] = m[i].ino;
+	free(m);
+	return 0;
+}
+
 /* The first run of need free blocks in [from, to), 1 when found. */
 static int first_fit(const struct ext4fs_bitmap *bm, uint64_t from, uint64_t to, uint64_t need, uint64_t *at)
 {

@@ -131,6 +131,22 @@ int ext4fs_defrag_compact(struct ext4fs_fs *fs, const struct ext4fs_defrag_opts 
  */
 int ext4fs_defrag_sweep(struct ext4fs_fs *fs, const uint32_t *inos, size_t n, const struct ext4fs_defrag_opts *o);
 
+/*
+ * Free-space fragmentation, for files left in more extents than they need
+ * for want of free space: for each of inos[0..n), find the stretch of its
+ * size holding no block of anything that must stay and the fewest blocks
+ * of files that may move (the nearest to the file among equals), move
+ * those files out of it to free space outside it (evacuated as the sweep
+ * does), then move the file in, whole.  Victims are so chosen to move the
+ * fewest bytes, as the 2007 ext4 defragmentation design proposed.  A file
+ * in its fewest extents already is left (EXT4FS_RELOC_IDEAL); one for
+ * which the free blocks, less o->reserve, are fewer than its size, or no
+ * such stretch exists, stays (EXT4FS_RELOC_NO_SPACE).  Each file is
+ * reported through o->each; a step's figures include what was evacuated.
+ * Errors: as ext4fs_defrag_sweep().
+ */
+int ext4fs_defrag_make_room(struct ext4fs_fs *fs, const uint32_t *inos, size_t n, const struct ext4fs_defrag_opts *o);
+
 #ifdef __cplusplus
 }
 #endif

@@ -73,6 +73,13 @@ int ext4fs__owners_gather(struct ext4fs_fs *fs, uint32_t ino, struct ext4fs__own
 /* Free the index's memory; it is empty afterwards.  Cannot fail. */
 void ext4fs__owners_free(struct ext4fs__owner_index *ix);
 
+/*
+ * Every inode with data blocks (regular files, directories, symlinks), in
+ * the order of their lowest block: *inos (caller frees) holds *n.  Errors:
+ * the inode scanner's and ext4fs_reloc_load()'s, EXT4FS_E_NO_MEMORY.
+ */
+int ext4fs__defrag_all_inodes(struct ext4fs_fs *fs, uint32_t **inos, size_t *n);
+
 /* qsort() and bsearch() order of uint32_t (the lists of inode numbers kept). */
 static inline int ext4fs__cmp_u32(const void *a, const void *b)
 {

@@ -85,6 +85,7 @@ struct sweep {
 	uint64_t first, end;              /* the volume's data blocks [first, end) */
 	uint32_t stripe;                  /* RAID stripe in blocks (0: none) */
 	struct ext4fs_defrag_step *step;  /* the member being placed */
+	int whole_victims;                /* making room: evacuate whole owners, each to one free run */
 	int group_open;                   /* small moves gathered in one transaction (journalled mode) */
 	uint64_t group_blocks;            /* blocks moved in it */
 };
@@ -276,6 +277,8 @@ static int spill_space(struct sweep *s, uint64_t need, uint64_t avoid_lo, uint64
 					continue;
 				}
 			}
+			if (s->whole_victims && b - a < need - got)
+				continue;   /* a victim goes in one piece or not at all */
 			if (b - a > need - got)
 				a = b - (need - got);
 			if (!(grown = ext4fs_array_grow(runs, &cap, nr + 1, sizeof(*runs), 16))) {
@@ -412,6 +415,12 @@ static int evacuate(struct sweep *s, owner_t e, uint64_t lo, uint64_t hi, uint64
 	size_t n;
 	int err;
 
+	if (s->whole_victims) {
+		/* Not cut at the stretch's edges: a victim is never left in more pieces than it was. */
+		a = e.pblk;
+		b = e.pblk + e.len;
+	}
+
 	err = spill_space(s, b - a, avoid_lo, avoid_hi, &t, &n);
 	if (err == EXT4FS_E_NO_SPACE && s->group_open) {
 		/* The group holds blocks its moves freed: commit it and look again. */
@@ -436,8 +445,8 @@ static int evacuate(struct sweep *s, owner_t e, uint64_t lo, uint64_t hi, uint64
 	return err ? err : index_member(s, e.ino);
 }
 
-/* Empty [lo, hi) of everything the index holds there. */
-static int clear_stretch(struct sweep *s, uint64_t lo, uint64_t hi)
+/* Empty [lo, hi) of everything the index holds there, to room outside [avoid_lo, avoid_hi). */
+static int clear_stretch_avoiding(struct sweep *s, uint64_t lo, uint64_t hi, uint64_t avoid_lo, uint64_t avoid_hi)
 {
 	for (int moved = 0;; moved = 1) {
 		const owner_t *e = ext4fs__owners_after(&s->ix, lo);
@@ -445,9 +454,15 @@ static int clear_stretch(struct sweep *s, uint64_t lo, uint64_t hi)
 
 		if (!e || e->pblk >= hi)
 			return moved ? group_end(s) : 0;   /* [lo, hi) is free once the frees commit */
-		if ((err = evacuate(s, *e, lo, hi, lo, hi)))
+		if ((err = evacuate(s, *e, lo, hi, avoid_lo, avoid_hi)))
 			return err;
 	}
+}
+
+/* Empty [lo, hi) of everything the index holds there. */
+static int clear_stretch(struct sweep *s, uint64_t lo, uint64_t hi)
+{
+	return clear_stretch_avoiding(s, lo, hi, lo, hi);
 }
 
 /* -- Placing a member ------------------------------------------------------- */
@@ -705,6 +720,18 @@ static int load_members(struct sweep *s, const uint32_t *inos, size_t n)
 	return err;
 }
 
+/* Commit what the last group holds (also after an error that left the handle working), free, return err. */
+static int sweep_finish(struct sweep *s, int err)
+{
+	int gerr = group_end(s);
+
+	for (size_t i = 0; i < s->nmembers; i++)
+		free(s->members[i].v);
+	free(s->members);
+	ext4fs__owners_free(&s->ix);
+	return err ? err : gerr;
+}
+
 int ext4fs_defrag_sweep(struct ext4fs_fs *fs, const uint32_t *inos, size_t n, const struct ext4fs_defrag_opts *o)
 {
 	struct sweep s = { .fs = fs, .o = o };
@@ -750,14 +777,375 @@ int ext4fs_defrag_sweep(struct ext4fs_fs *fs, const uint32_t *inos, size_t n, co
 		if (!err && o->each)
 			err = o->each(&step, o->arg);
 	}
-	{
-		/* What the last group holds is committed, also after an error that left the handle working. */
-		int gerr = group_end(&s);
-		err = err ? err : gerr;
+	return sweep_finish(&s, err);
+}
+
+/* -- Making room for one file ------------------------------------------------ */
+
+/* What a stretch of the volume holds, for the search of the cheapest window. */
+enum seg_kind { SEG_FREE, SEG_MOVABLE, SEG_FIXED };
+
+struct segs {
+	uint64_t *start;        /* n + 1 entries: start[n] is the volume's end */
+	uint8_t *kind;
+	uint64_t *movable_before, *fixed_before;   /* blocks of each kind before segment i */
+	size_t *fixed_segs_before;                 /* fixed segments before segment i */
+	size_t n, cap;
+};
+
+static int seg_add(struct segs *g, uint64_t start, enum seg_kind kind)
+{
+	if (g->n && g->kind[g->n - 1] == kind)
+		return 0;   /* a continuation */
+	if (g->n + 2 > g->cap) {
+		size_t cap = g->cap ? g->cap * 2 : 1024;
+		uint64_t *st = realloc(g->start, cap * sizeof(*st));
+		uint8_t *k;
+
+		if (!st)
+			return EXT4FS_E_NO_MEMORY;
+		g->start = st;
+		if (!(k = realloc(g->kind, cap)))
+			return EXT4FS_E_NO_MEMORY;
+		g->kind = k;
+		g->cap = cap;
 	}
-	for (size_t i = 0; i < s.nmembers; i++)
-		free(s.members[i].v);
-	free(s.members);
-	ext4fs__owners_free(&s.ix);
-	return err;
+	g->start[g->n] = start;
+	g->kind[g->n++] = (uint8_t)kind;
+	return 0;
+}
+
+static void segs_free(struct segs *g)
+{
+	free(g->start);
+	free(g->kind);
+	free(g->movable_before);
+	free(g->fixed_before);
+	free(g->fixed_segs_before);
+	memset(g, 0, sizeof(*g));
+}
+
+/* The volume as free, movable (in the index) and fixed stretches, with running totals. */
+static int segs_build(struct sweep *s, const struct ext4fs_bitmap *bm, struct segs *g)
+{
+	uint64_t at = s->first;
+	int err = 0;
+
+	while (at < s->end && !err) {
+		uint64_t used, free_at;
+		const owner_t *e;
+
+		if (ext4fs_bitmap_find(bm, at, s->end - 1, 1, &used))
+			used = s->end;
+		if (used > at && (err = seg_add(g, at, SEG_FREE)))
+			break;
+		if ((at = used) >= s->end)
+			break;
+		if (ext4fs_bitmap_find(bm, at, s->end - 1, 0, &free_at))
+			free_at = s->end;
+		while (at < free_at && !err) {
+			e = ext4fs__owners_after(&s->ix, at);
+			if (e && e->pblk <= at) {
+				err = seg_add(g, at, SEG_MOVABLE);
+				at = e->pblk + e->len < free_at ? e->pblk + e->len : free_at;
+			} else {
+				err = seg_add(g, at, SEG_FIXED);
+				at = e && e->pblk < free_at ? e->pblk : free_at;
+			}
+		}
+	}
+	if (!err && !(g->movable_before = malloc((g->n + 1) * sizeof(*g->movable_before))))
+		err = EXT4FS_E_NO_MEMORY;
+	if (!err && !(g->fixed_before = malloc((g->n + 1) * sizeof(*g->fixed_before))))
+		err = EXT4FS_E_NO_MEMORY;
+	if (!err && !(g->fixed_segs_before = malloc((g->n + 1) * sizeof(*g->fixed_segs_before))))
+		err = EXT4FS_E_NO_MEMORY;
+	if (err)
+		return ext4fs__fs_fail(s->fs, EXT4FS_E_NO_MEMORY, "no memory to map the volume");
+	g->start[g->n] = s->end;
+	g->movable_before[0] = g->fixed_before[0] = 0;
+	g->fixed_segs_before[0] = 0;
+	for (size_t i = 0; i < g->n; i++) {
+		uint64_t len = g->start[i + 1] - g->start[i];
+		g->movable_before[i + 1] = g->movable_before[i] + (g->kind[i] == SEG_MOVABLE ? len : 0);
+		g->fixed_before[i + 1] = g->fixed_before[i] + (g->kind[i] == SEG_FIXED ? len : 0);
+		g->fixed_segs_before[i + 1] = g->fixed_segs_before[i] + (g->kind[i] == SEG_FIXED);
+	}
+	return 0;
+}
+
+/* The segment holding block x (the last whose start is at or before it). */
+static size_t seg_of(const struct segs *g, uint64_t x)
+{
+	size_t lo = 0, hi = g->n;
+
+	while (lo + 1 < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (g->start[mid] <= x)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Blocks of movable (fixed: fixed_too) owners in [s->first, x). */
+static uint64_t blocks_before(const struct segs *g, uint64_t x, int fixed_too)
+{
+	const uint64_t *before = fixed_too ? g->fixed_before : g->movable_before;
+	enum seg_kind kind = fixed_too ? SEG_FIXED : SEG_MOVABLE;
+	size_t i;
+
+	if (g->n == 0 || x <= g->start[0])
+		return 0;
+	i = seg_of(g, x);
+	return before[i] + (g->kind[i] == kind ? x - g->start[i] : 0);
+}
+
+/* Blocks that are not fixed in [first, x). */
+static uint64_t open_before(const struct sweep *s, const struct segs *g, uint64_t x)
+{
+	return x - s->first - blocks_before(g, x, 1);
+}
+
+/* The first y with need open blocks in [x, y), or s->end + 1 when there is none. */
+static uint64_t window_end(const struct sweep *s, const struct segs *g, uint64_t x, uint64_t need)
+{
+	uint64_t want = open_before(s, g, x) + need, lo = x, hi = s->end;
+
+	if (open_before(s, g, s->end) < want)
+		return s->end + 1;
+	while (lo < hi) {
+		uint64_t mid = lo + (hi - lo) / 2;
+		if (open_before(s, g, mid) >= want)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return lo;
+}
+
+/* The stretches of [x, y) that are not fixed, as target runs; *n of them in *t (caller frees). */
+static int open_runs(const struct segs *g, uint64_t x, uint64_t y, struct ext4fs_prun **t, size_t *n)
+{
+	size_t cap = 0;
+
+	*t = NULL;
+	*n = 0;
+	for (size_t i = seg_of(g, x); i < g->n && g->start[i] < y; i++) {
+		uint64_t a = g->start[i] > x ? g->start[i] : x, b = g->start[i + 1] < y ? g->start[i + 1] : y;
+		struct ext4fs_prun *grown;
+
+		if (g->kind[i] == SEG_FIXED || a >= b)
+			continue;
+		if (*n && (*t)[*n - 1].pblk + (*t)[*n - 1].len == a) {
+			(*t)[*n - 1].len += b - a;
+			continue;
+		}
+		if (!(grown = ext4fs_array_grow(*t, &cap, *n + 1, sizeof(**t), 8))) {
+			free(*t);
+			*t = NULL;
+			return EXT4FS_E_NO_MEMORY;
+		}
+		*t = grown;
+		(*t)[(*n)++] = (struct ext4fs_prun){ a, b - a };
+	}
+	return 0;
+}
+
+/*
+ * The window holding need blocks that are not fixed, in the fewest pieces
+ * (fixed blocks split it), then with the fewest blocks of movable owners,
+ * then the nearest to goal.  Pieces and cost change only where the
+ * window's start or end crosses a segment boundary, so the windows
+ * starting at one are all there is to try.  0 with *at, *end, *pieces, or
+ * EXT4FS_E_NO_SPACE.
+ */
+static int cheapest_window(const struct sweep *s, const struct segs *g, uint64_t need, uint64_t goal, uint64_t *at,
+			   uint64_t *end, uint64_t *pieces)
+{
+	uint64_t best_cost = 0;
+	int found = 0;
+
+	for (size_t i = 0; i < g->n; i++) {
+		uint64_t x = g->start[i], y, cost, np;
+
+		if (g->kind[i] == SEG_FIXED || (y = window_end(s, g, x, need)) > s->end)
+			continue;
+		cost = blocks_before(g, y, 0) - blocks_before(g, x, 0);
+		/* x and y - 1 are open blocks: each fixed segment between splits the window once more. */
+		np = g->fixed_segs_before[seg_of(g, y - 1)] - g->fixed_segs_before[i] + 1;
+		if (!found || np < *pieces || (np == *pieces && cost < best_cost) ||
+		    (np == *pieces && cost == best_cost && (x > goal ? x - goal : goal - x) < (*at > goal ? *at - goal : goal - *at))) {
+			*at = x;
+			*end = y;
+			*pieces = np;
+			best_cost = cost;
+			found = 1;
+		}
+	}
+	return found ? 0 : EXT4FS_E_NO_SPACE;
+}
+
+static int by_len_desc(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x > y ? -1 : x < y;
+}
+
+/*
+ * Whether every owner the window's open runs t[0..nt) hold can go whole to
+ * a free run outside [lo, hi), largest first, each into the largest run
+ * left (a victim is never split): checked before anything moves, so a
+ * window is not half emptied for nothing.  1 when it can, 0 when not,
+ * or an error.
+ */
+static int victims_fit(struct sweep *s, const struct ext4fs_prun *t, size_t nt, uint64_t lo, uint64_t hi)
+{
+	const struct ext4fs_bitmap *bm;
+	uint64_t *victims = NULL, *room = NULL;
+	size_t nv = 0, vcap = 0, nr = 0, rcap = 0;
+	int err, fits = 1;
+
+	if ((err = ext4fs_fs_block_bitmap(s->fs, &bm)))
+		return err;
+	for (size_t k = 0; k < nt && !err; k++)
+		for (uint64_t at = t[k].pblk; at < t[k].pblk + t[k].len;) {
+			const owner_t *e = ext4fs__owners_after(&s->ix, at);
+			uint64_t *grown;
+
+			if (!e || e->pblk >= t[k].pblk + t[k].len)
+				break;
+			if (!(grown = ext4fs_array_grow(victims, &vcap, nv + 1, sizeof(*victims), 64))) {
+				err = EXT4FS_E_NO_MEMORY;
+				break;
+			}
+			victims = grown;
+			victims[nv++] = e->len;
+			at = e->pblk + e->len;
+		}
+	for (uint64_t at = s->first; at < s->end && !err;) {
+		uint64_t a, b, *grown;
+
+		if (ext4fs_bitmap_find(bm, at, s->end - 1, 0, &a))
+			break;
+		if (ext4fs_bitmap_find(bm, a, s->end - 1, 1, &b))
+			b = s->end;
+		at = b;
+		if (a < hi && b > lo) {
+			/* Only what lies outside the window. */
+			if (a < lo) {
+				if (!(grown = ext4fs_array_grow(room, &rcap, nr + 1, sizeof(*room), 64))) {
+					err = EXT4FS_E_NO_MEMORY;
+					break;
+				}
+				room = grown;
+				room[nr++] = lo - a;
+			}
+			if (b > hi)
+				a = hi;
+			else
+				continue;
+		}
+		if (!(grown = ext4fs_array_grow(room, &rcap, nr + 1, sizeof(*room), 64))) {
+			err = EXT4FS_E_NO_MEMORY;
+			break;
+		}
+		room = grown;
+		room[nr++] = b - a;
+	}
+	if (!err) {
+		qsort(victims, nv, sizeof(*victims), by_len_desc);
+		qsort(room, nr, sizeof(*room), by_len_desc);
+		for (size_t i = 0; i < nv && fits; i++) {
+			/* Into the largest run left; keep the runs in order by moving the rest down. */
+			if (!nr || room[0] < victims[i]) {
+				fits = 0;
+				break;
+			}
+			room[0] -= victims[i];
+			for (size_t j = 0; j + 1 < nr && room[j] < room[j + 1]; j++) {
+				uint64_t tmp = room[j];
+				room[j] = room[j + 1];
+				room[j + 1] = tmp;
+			}
+		}
+	}
+	free(victims);
+	free(room);
+	if (err)
+		return ext4fs__fs_fail(s->fs, EXT4FS_E_NO_MEMORY, "no memory to plan room");
+	return fits;
+}
+
+int ext4fs_defrag_make_room(struct ext4fs_fs *fs, const uint32_t *inos, size_t n, const struct ext4fs_defrag_opts *o)
+{
+	struct sweep s = { .fs = fs, .o = o, .whole_victims = 1 };
+	uint32_t *all = NULL;
+	size_t nall = 0;
+	int err;
+
+	s.first = ext4fs_geom(fs)->first_data_block;
+	s.end = ext4fs_geom(fs)->blocks_count;
+	if ((err = ext4fs__defrag_all_inodes(fs, &all, &nall)) == 0)
+		err = load_members(&s, all, nall);
+	free(all);
+	for (size_t i = 0; i < n && !err; i++) {
+		struct ext4fs_defrag_step step = { .ino = inos[i], .why = EXT4FS_RELOC_MOVABLE };
+		struct ext4fs_reloc_file f;
+		const struct ext4fs_bitmap *bm;
+		struct segs g = { 0 };
+		uint64_t at = 0, end = 0, pieces = 0;
+
+		s.step = &step;
+		err = ext4fs_reloc_load(fs, inos[i], &f);
+		if (!err && f.skip != EXT4FS_RELOC_MOVABLE) {
+			step.why = f.skip;
+		} else if (!err && f.extents <= ext4fs_reloc_fewest_extents(&f)) {
+			step.why = EXT4FS_RELOC_IDEAL;
+		} else if (!err && ext4fs_geom(fs)->free_blocks_count < f.blocks + o->reserve) {
+			step.why = EXT4FS_RELOC_NO_SPACE;   /* what is evacuated must fit outside the window */
+		} else if (!err && !(err = ext4fs_fs_block_bitmap(fs, &bm)) && !(err = segs_build(&s, bm, &g))) {
+			struct ext4fs_prun *t = NULL;
+			size_t nt = 0;
+
+			err = cheapest_window(&s, &g, f.blocks, f.runs[0].pblk, &at, &end, &pieces);
+			if (!err && pieces >= f.extents)
+				err = EXT4FS_E_NO_SPACE;   /* no stretch would hold it in fewer pieces */
+			if (!err)
+				err = open_runs(&g, at, end, &t, &nt);
+			if (!err) {
+				int fit = victims_fit(&s, t, nt, at, end);
+				err = fit < 0 ? fit : fit ? 0 : EXT4FS_E_NO_SPACE;
+			}
+			for (size_t k = 0; k < nt && !err; k++)
+				err = clear_stretch_avoiding(&s, t[k].pblk, t[k].pblk + t[k].len, at, end);
+			if (err == EXT4FS_E_NO_SPACE) {
+				step.why = EXT4FS_RELOC_NO_SPACE;
+				err = 0;
+			} else if (!err) {
+				struct ext4fs_reloc_result r;
+
+				ext4fs_reloc_release(&f);
+				if (!(err = ext4fs_reloc_load(fs, inos[i], &f)) &&
+				    !(err = ext4fs_reloc_move(fs, &f, t, nt, &r))) {
+					tally(&s, &r);
+					step.res.extents_before = r.extents_before;
+					step.res.extents_after = r.extents_after;
+					err = index_member(&s, inos[i]);
+				}
+				if (err == EXT4FS_E_NO_SPACE) {
+					step.why = EXT4FS_RELOC_NO_SPACE;
+					err = 0;
+				}
+			}
+			free(t);
+		}
+		segs_free(&g);
+		ext4fs_reloc_release(&f);
+		if (!err && o->each)
+			err = o->each(&step, o->arg);
+	}
+	return sweep_finish(&s, err);
 }

@@ -23,6 +23,10 @@
 #   - a second run moves nothing (its JSON says 0 blocks moved);
 #   - --mode=free alone (compaction) on the aged tree: the free extents
 #     fall, the manifest holds, and a second run moves nothing;
+#   - --mode=file,free on the shattered image (file mode, compaction, then
+#     room made for the files still fragmented): the same checks but the
+#     fall of free extents (file mode splits the free runs it fills, and
+#     on a 92% full volume compaction cannot gather them all again);
 #   - a fresh copy (cp -a of an aged tree into a new file system through
 #     the kernel): e2fsck is clean, the manifest holds, groups per
 #     directory and free extents do not grow, and a second run moves
@@ -115,7 +119,9 @@ run_case() {
 		      ("files_above_ideal", "groups_per_dir_mean", "tree_read_seek_blocks", "free_extents",
 		       "largest_file_extents")))
 		bad = []
-		if not a["free_extents"] < b["free_extents"]:
+		# File mode first fills free runs, splitting them; on a 92% full volume compaction cannot
+		# gather them all again, so with file,free the free extents are not held to falling.
+		if not a["free_extents"] < b["free_extents"] and mode != "file,free":
 		    bad.append("free extents did not fall")
 		if a["files_above_ideal"] > b["files_above_ideal"]:
 		    bad.append("more files above their ideal")
@@ -156,6 +162,7 @@ case_on ext3-1k-aged aged "" -t ext3 -b 1024
 case_on ext4-4k-shattered shattered "" -g 2048
 case_on ext4-1k-concurrent concurrent "" -b 1024
 case_on ext4-4k-aged-free aged free -g 2048
+case_on ext4-4k-shattered-room shattered file,free -g 2048
 
 # A fresh copy (the kernel's own layout of a tree just copied).
 if echo ext4-fresh-copy | grep -Eq -- "$CASES"; then

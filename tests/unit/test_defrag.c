@@ -65,17 +65,18 @@ static uint32_t file_at(struct rw_image *img, uint32_t dir, const char *name, ui
 
 static void expect_bytes(struct ext4fs_fs *fs, uint32_t ino, unsigned n)
 {
-	unsigned char buf[16 * 1024];
+	unsigned char *buf = malloc((size_t)n * 1024);
 	struct ext4fs_inode in;
 	size_t got = 0;
 
-	assert_true(n <= 16);
+	assert_non_null(buf);
 	assert_int_equal(ext4fs_inode_read(fs, ino, &in), 0);
 	assert_int_equal(ext4fs_file_read(fs, ino, &in, 0, buf, (size_t)n * 1024, &got), 0);
 	assert_int_equal(got, (size_t)n * 1024);
 	for (size_t k = 0; k < got; k++)
 		if (buf[k] != pattern(ino, k))
 			fail_msg("inode %u byte %zu differs", ino, k);
+	free(buf);
 }
 
 static void dir_figures(struct ext4fs_fs *fs, uint32_t dir, struct ext4fs_frag_dir *fd)
@@ -392,6 +393,137 @@ static void interleaved_directories_move(void **state)
 	rw_image_close(&img);
 }
 
+/* Fill every free run in [lo, hi) but those in skip[0..nskip) (pairs of bounds) with files that must stay. */
+static void fill_fixed(struct rw_image *img, uint32_t dir, uint64_t lo, uint64_t hi, const uint64_t *skip, size_t nskip)
+{
+	const struct ext4fs_bitmap *bm;
+	struct ext4fs_inode in;
+	unsigned k = 0;
+
+	for (uint64_t at = lo; at < hi;) {
+		uint64_t a, b;
+		uint32_t ino;
+		char name[16];
+		int skipped = 0;
+
+		assert_int_equal(ext4fs_fs_block_bitmap(img->fs, &bm), 0);
+		if (ext4fs_bitmap_find(bm, at, hi - 1, 0, &a))
+			break;
+		if (ext4fs_bitmap_find(bm, a, hi - 1, 1, &b))
+			b = hi;
+		for (size_t i = 0; i < nskip; i++)
+			if (a >= skip[2 * i] && a < skip[2 * i + 1]) {
+				at = skip[2 * i + 1];
+				skipped = 1;
+			}
+		if (skipped)
+			continue;
+		for (size_t i = 0; i < nskip; i++)
+			if (skip[2 * i] > a && skip[2 * i] < b)
+				b = skip[2 * i];
+		snprintf(name, sizeof(name), "fixed%u", k++);
+		ino = file_at(img, dir, name, a, (unsigned)(b - a));
+		assert_int_equal(ext4fs_inode_read(img->fs, ino, &in), 0);
+		in.i_flags |= EXT4FS_IMMUTABLE_FL;
+		assert_int_equal(ext4fs_inode_write(img->fs, ino, &in), 0);
+		at = b;
+	}
+}
+
+static int count_room_step(const struct ext4fs_defrag_step *s, void *arg)
+{
+	struct ext4fs_defrag_step *out = arg;
+
+	*out = *s;
+	return 0;
+}
+
+/*
+ * A file in forty pieces that no free run can hold: file mode leaves it in
+ * several; making room finds the stretch of its size where the fewest blocks of
+ * other files lie (five small files a hundred blocks apart, rather than
+ * twenty packed closer elsewhere), moves them out and the file in, whole.
+ */
+static void room_is_made_where_fewest_bytes_move(void **state)
+{
+	struct ext4fs_new_attrs da = { .mode = EXT4FS_S_IFDIR | 0755 };
+	const uint64_t a_lo = 1 + 14 * 1024, a_hi = a_lo + 1024, b_lo = 1 + 10 * 1024, b_hi = b_lo + 800;
+	const uint64_t skip[4] = { a_lo, a_hi, b_lo, b_hi };
+	struct ext4fs_defrag_opts o = { .reserve = 16 };
+	struct ext4fs_defrag_step step;
+	struct ext4fs_reloc_result res;
+	struct ext4fs_reloc_file f;
+	enum ext4fs_reloc_skip why;
+	struct rw_image img;
+	uint32_t dir, big, sparse_files[10], dense_files[40];
+	uint64_t dense_at[40];
+	int moved_sparse = 0;
+	(void)state;
+
+	rw_image_open(&img, 16384, 1024, small_groups);
+	assert_int_equal(ext4fs_mkdir(img.fs, EXT4FS_ROOT_INO, "d", &da, &dir), 0);
+	{
+		/* The big file: forty runs of ten blocks in group 12, twenty apart. */
+		struct ext4fs_new_attrs fa = { .mode = EXT4FS_S_IFREG | 0644 };
+		unsigned char buf[1024];
+		struct ext4fs_inode in;
+
+		assert_int_equal(ext4fs_mknod(img.fs, dir, "big", &fa, &big), 0);
+		assert_int_equal(ext4fs_inode_read(img.fs, big, &in), 0);
+		for (unsigned r = 0; r < 40; r++) {
+			uint64_t pblk;
+			map_test_pick_runs(img.fs, 1 + 12 * 1024 + 20 * (uint64_t)r, 1, 10, &pblk);
+			for (unsigned b = 0; b < 10; b++) {
+				for (unsigned k = 0; k < sizeof(buf); k++)
+					buf[k] = pattern(big, (uint64_t)(r * 10 + b) * 1024 + k);
+				assert_int_equal(ext4fs_data_write(img.fs, pblk + b, 1, buf), 0);
+			}
+			assert_int_equal(ext4fs_bmap_set(img.fs, big, &in, r * 10, pblk, 10, 0), 0);
+		}
+		ext4fs_inode_set_size(&in, 400 * 1024);
+		assert_int_equal(ext4fs_inode_write(img.fs, big, &in), 0);
+	}
+	for (int i = 0; i < 10; i++) {
+		char name[8];
+		snprintf(name, sizeof(name), "s%d", i);
+		sparse_files[i] = file_at(&img, dir, name, a_lo + 100 * (uint64_t)i, 5);
+	}
+	for (int i = 0; i < 40; i++) {
+		char name[8];
+		snprintf(name, sizeof(name), "n%d", i);
+		dense_files[i] = file_at(&img, dir, name, b_lo + 20 * (uint64_t)i, 5);
+		dense_at[i] = first_block(img.fs, dense_files[i]);
+	}
+	fill_fixed(&img, dir, 1, 16384, skip, 2);
+
+	/* File mode can only gather it into the longest free runs there are: still several extents. */
+	assert_int_equal(ext4fs_reloc_defrag_file(img.fs, big, 16, &why, &res), 0);
+	assert_int_equal(ext4fs_reloc_load(img.fs, big, &f), 0);
+	assert_true(f.extents > 1);
+	ext4fs_reloc_release(&f);
+
+	o.each = count_room_step;
+	o.arg = &step;
+	assert_int_equal(ext4fs_defrag_make_room(img.fs, &big, 1, &o), 0);
+	assert_int_equal(step.ino, big);
+	assert_true(step.moved);
+	assert_int_equal(ext4fs_reloc_load(img.fs, big, &f), 0);
+	assert_int_equal(f.extents, 1);
+	assert_true(f.runs[0].pblk >= a_lo && f.runs[0].pblk + 400 <= a_hi);
+	ext4fs_reloc_release(&f);
+	expect_bytes(img.fs, big, 400);
+	for (int i = 0; i < 10; i++) {
+		moved_sparse += first_block(img.fs, sparse_files[i]) != a_lo + 100 * (uint64_t)i;
+		expect_bytes(img.fs, sparse_files[i], 5);
+	}
+	assert_true(moved_sparse >= 3 && moved_sparse <= 5);   /* a 400-block stretch holds four or five of them */
+	for (int i = 0; i < 40; i++)
+		assert_int_equal(first_block(img.fs, dense_files[i]), dense_at[i]);
+	assert_true(step.res.blocks_moved <= 400 + 5 * 5);
+	rw_image_assert_clean(&img);
+	rw_image_close(&img);
+}
+
 /*
  * Forty files of 4 blocks, each followed by a free gap of 4, in group 6 (flex
  * group 1): compaction slides each into the gap before it, so the flex
@@ -567,6 +699,7 @@ int main(void)
 		cmocka_unit_test(free_space_is_compacted),
 		cmocka_unit_test(settled_directories_stay),
 		cmocka_unit_test(interleaved_directories_move),
+		cmocka_unit_test(room_is_made_where_fewest_bytes_move),
 		cmocka_unit_test(sweep_puts_large_files_on_stripe_boundaries),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
