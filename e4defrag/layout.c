@@ -93,6 +93,7 @@ int df_layout(struct df_ctx *ctx, uint64_t reserve, const struct timespec *start
 	struct ext4fs_defrag_opts o = { .reserve = reserve, .each = each_step, .arg = &st };
 	struct members m = { 0 };
 	uint32_t *keep = NULL;
+	struct ext4fs_prun *spans = NULL;
 	struct ext4fs_txn_stats before, after;
 	int sweep = (ctx->modes & DF_MODE_DIR) != 0, err = 0;
 
@@ -106,8 +107,9 @@ int df_layout(struct df_ctx *ctx, uint64_t reserve, const struct timespec *start
 		if (!err) {
 			/* What a fresh copy would have laid out the same stays as it is. */
 			size_t dirs = 0;
-			err = ext4fs_defrag_settled(ctx->fs, m.ino, m.n, &keep, &o.nkeep, &dirs);
+			err = ext4fs_defrag_settled(ctx->fs, m.ino, m.n, &keep, &o.nkeep, &spans, &o.nreserved, &dirs);
 			o.keep = keep;
+			o.reserved = spans;
 			t->dirs_settled = dirs;
 		}
 		if (err) {
@@ -124,6 +126,7 @@ int df_layout(struct df_ctx *ctx, uint64_t reserve, const struct timespec *start
 	df_progress_end(ctx);
 	free(m.ino);
 	free(keep);
+	free(spans);
 	ext4fs_txn_get_stats(ctx->fs, &after);
 	t->transactions += after.commits - before.commits;
 	if (err == STOP_NOW)

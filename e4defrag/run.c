@@ -664,13 +664,17 @@ int df_run(struct df_ctx *ctx)
 		rc = df_files_collect(ctx, &r.files);
 	if (!rc && (ctx->modes & DF_MODE_FILE) && !r.layout.stopped_early)
 		rc = each_file(&r);
-	/* Compaction alone last: it leaves fragmented files where they are, so they are done first. */
+	/*
+	 * Without the tree's layout, free mode makes room for the files file mode left for want of free
+	 * space (with it, the layout made room already, and moving victims out of it would undo it),
+	 * then compacts: compaction leaves fragmented files where they are, and gathers what the moves
+	 * before left behind.
+	 */
+	if (!rc && (ctx->modes & DF_MODE_FREE) && (ctx->modes & DF_MODE_FILE) && !(ctx->modes & DF_MODE_DIR) &&
+	    !r.stopped_early)
+		rc = make_room(&r);
 	if (!rc && (ctx->modes & DF_MODE_FREE) && !(ctx->modes & DF_MODE_DIR) && !r.stopped_early)
 		rc = layout(&r);
-	/* Then, with free mode, room is made for the files still left for want of free space. */
-	if (!rc && (ctx->modes & DF_MODE_FREE) && (ctx->modes & DF_MODE_FILE) && !r.stopped_early &&
-	    !r.layout.stopped_early)
-		rc = make_room(&r);
 	/* What was moved before an error is on the disk: commit it and say so (a rehearsal: in memory). */
 	if (ctx->fs && (ext4fs_fs_flags(ctx->fs) & EXT4FS_OPEN_RW)) {
 		int frc = finish_writing(&r);

@@ -93,7 +93,7 @@ static int add_kid(const struct ext4fs_dirent *d, void *arg)
  * Its regular files are listed in *k.
  */
 static int dir_settled(struct ext4fs_fs *fs, uint32_t dir, struct kids *k, int *settled, uint64_t *span_lo,
-		       uint64_t *span_hi, uint64_t *room)
+		       uint64_t *span_hi)
 {
 	const struct ext4fs_geom *geo = ext4fs_geom(fs);
 	const struct ext4fs_bitmap *bm;
@@ -155,14 +155,12 @@ static int dir_settled(struct ext4fs_fs *fs, uint32_t dir, struct kids *k, int *
 	*settled = 1;
 	*span_lo = lo;
 	*span_hi = hi;
-	*room = blocks / 2 - free_inside;
 	return 0;
 }
 
 /* A directory that may stay: its files' span and its inode numbers (itself first) in a shared list. */
 struct candidate {
 	uint64_t lo, hi;
-	uint64_t room;       /* blocks of movers its span may hold: what their leaving frees stays small */
 	size_t first, count;
 	int alive;
 };
@@ -237,31 +235,20 @@ static int add_mover(struct ext4fs_fs *fs, struct settling *st, uint32_t ino)
 	return err;
 }
 
-/* Blocks of movers in [lo, hi), counted up to limit + 1. */
-static uint64_t movers_inside(const struct settling *st, uint64_t lo, uint64_t hi, uint64_t limit)
+/* Whether a block of [lo, hi) belongs to a member that may move. */
+static int mover_inside(const struct settling *st, uint64_t lo, uint64_t hi)
 {
-	uint64_t sum = 0;
+	const struct ext4fs__owner *e = ext4fs__owners_after(&st->movers, lo);
 
-	for (uint64_t at = lo; at < hi && sum <= limit;) {
-		const struct ext4fs__owner *e = ext4fs__owners_after(&st->movers, at);
-		uint64_t a, b;
-
-		if (!e || e->pblk >= hi)
-			break;
-		a = e->pblk > lo ? e->pblk : lo;
-		b = e->pblk + e->len < hi ? e->pblk + e->len : hi;
-		sum += b - a;
-		at = e->pblk + e->len;
-	}
-	return sum;
+	return e && e->pblk < hi;
 }
 
 /*
- * A candidate whose span holds more blocks of members that may move than
- * its room does not stay: the holes they would leave, with those there
- * already, would be more than half its size, the fragmented free space
- * the layout is there to gather.  Its own members then may move too, so
- * this goes round until nothing changes.
+ * A candidate whose span holds a block of a member that may move does not
+ * stay: that member's leaving would leave a hole in it, the next run
+ * would find it holey, and the free space there would be in pieces.  Its
+ * own members then may move too, so this goes round until nothing
+ * changes.
  */
 static int drop_crossed(struct ext4fs_fs *fs, struct settling *st)
 {
@@ -272,7 +259,7 @@ static int drop_crossed(struct ext4fs_fs *fs, struct settling *st)
 		for (size_t i = 0; i < st->nc && !err; i++) {
 			struct candidate *c = &st->c[i];
 
-			if (!c->alive || movers_inside(st, c->lo, c->hi, c->room) <= c->room)
+			if (!c->alive || !mover_inside(st, c->lo, c->hi))
 				continue;
 			c->alive = 0;
 			changed = 1;
@@ -289,27 +276,37 @@ static int drop_crossed(struct ext4fs_fs *fs, struct settling *st)
 	return err;
 }
 
+static int by_pblk(const void *a, const void *b)
+{
+	const struct ext4fs_prun *x = a, *y = b;
+
+	return x->pblk < y->pblk ? -1 : x->pblk > y->pblk;
+}
+
 int ext4fs_defrag_settled(struct ext4fs_fs *fs, const uint32_t *inos, size_t n, uint32_t **keep, size_t *nkeep,
-			  size_t *dirs)
+			  struct ext4fs_prun **spans, size_t *nspans, size_t *dirs)
 {
 	struct kids k = { .inodes_count = ext4fs_geom(fs)->inodes_count };
 	struct settling st = { 0 };
 	uint32_t *sorted = NULL, *out = NULL;
-	size_t nout = 0;
+	struct ext4fs_prun *span = NULL;
+	size_t nout = 0, nspan = 0;
 	int err = 0;
 
 	*keep = NULL;
 	*nkeep = 0;
+	*spans = NULL;
+	*nspans = 0;
 	*dirs = 0;
 	for (size_t i = 0; i < n && !err; i++) {
 		struct ext4fs_inode inode;
-		uint64_t lo = 0, hi = 0, room = 0;
+		uint64_t lo = 0, hi = 0;
 		int settled;
 		void *grown;
 
 		if ((err = ext4fs_inode_read(fs, inos[i], &inode)) || !EXT4FS_ISDIR(inode.i_mode))
 			continue;
-		if ((err = dir_settled(fs, inos[i], &k, &settled, &lo, &hi, &room)) || !settled)
+		if ((err = dir_settled(fs, inos[i], &k, &settled, &lo, &hi)) || !settled)
 			continue;
 		if (!(grown = ext4fs_array_grow(st.c, &st.ccap, st.nc + 1, sizeof(*st.c), 64)) ||
 		    !((st.c = grown), (grown = ext4fs_array_grow(st.inos, &st.icap, st.ninos + k.n + 1, sizeof(*st.inos),
@@ -318,7 +315,7 @@ int ext4fs_defrag_settled(struct ext4fs_fs *fs, const uint32_t *inos, size_t n, 
 			break;
 		}
 		st.inos = grown;
-		st.c[st.nc++] = (struct candidate){ lo, hi, room, st.ninos, 0, 1 };
+		st.c[st.nc++] = (struct candidate){ lo, hi, st.ninos, 0, 1 };
 		st.inos[st.ninos++] = inos[i];
 		for (size_t j = 0; j < k.n; j++)
 			if (k.v[j])
@@ -342,14 +339,31 @@ int ext4fs_defrag_settled(struct ext4fs_fs *fs, const uint32_t *inos, size_t n, 
 		if (!err)
 			err = drop_crossed(fs, &st);
 	}
-	if (!err && st.nc && !(out = malloc(st.ninos * sizeof(*out))))
+	if (!err && st.nc && (!(out = malloc(st.ninos * sizeof(*out))) || !(span = malloc(st.nc * sizeof(*span)))))
 		err = ext4fs__fs_fail(fs, EXT4FS_E_NO_MEMORY, "no memory to list what stays");
 	for (size_t i = 0; i < st.nc && !err; i++) {
 		if (!st.c[i].alive)
 			continue;
 		memcpy(out + nout, st.inos + st.c[i].first, st.c[i].count * sizeof(*out));
 		nout += st.c[i].count;
+		span[nspan++] = (struct ext4fs_prun){ st.c[i].lo, st.c[i].hi - st.c[i].lo };
 		(*dirs)++;
+	}
+	if (!err && nspan) {
+		/* In block order, those that meet merged. */
+		size_t last = 0;
+
+		qsort(span, nspan, sizeof(*span), by_pblk);
+		for (size_t i = 1; i < nspan; i++) {
+			if (span[i].pblk <= span[last].pblk + span[last].len) {
+				uint64_t end = span[i].pblk + span[i].len;
+				if (end > span[last].pblk + span[last].len)
+					span[last].len = end - span[last].pblk;
+			} else {
+				span[++last] = span[i];
+			}
+		}
+		nspan = last + 1;
 	}
 	free(sorted);
 	free(st.c);
@@ -358,6 +372,7 @@ int ext4fs_defrag_settled(struct ext4fs_fs *fs, const uint32_t *inos, size_t n, 
 	ext4fs__owners_free(&st.movers);
 	if (err) {
 		free(out);
+		free(span);
 		*dirs = 0;
 		return err;
 	}
@@ -365,6 +380,8 @@ int ext4fs_defrag_settled(struct ext4fs_fs *fs, const uint32_t *inos, size_t n, 
 		qsort(out, nout, sizeof(*out), ext4fs__cmp_u32);
 	*keep = out;
 	*nkeep = nout;
+	*spans = span;
+	*nspans = nspan;
 	return 0;
 }
 

@@ -46,9 +46,13 @@ int ext4fs_defrag_tree_order(struct ext4fs_fs *fs, uint32_t root, uint32_t **ino
  * system lays it out: of inos[0..n) (a layout order, as
  * ext4fs_defrag_tree_order() gives), every settled directory and the
  * regular files it names, sorted by inode number, in *keep (the caller
- * frees it with free()), *nkeep of them; *dirs is the number of
- * directories.  Given to ext4fs_defrag_sweep() as ext4fs_defrag_opts.keep,
- * they stay where they are.  A directory is settled when its regular files
+ * frees it with free()), *nkeep of them; the stretches from the first to
+ * the last block of each settled directory's files, merged and in block
+ * order, in *spans (the caller frees it), *nspans of them; *dirs is the
+ * number of directories.  Given to ext4fs_defrag_sweep() as
+ * ext4fs_defrag_opts.keep and .reserved, they stay where they are and
+ * nothing is put between their files, so they are settled again the next
+ * time.  A directory is settled when its regular files
  * with data are each in their fewest extents and lie within two block
  * groups' length of each other (or, when they are larger, within a
  * quarter more than their size), with at most two free runs, together at
@@ -57,15 +61,14 @@ int ext4fs_defrag_tree_order(struct ext4fs_fs *fs, uint32_t root, uint32_t **ino
  * its preallocations were given back), while an aged tree spreads them
  * over the volume and shattered free space leaves holes between them all
  * (leaving those would leave the free space shattered).  Nor does one
- * stay whose span holds more blocks of members that will move than that
- * half leaves room for: their leaving would shatter the free space there
- * (so a directory whose files interleave with others' that move, as a
- * kernel's copy often writes them, moves too).  A directory without file
+ * stay whose span holds any block of a member that may move: its leaving
+ * would leave a hole there (so a directory whose files interleave with
+ * others' that move, as a kernel's copy often writes them, moves too).  A directory without file
  * data is not settled (placing it costs its own block or two).  Errors: those of ext4fs_inode_read(), ext4fs_dir_iterate() and
  * ext4fs_reloc_load(), EXT4FS_E_NO_MEMORY.
  */
 int ext4fs_defrag_settled(struct ext4fs_fs *fs, const uint32_t *inos, size_t n, uint32_t **keep, size_t *nkeep,
-			  size_t *dirs);
+			  struct ext4fs_prun **spans, size_t *nspans, size_t *dirs);
 
 /* What happened to one member. */
 struct ext4fs_defrag_step {
@@ -95,6 +98,9 @@ struct ext4fs_defrag_opts {
 	 */
 	const uint32_t *keep;
 	size_t nkeep;
+	/* The sweep only: stretches nothing is put in (sorted, disjoint; NULL for none). */
+	const struct ext4fs_prun *reserved;
+	size_t nreserved;
 };
 
 

@@ -175,8 +175,27 @@ static const owner_t *owner_of(const struct sweep *s, uint64_t blk)
 /* -- Stretches ------------------------------------------------------------ */
 
 /* Free, or held by a member still to come: the sweep may use it. */
+/* The first reserved stretch (ext4fs_defrag_opts.reserved) that ends after blk, or NULL. */
+static const struct ext4fs_prun *reserved_after(const struct sweep *s, uint64_t blk)
+{
+	size_t lo = 0, hi = s->o->nreserved;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (s->o->reserved[mid].pblk + s->o->reserved[mid].len <= blk)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < s->o->nreserved ? &s->o->reserved[lo] : NULL;
+}
+
 static int usable(const struct sweep *s, const struct ext4fs_bitmap *bm, uint64_t blk)
 {
+	const struct ext4fs_prun *r = reserved_after(s, blk);
+
+	if (r && r->pblk <= blk)
+		return 0;
 	return ext4fs_bitmap_test(bm, blk) == 0 || owner_of(s, blk) != NULL;
 }
 
@@ -185,8 +204,13 @@ static uint64_t next_usable(const struct sweep *s, const struct ext4fs_bitmap *b
 {
 	while (blk < s->end) {
 		uint64_t free_at = s->end, owned_at = s->end;
+		const struct ext4fs_prun *r = reserved_after(s, blk);
 		const owner_t *e;
 
+		if (r && r->pblk <= blk) {
+			blk = r->pblk + r->len;   /* a settled directory's stretch: nothing goes in it */
+			continue;
+		}
 		if (usable(s, bm, blk))
 			return blk;
 		if (ext4fs_bitmap_find(bm, blk, s->end - 1, 0, &free_at))
@@ -205,8 +229,12 @@ static uint64_t next_usable(const struct sweep *s, const struct ext4fs_bitmap *b
  */
 static uint64_t next_obstacle(const struct sweep *s, const struct ext4fs_bitmap *bm, uint64_t blk, uint64_t limit)
 {
+	const struct ext4fs_prun *r = reserved_after(s, blk);
+
 	if (limit > s->end)
 		limit = s->end;
+	if (r && r->pblk < limit)
+		limit = r->pblk > blk ? r->pblk : blk;
 	while (blk < limit) {
 		const owner_t *e;
 		uint64_t used;
@@ -621,9 +649,9 @@ static int place_member(struct sweep *s, struct ext4fs_reloc_file *f, uint64_t *
 
 /*
  * A member kept where it is: when the layout would put it just there (no
- * usable block before it from the frontier on, or only stretches it would
- * not be split over), the frontier goes past it, as past a member in
- * place.  So a tree laid out once, whose directories are kept the next
+ * usable block before it from the frontier on, or only free stretches it
+ * would not be split over, and no member still to come), the frontier goes
+ * past it, as past a member in place.  So a tree laid out once, whose directories are kept the next
  * time, leaves the gaps before obstacles to the members that were kept,
  * and nothing moves into them.
  */
@@ -651,6 +679,8 @@ static int pass_kept(struct sweep *s, const struct ext4fs_reloc_file *f, uint64_
 
 		if (start > lo)
 			break;
+		if (owner_of(s, start))
+			return 0;   /* a member still to come lies before it: the layout puts that one there first */
 		if (f->blocks > ext4fs_geom(s->fs)->blocks_per_group)
 			return 0;   /* a large member is split over obstacles: it would start there */
 		stop = next_obstacle(s, bm, start, start + f->blocks);

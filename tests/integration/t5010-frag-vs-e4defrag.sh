@@ -16,11 +16,6 @@ FRAGDUMP=$top_builddir/tests/tools/fragdump
 need_root_loop
 make_tmpdir
 
-fails=0
-failed() {
-	echo "FAIL: $*" >&2
-	fails=$((fails + 1))
-}
 
 # Make files fragmented by the kernel in the mounted directory $1.
 fragment() {

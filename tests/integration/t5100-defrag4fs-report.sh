@@ -34,11 +34,6 @@ CASES=${T5100_CASES:-.}
 mnt=$T/mnt
 mkdir "$mnt"
 mnt=$(cd "$mnt" && pwd)
-fails=0
-failed() {
-	echo "FAIL: $*" >&2
-	fails=$((fails + 1))
-}
 
 # parse FILE [PREFIX]: e4defrag -c's figures in FILE as lines "total T/B",
 # "avg KB", "score S", "verdict V" and "top NAME NOW/BEST SIZE" (NAME with

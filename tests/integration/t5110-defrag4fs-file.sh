@@ -34,18 +34,6 @@ TOOLS=$top_srcdir/tests/tools
 CASES=${T5110_CASES:-.}
 mnt=$T/mnt
 mkdir "$mnt"
-fails=0
-failed() {
-	echo "FAIL: $*" >&2
-	fails=$((fails + 1))
-}
-
-# manifest IMG OUT: a manifest from a read-only mount.
-manifest() {
-	loop_mount "$1" "$mnt" ro || fail "cannot mount $1"
-	python3 "$TOOLS/manifest.py" take "$mnt" >"$2" || fail "manifest.py take failed on $1"
-	loop_umount "$mnt" || fail "cannot unmount $mnt"
-}
 
 # summary FILE KEY: a number from defrag4fs's summary lines.
 summary() {
@@ -55,7 +43,7 @@ summary() {
 check_image() {
 	local name=$1 kind=$2 img=$T/$1.img sum rc=0 planned moved
 	sum=$(sha256sum <"$img")
-	manifest "$img" "$T/m1"
+	defrag_manifest "$img" "$T/m1"
 
 	"$DEFRAG4FS" --mode=file -n "$img" >"$T/plan" 2>"$T/err" || rc=$?
 	[ "$rc" = 0 ] || [ "$rc" = 1 ] || failed "$name: -n exited $rc: $(cat "$T/err")"
@@ -77,7 +65,7 @@ check_image() {
 	if ! e2fsck -fn "$img" >"$T/fsck" 2>&1; then
 		failed "$name: e2fsck -fn does not find the result clean: $(head -n 20 "$T/fsck")"
 	fi
-	manifest "$img" "$T/m2"
+	defrag_manifest "$img" "$T/m2"
 	python3 "$TOOLS/manifest.py" compare "$T/m1" "$T/m2" >"$T/mdiff" ||
 		failed "$name: the files changed: $(head -n 20 "$T/mdiff")"
 

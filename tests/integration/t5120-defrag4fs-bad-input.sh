@@ -24,11 +24,6 @@ set -eu
 need_cmd mke2fs debugfs sha256sum "$DEFRAG4FS"
 make_tmpdir
 
-fails=0
-failed() {
-	echo "FAIL: $*" >&2
-	fails=$((fails + 1))
-}
 
 mkdir -p "$T/src/d"
 for i in 1 2 3; do

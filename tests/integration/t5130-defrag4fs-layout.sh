@@ -49,11 +49,6 @@ TOOLS=$top_srcdir/tests/tools
 CASES=${T5130_CASES:-.}
 mnt=$T/mnt
 mkdir "$mnt"
-fails=0
-failed() {
-	echo "FAIL: $*" >&2
-	fails=$((fails + 1))
-}
 
 # observe IMG NAME: manifest and layout figures from a read-only mount.
 observe() {

@@ -38,17 +38,6 @@ STEP=${T5140_STEP:-}
 CASES=${T5140_CASES:-.}
 mnt=$T/mnt
 mkdir "$mnt"
-fails=0
-failed() {
-	echo "FAIL: $*" >&2
-	fails=$((fails + 1))
-}
-
-manifest() {
-	loop_mount "$1" "$mnt" ro || { failed "cannot mount $1"; return 1; }
-	python3 "$TOOLS/manifest.py" take "$mnt" >"$2" || failed "manifest.py take failed on $1"
-	loop_umount "$mnt" || fail "cannot unmount $mnt"
-}
 
 # replay IMG HOW: bring a stopped image to its last committed state.
 replay() {
@@ -77,14 +66,14 @@ crash_at() {
 		failed "$name k=$k ($spec, $how): e2fsck -fn: $(head -n 15 "$T/fsck")"
 		return
 	fi
-	manifest "$img" "$T/after.man" || return
+	defrag_manifest "$img" "$T/after.man" || return
 	python3 "$TOOLS/manifest.py" compare "$T/$name.man" "$T/after.man" >"$T/mdiff" ||
 		failed "$name k=$k ($spec, $how): the files changed: $(head -n 10 "$T/mdiff")"
 }
 
 run_case() {
 	local name=$1 writes points k i spec how
-	manifest "$T/$name.img" "$T/$name.man"
+	defrag_manifest "$T/$name.img" "$T/$name.man"
 	cp --sparse=always "$T/$name.img" "$T/full.img"
 	: >"$T/counts"
 	EXT4FS_FAULT="count=$T/counts" "$DEFRAG4FS" "$T/full.img" >"$T/full.log" 2>&1 ||
@@ -120,7 +109,7 @@ run_case() {
 	"$DEFRAG4FS" "$T/crash.img" >"$T/again.log" 2>&1 || [ $? = 1 ] ||
 		failed "$name: the run after a crash failed: $(tail -n 5 "$T/again.log")"
 	e2fsck -fn "$T/crash.img" >"$T/fsck" 2>&1 || failed "$name: after the second run, e2fsck -fn: $(head -n 15 "$T/fsck")"
-	manifest "$T/crash.img" "$T/after.man" &&
+	defrag_manifest "$T/crash.img" "$T/after.man" &&
 		{ python3 "$TOOLS/manifest.py" compare "$T/$name.man" "$T/after.man" >"$T/mdiff" ||
 			failed "$name: after the second run the files changed: $(head -n 10 "$T/mdiff")"; }
 }

@@ -69,6 +69,14 @@ note() {
 	printf '%s: %s\n' "$TEST_NAME" "$*" >&2
 }
 
+# failed MESSAGE: a check that failed, counted in $fails; the test goes on
+# (and ends with: [ "$fails" = 0 ] || fail "$fails check(s) failed").
+fails=0
+failed() {
+	printf 'FAIL: %s\n' "$*" >&2
+	fails=$((fails + 1))
+}
+
 # ---------------------------------------------------------------- locations
 
 _ext4fs_abs_dir() {
@@ -281,7 +289,7 @@ _ext4fs_forget_loop() {
 
 loop_umount() {
 	# loop_umount DIR: unmount and detach the loop device loop_mount attached.
-	local dir i dev=""
+	local dir i dev="" back=""
 	dir=$(_ext4fs_abs_dir "$1") || return 1
 	dev=$(findmnt -n -o SOURCE --mountpoint "$dir" 2>/dev/null) || dev=""
 	umount -- "$dir" || return 1
@@ -291,11 +299,17 @@ loop_umount() {
 		fi
 	done
 	if [ -n "$dev" ]; then
+		back=$(losetup -n -O BACK-FILE "$dev" 2>/dev/null | sed 's/ *(deleted)$//') || back=""
 		for i in "${!_ext4fs_loops[@]}"; do
 			if [ "${_ext4fs_loops[i]}" = "$dev" ]; then
 				losetup -d "$dev" 2>/dev/null || true
 				_ext4fs_loops[i]=""
 			fi
+		done
+		# Detaching completes in the background: a tool run next must not find the image in use.
+		for i in $(seq 50); do
+			[ -z "$back" ] || [ -z "$(losetup -j "$back" 2>/dev/null)" ] && break
+			sleep 0.1
 		done
 	fi
 	return 0

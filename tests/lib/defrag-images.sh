@@ -33,6 +33,13 @@
 # $DEFRAG_IMG_FILL overrides the workload's fill fraction.
 # Each prints the workload's summary line and returns 0, or says what
 # failed on stderr and returns 1.
+#
+#   defrag_manifest IMG OUT
+#                   tests/tools/manifest.py's manifest of IMG (every
+#                   object's bytes, metadata, times, xattrs, flags and
+#                   logical map) from a read-only mount on $mnt, into OUT;
+#                   a failure to mount or to take it is a failed check
+#                   (common.sh), and returns 1 when nothing was taken
 
 # shellcheck source-path=SCRIPTDIR source=image-build.sh
 . "$EXT4FS_TESTS_LIB/image-build.sh"
@@ -94,4 +101,10 @@ _defrag_img_build() {
 		echo "defrag-images: the $kind workload failed on $img (exit $rc)" >&2
 		return 1
 	fi
+}
+
+defrag_manifest() {
+	loop_mount "$1" "$mnt" ro || { failed "cannot mount $1"; return 1; }
+	python3 "$top_srcdir/tests/tools/manifest.py" take "$mnt" >"$2" || failed "manifest.py take failed on $1"
+	loop_umount "$mnt" || fail "cannot unmount $mnt"
 }

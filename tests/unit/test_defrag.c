@@ -281,7 +281,8 @@ static void settled_directories_stay(void **state)
 	struct rw_image img;
 	uint32_t packed, spread, holey, empty, far, big, pf[4], sf[4], hf[4], ff[2], filler, *inos, *keep;
 	uint64_t at[4];
-	size_t n, nkeep, dirs;
+	size_t n, nkeep, nspans, dirs;
+	struct ext4fs_prun *spans;
 	(void)state;
 
 	rw_image_open(&img, 16384, 1024, small_groups);
@@ -305,7 +306,7 @@ static void settled_directories_stay(void **state)
 		at[i] = first_block(img.fs, pf[i]);
 	}
 	assert_int_equal(ext4fs_defrag_tree_order(img.fs, EXT4FS_ROOT_INO, &inos, &n), 0);
-	assert_int_equal(ext4fs_defrag_settled(img.fs, inos, n, &keep, &nkeep, &dirs), 0);
+	assert_int_equal(ext4fs_defrag_settled(img.fs, inos, n, &keep, &nkeep, &spans, &nspans, &dirs), 0);
 	assert_int_equal(dirs, 2);
 	assert_true(listed(keep, nkeep, packed));
 	assert_true(listed(keep, nkeep, big));
@@ -321,12 +322,14 @@ static void settled_directories_stay(void **state)
 	}
 	{
 		struct tally t = { 0 };
-		struct ext4fs_defrag_opts o = { .reserve = 16, .each = count_step, .arg = &t, .keep = keep, .nkeep = nkeep };
+		struct ext4fs_defrag_opts o = { .reserve = 16, .each = count_step, .arg = &t, .keep = keep, .nkeep = nkeep,
+					       .reserved = spans, .nreserved = nspans };
 		assert_int_equal(ext4fs_defrag_sweep(img.fs, inos, n, &o), 0);
 		assert_true(t.moved >= 8);
 	}
 	free(inos);
 	free(keep);
+	free(spans);
 	for (int i = 0; i < 4; i++) {
 		assert_int_equal(first_block(img.fs, pf[i]), at[i]);
 		expect_bytes(img.fs, pf[i], 5);
@@ -335,11 +338,12 @@ static void settled_directories_stay(void **state)
 	}
 	rw_image_assert_clean(&img);
 	assert_int_equal(ext4fs_defrag_tree_order(img.fs, EXT4FS_ROOT_INO, &inos, &n), 0);
-	assert_int_equal(ext4fs_defrag_settled(img.fs, inos, n, &keep, &nkeep, &dirs), 0);
+	assert_int_equal(ext4fs_defrag_settled(img.fs, inos, n, &keep, &nkeep, &spans, &nspans, &dirs), 0);
 	assert_int_equal(dirs, 5);
 	assert_false(listed(keep, nkeep, empty));
 	free(inos);
 	free(keep);
+	free(spans);
 	rw_image_close(&img);
 }
 
@@ -354,7 +358,8 @@ static void interleaved_directories_move(void **state)
 	struct ext4fs_new_attrs da = { .mode = EXT4FS_S_IFDIR | 0755 };
 	struct rw_image img;
 	uint32_t inter, mover, alone, inf[4], mf[6], af[2], *inos, *keep;
-	size_t n, nkeep, dirs;
+	size_t n, nkeep, nspans, dirs;
+	struct ext4fs_prun *spans;
 	(void)state;
 
 	rw_image_open(&img, 16384, 1024, small_groups);
@@ -377,7 +382,7 @@ static void interleaved_directories_move(void **state)
 	/* a0 is also inter's: when inter goes, a0 must stay with alone (or alone's span would hold a mover). */
 	assert_int_equal(ext4fs_link(img.fs, inter, "also-a0", af[0]), 0);
 	assert_int_equal(ext4fs_defrag_tree_order(img.fs, EXT4FS_ROOT_INO, &inos, &n), 0);
-	assert_int_equal(ext4fs_defrag_settled(img.fs, inos, n, &keep, &nkeep, &dirs), 0);
+	assert_int_equal(ext4fs_defrag_settled(img.fs, inos, n, &keep, &nkeep, &spans, &nspans, &dirs), 0);
 	assert_int_equal(dirs, 1);
 	assert_true(listed(keep, nkeep, alone));
 	assert_true(listed(keep, nkeep, af[0]));
@@ -390,6 +395,7 @@ static void interleaved_directories_move(void **state)
 		assert_false(listed(keep, nkeep, mf[i]));
 	free(inos);
 	free(keep);
+	free(spans);
 	rw_image_close(&img);
 }
 
