@@ -25,7 +25,7 @@
 
 struct file_walk {
 	struct ext4fs_frag_file *out;
-	int indirect;
+	int prev_unwritten;
 	int have_prev;
 	uint64_t prev_pend;          /* the block after the last data block seen */
 	uint64_t prev_lend;          /* the logical block after it */
@@ -52,13 +52,16 @@ static int file_visit(const struct ext4fs_block_visit *v, void *arg)
 	if (!phys_next || !log_next)
 		f->e4defrag_extents++;
 	/*
-	 * An extent tree hands each leaf extent over as one visit.  An indirect
-	 * map comes a block at a time, and the kernel's FIEMAP joins blocks
-	 * that continue each other (its extent cache merges them), so its
-	 * records are the runs contiguous both ways.
+	 * An indirect map comes a block at a time; an extent tree hands each
+	 * leaf extent over as one visit, and two leaf extents may continue each
+	 * other both ways (written at different times, or in different leaves).
+	 * The kernel's FIEMAP joins both kinds once its extent cache holds them
+	 * (it merges neighbours that continue each other with the same
+	 * written or unwritten state), so its records are those runs.
 	 */
-	if (!w->indirect || !phys_next || !log_next)
+	if (!phys_next || !log_next || v->unwritten != w->prev_unwritten)
 		f->map_extents++;
+	w->prev_unwritten = v->unwritten;
 	if (!w->have_prev)
 		f->first_pblk = v->pblk;
 	f->last_pblk = v->pblk + v->count - 1;
@@ -81,7 +84,6 @@ int ext4fs_frag_file(struct ext4fs_fs *fs, uint32_t ino, const struct ext4fs_ino
 
 	memset(out, 0, sizeof(*out));
 	w.out = out;
-	w.indirect = !ext4fs_inode_has_extents(inode);
 	if ((err = ext4fs_block_iterate(fs, ino, inode, 0, file_visit, &w)))
 		return err < 0 ? err : 0;
 	if (out->blocks == 0)

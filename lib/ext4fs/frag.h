@@ -21,11 +21,11 @@
  *  - it counts regular files outside lost+found with i_size > 0, st_blocks
  *    > 0 and at least one FIEMAP extent;
  *  - "now" is the number of FIEMAP extents, unmerged (map_extents below):
- *    for an extent file one per leaf extent (the kernel's extent cache can
- *    hand FIEMAP merged neighbours, so it may show fewer); for a
- *    block-mapped file one per run contiguous logically and physically,
- *    which is what the kernel shows once its cache holds the file (just
- *    after a mount it may cut runs where a mapping block's range ends);
+ *    one per run contiguous logically and physically, written or
+ *    unwritten alike, which is what the kernel shows once its extent cache
+ *    holds the file (it merges such neighbours, also two leaf extents of
+ *    an extent tree; just after a mount it may show each leaf extent, and
+ *    cut a block-mapped file's runs where a mapping block's range ends);
  *  - "best" is ((blocks - 1) / (s_blocks_per_group << s_log_groups_per_flex
  *    with flex_bg, else s_blocks_per_group)) + 1 (ideal_e4defrag below);
  *  - a file's "size/ext" is blocks * (block_size / 1024) / now, in KiB;
@@ -64,8 +64,8 @@ struct ext4fs_frag_file {
 	uint64_t unwritten_blocks;  /* of which unwritten */
 	uint64_t extents;           /* extents as defined above (filefrag's count) */
 	uint64_t e4defrag_extents;  /* runs contiguous logically and physically (e4defrag's per-file count) */
-	uint64_t map_extents;       /* FIEMAP's extents, e4defrag's "now": leaf extents, or with an
-				     * indirect map its runs contiguous logically and physically */
+	uint64_t map_extents;       /* FIEMAP's extents, e4defrag's "now": runs contiguous logically
+				     * and physically, in one written or unwritten state */
 	uint64_t ideal;             /* ceil(blocks / 32768): 0 without blocks */
 	uint64_t ideal_e4defrag;    /* e4defrag's best: ceil(blocks / blocks per (flex) group), 0 without blocks */
 	uint64_t first_pblk;        /* physical block of the lowest mapped logical block; 0 without blocks */

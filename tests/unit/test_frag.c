@@ -120,8 +120,9 @@ static void k1_long_runs(struct ext4fs_mkfs_params *p)
 
 /*
  * 70000 contiguous blocks: three leaf extents (32768 at most each), one
- * extent, an ideal of 3; e4defrag's best is one per flex group of
- * 16 * 8192 blocks.
+ * extent, an ideal of 3; FIEMAP, once the kernel's extent cache holds the
+ * file, shows one (the cache merges neighbours that continue each other);
+ * e4defrag's best is one per flex group of 16 * 8192 blocks.
  */
 static void test_file_long(void **state)
 {
@@ -141,7 +142,7 @@ static void test_file_long(void **state)
 	assert_int_equal(f.blocks, 70000);
 	assert_int_equal(f.extents, 1);
 	assert_int_equal(f.e4defrag_extents, 1);
-	assert_int_equal(f.map_extents, 3);
+	assert_int_equal(f.map_extents, 1);
 	assert_int_equal(f.ideal, 3);
 	assert_int_equal(f.ideal_e4defrag, 1);
 	assert_int_equal(f.first_pblk, base);
