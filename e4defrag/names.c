@@ -38,7 +38,7 @@ int df_names_add(struct ext4fs_fs *fs, uint32_t start, const char *start_path, s
 	int err = df_walk(fs, start, start_path, add_name, out);
 
 	/* Stable for equal numbers is not needed: bsearch takes any, and every copy is a true name. */
-	if (!err)
+	if (!err && out->n)
 		qsort(out->v, out->n, sizeof(*out->v), by_ino);
 	return err;
 }

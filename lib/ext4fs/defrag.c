@@ -479,7 +479,8 @@ static int list_by_position(struct ext4fs_fs *fs, struct member_pos **out, size_
 		*n = 0;
 		return err;
 	}
-	qsort(*out, *n, sizeof(**out), by_position);
+	if (*n)
+		qsort(*out, *n, sizeof(**out), by_position);
 	return 0;
 }
 

@@ -66,7 +66,8 @@ static struct ext4fs__owner_chunk *chunk_insert(struct ext4fs__owner_index *ix, 
 
 int ext4fs__owners_load(struct ext4fs_fs *fs, struct ext4fs__owner_index *ix, struct ext4fs__owner *all, size_t n)
 {
-	qsort(all, n, sizeof(*all), by_block);
+	if (n)
+		qsort(all, n, sizeof(*all), by_block);
 	for (size_t i = 1; i < n; i++)
 		if (end_of(&all[i - 1]) > all[i].pblk)
 			return overlap(fs, &all[i - 1], &all[i]);

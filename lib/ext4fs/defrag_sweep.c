@@ -733,7 +733,9 @@ static int load_members(struct sweep *s, const uint32_t *inos, size_t n)
 			m->v = a.v;
 			m->n = a.n;
 			a.v = NULL;
-			if (!(grown = ext4fs_array_grow(all, &cap, nall + m->n, sizeof(*all), 1024))) {
+			if (!m->n) {
+				/* no blocks: nothing to index */
+			} else if (!(grown = ext4fs_array_grow(all, &cap, nall + m->n, sizeof(*all), 1024))) {
 				err = ext4fs__fs_fail(s->fs, EXT4FS_E_NO_MEMORY, "no memory for the block owners");
 			} else {
 				all = grown;
@@ -1086,8 +1088,10 @@ static int victims_fit(struct sweep *s, const struct ext4fs_prun *t, size_t nt, 
 		room[nr++] = b - a;
 	}
 	if (!err) {
-		qsort(victims, nv, sizeof(*victims), by_len_desc);
-		qsort(room, nr, sizeof(*room), by_len_desc);
+		if (nv)
+			qsort(victims, nv, sizeof(*victims), by_len_desc);
+		if (nr)
+			qsort(room, nr, sizeof(*room), by_len_desc);
 		for (size_t i = 0; i < nv && fits; i++) {
 			/* Into the largest run left; keep the runs in order by moving the rest down. */
 			if (!nr || room[0] < victims[i]) {

@@ -334,7 +334,7 @@ static int collect_entries(struct ext4fs_fs *fs, uint32_t ino, const struct ext4
 	err = ext4fs_dir_iterate(fs, ino, inode, 0, collect_entry, &c);
 	if (err > 0)
 		err = 0;
-	if (!err && c.hashed && c.nkeys == l->n) {
+	if (!err && c.hashed && c.nkeys && c.nkeys == l->n) {
 		qsort(c.keys, c.nkeys, sizeof(*c.keys), by_readdir_key);
 		for (size_t i = 0; i < c.nkeys; i++)
 			l->ino[i] = c.keys[i].ino;
