@@ -25,6 +25,7 @@
 #include "ext4fs/extent.h"
 #include "ext4fs/inode.h"
 #include "ext4fs/journal.h"
+#include "ext4fs/resize_inode.h"
 #include "fs_internal.h"
 #include "mkfs_internal.h"
 #include "ondisk_le.h"
@@ -445,30 +446,22 @@ static int write_dirs(struct writer *w, unsigned char *buf)
 	return batch_flush(w);
 }
 
-/* The resize inode: its double-indirect block lists the primary reserved GDT
- * blocks, and each of those lists its copies in the backup groups. */
+/* The resize inode's blocks, laid out by resize_inode.c (the layout e4fsck judges). */
 static int write_resize_inode(struct writer *w, unsigned char *buf)
 {
 	const struct ext4fs_mkfs_plan *pl = w->pl;
-	const struct ext4fs_geom *geo = &pl->fs->geom;
-	uint32_t apb = geo->block_size / 4;
 	uint32_t rsv = pl->fs->sb.s_reserved_gdt_blocks;
-	uint64_t primary = (uint64_t)geo->first_data_block + 1 + geo->desc_blocks;
 	int err;
 
 	if (!pl->resize_dind)
 		return 0;
 	w->what = "the resize inode";
 	for (uint32_t k = 0; k < rsv; k++) {
-		memset(buf, 0, geo->block_size);
-		for (uint32_t j = 0; j < pl->nbackups && j < apb; j++)
-			le32_store(buf + 4 * j, (uint32_t)(pl->backups[j] + 1 + geo->desc_blocks + k));
-		if ((err = put_block(w, primary + k, buf)))
+		ext4fs_resize_ind_fill(pl->fs, k, buf);
+		if ((err = put_block(w, ext4fs_resize_reserved_block(pl->fs, k), buf)))
 			return err;
 	}
-	memset(buf, 0, geo->block_size);
-	for (uint32_t k = 0; k < rsv; k++)
-		le32_store(buf + 4 * ((geo->desc_blocks + k) % apb), (uint32_t)(primary + k));
+	ext4fs_resize_dind_fill(pl->fs, buf);
 	if ((err = put_block(w, pl->resize_dind, buf)))
 		return err;
 	return batch_flush(w);

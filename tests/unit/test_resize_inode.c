@@ -1,0 +1,214 @@
+/*
+ * test_resize_inode.c - the resize inode module (resize_inode.h): the
+ * layout mke4fs writes is the one judged valid (and the real e2fsck calls
+ * the image clean), each kind of damage e2fsck notices is noticed, damage
+ * past what e2fsck looks at is not, and a resize inode written anew over
+ * a cleared one gives back the same blocks and inode.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+#include "ext4fs/fs.h"
+#include "ext4fs/inode.h"
+#include "ext4fs/resize_inode.h"
+#include "ext4fs/super.h"
+#include "../lib/rw_image.h"
+
+static void no_tweak(struct ext4fs_mkfs_params *p)
+{
+	(void)p;
+}
+
+static const struct {
+	void (*tweak)(struct ext4fs_mkfs_params *);
+	uint32_t bs;
+} kinds[] = { { no_tweak, 4096 }, { rw_tweak_1k, 1024 }, { rw_tweak_ext3ish_1k, 1024 }, { rw_tweak_ext3ish_4k, 4096 } };
+
+static uint32_t word(const unsigned char *b, uint32_t i)
+{
+	return (uint32_t)b[4 * i] | (uint32_t)b[4 * i + 1] << 8 | (uint32_t)b[4 * i + 2] << 16 |
+	       (uint32_t)b[4 * i + 3] << 24;
+}
+
+static void set_word(unsigned char *b, uint32_t i, uint32_t v)
+{
+	b[4 * i] = (unsigned char)v;
+	b[4 * i + 1] = (unsigned char)(v >> 8);
+	b[4 * i + 2] = (unsigned char)(v >> 16);
+	b[4 * i + 3] = (unsigned char)(v >> 24);
+}
+
+static int valid_now(struct ext4fs_fs *fs)
+{
+	struct ext4fs_inode in;
+
+	assert_int_equal(ext4fs_inode_read(fs, EXT4FS_RESIZE_INO, &in), 0);
+	return ext4fs_resize_inode_valid(fs, &in);
+}
+
+/* Change word i of block blk to v, judge, and put it back. */
+static int valid_with_word(struct ext4fs_fs *fs, uint64_t blk, uint32_t i, uint32_t v)
+{
+	unsigned char *b = malloc(ext4fs_geom(fs)->block_size);
+	uint32_t was;
+	int rc;
+
+	assert_non_null(b);
+	assert_int_equal(ext4fs_block_read(fs, blk, b), 0);
+	was = word(b, i);
+	set_word(b, i, v);
+	assert_int_equal(ext4fs_block_write(fs, blk, b), 0);
+	rc = valid_now(fs);
+	set_word(b, i, was);
+	assert_int_equal(ext4fs_block_write(fs, blk, b), 0);
+	free(b);
+	return rc;
+}
+
+static uint32_t dind_of(struct ext4fs_fs *fs)
+{
+	struct ext4fs_inode in;
+
+	assert_int_equal(ext4fs_inode_read(fs, EXT4FS_RESIZE_INO, &in), 0);
+	return word(in.i_block, EXT4FS_DIND_BLOCK);
+}
+
+static void mkfs_layout_is_valid(void **state)
+{
+	(void)state;
+	for (size_t t = 0; t < sizeof(kinds) / sizeof(kinds[0]); t++) {
+		struct rw_image img;
+		rw_image_open(&img, 16384, kinds[t].bs, kinds[t].tweak);
+		assert_true(ext4fs_has_compat(img.fs, EXT4FS_FEATURE_COMPAT_RESIZE_INODE));
+		assert_true(ext4fs_sb(img.fs)->s_reserved_gdt_blocks >= 1);
+		assert_int_equal(valid_now(img.fs), 1);
+		/* e2fsck reads the same layout as its own. */
+		rw_image_assert_clean(&img);
+		rw_image_close(&img);
+	}
+}
+
+static void damage_is_seen(void **state)
+{
+	struct rw_image img;
+	struct ext4fs_inode in, saved;
+
+	(void)state;
+	rw_image_open(&img, 16384, 1024, rw_tweak_1k);
+	struct ext4fs_fs *fs = img.fs;
+	const struct ext4fs_geom *g = ext4fs_geom(fs);
+	uint32_t apb = g->block_size / 4, rsv = ext4fs_sb(fs)->s_reserved_gdt_blocks;
+	uint32_t dind = dind_of(fs);
+	uint64_t first = ext4fs_resize_reserved_block(fs, 0);
+
+	assert_int_equal(first, (uint64_t)g->first_data_block + 1 + g->desc_blocks);
+	assert_true(rsv >= 8);
+	/* The double-indirect slot of the first reserved block, and its first copy. */
+	assert_int_equal(valid_with_word(fs, dind, g->desc_blocks % apb, 0), 0);
+	assert_int_equal(valid_with_word(fs, dind, g->desc_blocks % apb, (uint32_t)first + 1), 0);
+	assert_int_equal(valid_with_word(fs, first, 0, 0), 0);
+	assert_int_equal(valid_with_word(fs, first, 0, 12345), 0);
+	/* Past the listed copies, and past the first quarter of the reserved blocks: not looked at. */
+	assert_int_equal(valid_with_word(fs, first, apb - 1, 77), 1);
+	assert_int_equal(valid_with_word(fs, ext4fs_resize_reserved_block(fs, rsv - 1), 0, 0), 1);
+	assert_int_equal(valid_now(fs), 1);
+
+	/* The inode's own fields. */
+	assert_int_equal(ext4fs_inode_read(fs, EXT4FS_RESIZE_INO, &saved), 0);
+	in = saved;
+	set_word(in.i_block, 0, 5);
+	assert_int_equal(ext4fs_resize_inode_valid(fs, &in), 0);
+	in = saved;
+	in.i_links_count = 0;
+	assert_int_equal(ext4fs_resize_inode_valid(fs, &in), 0);
+	in = saved;
+	in.i_mode = 040755;
+	assert_int_equal(ext4fs_resize_inode_valid(fs, &in), 0);
+	in = saved;
+	set_word(in.i_block, EXT4FS_DIND_BLOCK, (uint32_t)g->blocks_count);
+	assert_int_equal(ext4fs_resize_inode_valid(fs, &in), 0);
+	in = saved;
+	set_word(in.i_block, EXT4FS_DIND_BLOCK, 0);
+	assert_int_equal(ext4fs_resize_inode_valid(fs, &in), 0);
+	rw_image_close(&img);
+}
+
+/* Everything cleared, then written anew at the same place: the same bytes, and e2fsck clean. */
+static void create_gives_back_the_layout(void **state)
+{
+	(void)state;
+	for (size_t t = 0; t < sizeof(kinds) / sizeof(kinds[0]); t++) {
+		struct rw_image img;
+		rw_image_open(&img, 16384, kinds[t].bs, kinds[t].tweak);
+		struct ext4fs_fs *fs = img.fs;
+		uint32_t bs = ext4fs_geom(fs)->block_size, rsv = ext4fs_sb(fs)->s_reserved_gdt_blocks;
+		uint32_t dind = dind_of(fs);
+		unsigned char *orig = malloc((size_t)(rsv + 1) * bs), *now = malloc(bs), *zero = calloc(1, bs);
+		struct ext4fs_inode before, after, cleared;
+
+		assert_non_null(orig);
+		assert_non_null(now);
+		assert_non_null(zero);
+		assert_int_equal(ext4fs_inode_read(fs, EXT4FS_RESIZE_INO, &before), 0);
+		assert_int_equal(ext4fs_block_read(fs, dind, orig), 0);
+		for (uint32_t k = 0; k < rsv; k++) {
+			uint64_t b = ext4fs_resize_reserved_block(fs, k);
+			assert_int_equal(ext4fs_block_read(fs, b, orig + (size_t)(k + 1) * bs), 0);
+			assert_int_equal(ext4fs_block_write(fs, b, zero), 0);
+		}
+		assert_int_equal(ext4fs_block_write(fs, dind, zero), 0);
+		cleared = before;
+		memset(cleared.i_block, 0, sizeof(cleared.i_block));
+		cleared.i_mode = 0;
+		cleared.i_links_count = 0;
+		assert_int_equal(ext4fs_inode_write(fs, EXT4FS_RESIZE_INO, &cleared), 0);
+		assert_int_equal(valid_now(fs), 0);
+
+		assert_int_equal(ext4fs_resize_inode_create(fs, dind, 1234), 0);
+		assert_int_equal(valid_now(fs), 1);
+		assert_int_equal(ext4fs_block_read(fs, dind, now), 0);
+		assert_memory_equal(now, orig, bs);
+		for (uint32_t k = 0; k < rsv; k++) {
+			assert_int_equal(ext4fs_block_read(fs, ext4fs_resize_reserved_block(fs, k), now), 0);
+			assert_memory_equal(now, orig + (size_t)(k + 1) * bs, bs);
+		}
+		assert_int_equal(ext4fs_inode_read(fs, EXT4FS_RESIZE_INO, &after), 0);
+		assert_int_equal(after.i_mode, before.i_mode);
+		assert_int_equal(after.i_links_count, before.i_links_count);
+		assert_int_equal(after.i_blocks_lo, before.i_blocks_lo);
+		assert_int_equal(ext4fs_inode_size(&after), ext4fs_inode_size(&before));
+		assert_int_equal(after.i_mtime, 1234);
+		rw_image_assert_clean(&img);
+		free(orig);
+		free(now);
+		free(zero);
+		rw_image_close(&img);
+	}
+}
+
+static void create_refuses(void **state)
+{
+	struct rw_image img;
+
+	(void)state;
+	rw_image_open(&img, 8192, 4096, NULL);
+	assert_int_equal(ext4fs_resize_inode_create(img.fs, 0, 1), EXT4FS_E_INVALID_ARG);
+	assert_int_equal(ext4fs_resize_inode_create(img.fs, ext4fs_geom(img.fs)->blocks_count, 1),
+			 EXT4FS_E_INVALID_ARG);
+	rw_image_close(&img);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(mkfs_layout_is_valid),
+		cmocka_unit_test(damage_is_seen),
+		cmocka_unit_test(create_gives_back_the_layout),
+		cmocka_unit_test(create_refuses),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
