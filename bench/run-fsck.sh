@@ -2,7 +2,7 @@
 # run-fsck.sh [IMAGE ...]
 #
 # e4fsck against e2fsck on the same images in one run: `-fn -tt` for both
-# (e4fsck with -j 1 and with one thread per CPU), cold cache and warm,
+# (e4fsck with -m 1 and with one thread per CPU), cold cache and warm,
 # and a table per image of every pass's wall time, the total wall and CPU
 # time and the peak memory, with the ratios ours / e2fsck.  Both print
 # -tt lines in the same format, so one parser reads both.  Never passes or
@@ -69,7 +69,7 @@ for img in "$@"; do
 		for temp in cold warm; do
 			case $t in
 			e2fsck) run "$t.$temp" "$E2FSCK" -fn -tt "$img" ;;
-			e4fsck-j*) run "$t.$temp" "$E4FSCK" -fn -tt -j "${t#e4fsck-j}" "$img" ;;
+			e4fsck-j*) run "$t.$temp" "$E4FSCK" -fn -tt -m "${t#e4fsck-j}" "$img" ;;
 			esac
 		done
 	done

@@ -7,11 +7,17 @@
  * fsck_check().
  */
 #include "config.h"
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include "ext4fs/bitmap.h"
+#include "ext4fs/blockmap.h"
+#include "ext4fs/inode.h"
 #include "ext4fs/errors.h"
 #include "ext4fs/io.h"
 #include "ext4fs/journal.h"
@@ -25,23 +31,291 @@
 #include "progress.h"
 #include "report.h"
 
-/* Whether the file system may be skipped without -f, and why not. */
-static const char *check_reason(const struct e4fsck *ctx)
+/*
+ * Why a file system marked clean is checked all the same, in e2fsck's
+ * order and words (check_if_skip()); the number, when there is one, goes
+ * between before and after.
+ */
+static int report_clean(struct e4fsck *ctx);
+static int fsck_bad_blocks_list(struct e4fsck *ctx);
+
+struct reason {
+	const char *before;
+	int has_num;
+	uint64_t num;
+	const char *after;
+};
+
+#define DAY_SECONDS 86400
+/* e2fsck's default allowance for a clock a little behind the last check (accept_time_fudge). */
+#define TIME_FUDGE DAY_SECONDS
+
+/* Whether the file system may be skipped without -f: 0, or 1 with *r saying why not. */
+static int check_reason(const struct e4fsck *ctx, struct reason *r)
 {
 	const struct ext4fs_super *sb = ext4fs_sb(ctx->fs);
-	int64_t now = ctx->now;
+	int64_t now = ctx->now, lastcheck = sb->s_lastcheck;
 
-	if (!(sb->s_state & EXT4FS_STATE_VALID))
-		return " was not cleanly unmounted";
-	if (sb->s_state & EXT4FS_STATE_ERROR)
-		return " contains a file system with errors";
-	if (fsck_backup_super_differs(ctx))
-		return " primary superblock features different from backup";
-	if (sb->s_max_mnt_count > 0 && sb->s_mnt_count >= (uint16_t)sb->s_max_mnt_count)
-		return " has been mounted too many times without being checked";
-	if (sb->s_checkinterval && now >= (int64_t)sb->s_lastcheck + (int64_t)sb->s_checkinterval)
-		return " has gone too long without being checked";
-	return NULL;
+	memset(r, 0, sizeof(*r));
+	if (lastcheck > now)
+		lastcheck -= TIME_FUDGE;
+	/* e2fsck counts a question answered no before this point as errors (ext2fs_unmark_valid()). */
+	if ((sb->s_state & EXT4FS_STATE_ERROR) || ctx->fs_invalid || (ctx->exit_status & FSCK_UNCORRECTED))
+		r->before = " contains a file system with errors";
+	else if (!(sb->s_state & EXT4FS_STATE_VALID))
+		r->before = " was not cleanly unmounted";
+	else if (fsck_backup_super_differs(ctx))
+		r->before = " primary superblock features different from backup";
+	else if (sb->s_max_mnt_count > 0 && sb->s_mnt_count >= (uint16_t)sb->s_max_mnt_count)
+		*r = (struct reason){ " has been mounted ", 1, sb->s_mnt_count, " times without being checked" };
+	else if (sb->s_checkinterval && now < lastcheck)
+		r->before = " has filesystem last checked time in the future";
+	else if (sb->s_checkinterval && now - lastcheck >= (int64_t)sb->s_checkinterval)
+		*r = (struct reason){ " has gone ", 1, (uint64_t)(now - (int64_t)sb->s_lastcheck) / DAY_SECONDS,
+				      " days without being checked" };
+	return r->before != NULL;
+}
+
+/* "<device> <reason>, check forced." */
+static void say_forced(const struct e4fsck *ctx, const struct reason *r)
+{
+	printf("%s%s", ctx->device, r->before);
+	if (r->has_num)
+		printf("%" PRIu64 "%s", r->num, r->after);
+	printf(", check forced.\n");
+}
+
+/*
+ * Whether the check can be skipped: no -f, no bad-block scan or list (e2fsck
+ * always checks after those), no journal to replay, nothing that makes it
+ * due.  The caller prints the reason when there is one.
+ */
+static int may_skip(const struct e4fsck *ctx, struct reason *r)
+{
+	if (check_reason(ctx, r))
+		return 0;
+	return !ctx->force && !ctx->check_blocks && !ctx->badblocks_file &&
+	       !ext4fs_has_incompat(ctx->fs, EXT4FS_FEATURE_INCOMPAT_RECOVER);
+}
+
+/* Refuse a device that is a directory, with e2fsck's words (it fails the same way opening it). */
+static int refuse_directory(struct e4fsck *ctx)
+{
+	struct stat st;
+
+	if (stat(ctx->path, &st) != 0 || !S_ISDIR(st.st_mode))
+		return 0;
+	fprintf(stderr, "%s: %s while trying to open %s\n", ctx->prog, strerror(EISDIR), ctx->path);
+	fflush(stderr);
+	fsck_super_advice(stdout);
+	ctx->exit_status |= FSCK_ERROR;
+	return -1;
+}
+
+/* -- The bad-block list: -c, -l, -L ------------------------------------------ */
+
+struct block_list {
+	uint64_t *v;
+	size_t n, cap;
+};
+
+static int list_add(struct block_list *l, uint64_t b)
+{
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 64;
+		uint64_t *v = realloc(l->v, cap * sizeof(*v));
+		if (!v)
+			return -1;
+		l->v = v;
+		l->cap = cap;
+	}
+	l->v[l->n++] = b;
+	return 0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Sort and drop repeats: lists are compared as sets. */
+static void list_settle(struct block_list *l)
+{
+	size_t k = 0;
+
+	if (l->n)
+		qsort(l->v, l->n, sizeof(*l->v), cmp_u64);
+	for (size_t i = 0; i < l->n; i++)
+		if (!k || l->v[k - 1] != l->v[i])
+			l->v[k++] = l->v[i];
+	l->n = k;
+}
+
+static int collect_bad(const struct ext4fs_block_visit *v, void *arg)
+{
+	struct block_list *l = arg;
+
+	for (uint64_t k = 0; k < v->count; k++)
+		if (list_add(l, v->pblk + k))
+			return -1;
+	return 0;
+}
+
+/* The blocks the bad-block inode (inode 1) lists now. */
+static int read_bad_inode(struct e4fsck *ctx, struct block_list *l)
+{
+	struct ext4fs_inode in;
+
+	if (ext4fs_inode_read(ctx->fs, EXT4FS_BAD_INO, &in)) {
+		fsck_fatal(ctx, "%s while reading the bad blocks inode", ext4fs_errmsg(ctx->fs));
+		return -1;
+	}
+	if (!in.i_blocks_lo && !ext4fs_inode_size(&in))
+		return 0;
+	if (ext4fs_block_iterate(ctx->fs, EXT4FS_BAD_INO, &in, EXT4FS_ITER_DATA_ONLY, collect_bad, l)) {
+		fsck_fatal(ctx, "%s while reading the bad blocks inode", ext4fs_errmsg(ctx->fs));
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * The list as e2fsprogs reads it: a block number at the start of each line
+ * (other lines are skipped), blocks outside the file system ignored with
+ * e2fsck's words.  Cannot fail but for memory.
+ */
+static int parse_bad_blocks(struct e4fsck *ctx, FILE *f, struct block_list *l)
+{
+	char line[256];
+	unsigned long long b;
+
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%llu", &b) != 1)
+			continue;
+		if ((ctx->geo->first_data_block && b < ctx->geo->first_data_block) || b >= ctx->geo->blocks_count) {
+			printf("Bad block %llu out of range; ignored.\n", b);
+			continue;
+		}
+		if (list_add(l, b))
+			return -1;
+	}
+	return 0;
+}
+
+/*
+ * -c: run badblocks over the device as e2fsck runs it (-s for progress
+ * unless preening, -n for the read-write test of -cc), reading the list it
+ * prints.  0, or -1 when it could not be run or failed.
+ */
+static int run_badblocks(struct e4fsck *ctx, struct block_list *l)
+{
+	char bs[16], last[24];
+	const char *argv[10];
+	int n = 0, fds[2], status = 0;
+
+	snprintf(bs, sizeof(bs), "%u", ctx->geo->block_size);
+	snprintf(last, sizeof(last), "%" PRIu64, ctx->geo->blocks_count - 1);
+	argv[n++] = "badblocks";
+	argv[n++] = "-b";
+	argv[n++] = bs;
+	argv[n++] = "-X";
+	if (ctx->mode != MODE_PREEN)
+		argv[n++] = "-s";
+	if (ctx->check_blocks > 1)
+		argv[n++] = "-n";
+	argv[n++] = ctx->path;
+	argv[n++] = last;
+	argv[n] = NULL;
+	fflush(stdout);
+	if (pipe(fds))
+		return -1;
+	pid_t pid = fork();
+	if (pid < 0) {
+		close(fds[0]);
+		close(fds[1]);
+		return -1;
+	}
+	if (pid == 0) {
+		dup2(fds[1], STDOUT_FILENO);
+		close(fds[0]);
+		close(fds[1]);
+		execvp(argv[0], (char *const *)argv);
+		_exit(127);
+	}
+	close(fds[1]);
+	FILE *f = fdopen(fds[0], "r");
+	int rc = f ? parse_bad_blocks(ctx, f, l) : -1;
+	if (f)
+		fclose(f);
+	else
+		close(fds[0]);
+	if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		rc = -1;
+	return rc;
+}
+
+/*
+ * e2fsck's bad-block list update, after the resize inode and before pass
+ * 1: -l adds the file's blocks to the list in the bad-block inode, -L makes
+ * them the list, -c adds what badblocks finds (replacing the list unless
+ * -k).  e4fsck cannot rewrite the bad-block inode yet: when the list would
+ * change the check stops (exit 8) and says so; when it stays as it is (the
+ * usual case, no bad blocks) e2fsck's "Updating bad block inode." is said,
+ * the file system counts as written (exit 0, as e2fsck) and the check goes
+ * on.  0, or -1 to stop.
+ */
+static int fsck_bad_blocks_list(struct e4fsck *ctx)
+{
+	struct block_list now = { 0 }, want = { 0 };
+	int replace = ctx->badblocks_file ? ctx->badblocks_replace : !ctx->keep_badblocks;
+	int rc = -1;
+
+	if (!ctx->check_blocks && !ctx->badblocks_file)
+		return 0;
+	if (read_bad_inode(ctx, &now))
+		goto out;
+	if (!replace)
+		for (size_t i = 0; i < now.n; i++)
+			if (list_add(&want, now.v[i]))
+				goto nomem;
+	if (ctx->badblocks_file) {
+		FILE *f = fopen(ctx->badblocks_file, "r");
+		if (!f) {
+			fprintf(stderr, "read_bad_blocks_file: %s while trying to open %s\n", strerror(errno),
+				ctx->badblocks_file);
+			ctx->exit_status |= FSCK_ERROR;
+			goto out;
+		}
+		int err = parse_bad_blocks(ctx, f, &want);
+		fclose(f);
+		if (err)
+			goto nomem;
+	} else if (run_badblocks(ctx, &want)) {
+		fprintf(stderr, "%s: badblocks could not be run or failed (is e2fsprogs' badblocks installed?); "
+			"-c needs it\n", ctx->prog);
+		ctx->exit_status |= FSCK_ERROR;
+		goto out;
+	}
+	list_settle(&now);
+	list_settle(&want);
+	if (now.n != want.n || (now.n && memcmp(now.v, want.v, now.n * sizeof(*now.v)))) {
+		fprintf(stderr, "%s: the bad-block list would change (%zu blocks listed, %zu wanted), which e4fsck "
+			"cannot write yet; use e2fsck\n", ctx->prog, now.n, want.n);
+		ctx->exit_status |= FSCK_ERROR;
+		goto out;
+	}
+	printf("%s: Updating bad block inode.\n", ctx->device);
+	ctx->fs_modified = 1;
+	rc = 0;
+	goto out;
+nomem:
+	fsck_fatal(ctx, "out of memory reading the bad-block list");
+out:
+	free(now.v);
+	free(want.v);
+	return rc;
 }
 
 /* Refuse to change a mounted file system; -n only warns. */
@@ -62,20 +336,63 @@ static int check_mounted(struct e4fsck *ctx)
 }
 
 /*
- * Features whose metadata e4fsck cannot judge: bigalloc is refused (its
- * block accounting is in clusters, which the checks do not know, so every
- * answer would be wrong); the quota feature's usage records are not
- * checked, which is said once.  0, or -1 with exit status 8.
+ * Whether the library can write this file system: a rehearsal open (which
+ * writes nothing) goes through the same feature checks as a writable one.
+ * 0, or the error, with the library's words in msg.
  */
-static int refuse_unchecked(struct e4fsck *ctx)
+static int probe_writable(struct e4fsck *ctx, char *msg, size_t len)
 {
+	struct ext4fs_open_opts opts = { 0 };
+	struct ext4fs_fs *fs = NULL;
+
+	opts.flags = EXT4FS_OPEN_RW | EXT4FS_OPEN_REHEARSE | EXT4FS_OPEN_IGNORE_CSUM;
+	opts.superblock = ctx->superblock;
+	opts.block_size = ctx->blocksize;
+	int err = ext4fs_open(ctx->path, &opts, &fs, msg, len);
+	ext4fs_close(fs);
+	return err;
+}
+
+/*
+ * Features e4fsck cannot check, or cannot repair: bigalloc (its block
+ * accounting is in clusters, which the checks do not know), and, for a
+ * repairing run, whatever the library cannot write (quota, mmp, meta_bg...).
+ * As at boot a nonzero status drops the machine to a shell, a file system
+ * that would be skipped anyway is said clean, as e2fsck says it (exit 0);
+ * only a check that must run is refused (exit 8).  The quota feature's
+ * usage records are not checked, which is said once.  0 to go on, -1 when
+ * handled.
+ */
+static int unchecked_features(struct e4fsck *ctx)
+{
+	char msg[512] = "";
+	struct reason r;
+	int refuse = 0;
+
 	if (ctx->geo->cluster_ratio != 1) {
-		fprintf(stderr, "%s: %s uses bigalloc (clusters of %u blocks), which e4fsck cannot check yet; "
-			"use e2fsck\n", ctx->prog, ctx->device, ctx->geo->cluster_ratio);
+		snprintf(msg, sizeof(msg), "%s uses bigalloc (clusters of %u blocks), which e4fsck cannot check yet; "
+			 "use e2fsck", ctx->device, ctx->geo->cluster_ratio);
+		refuse = 1;
+	} else if (!ctx->read_only && !ext4fs_has_incompat(ctx->fs, EXT4FS_FEATURE_INCOMPAT_RECOVER)) {
+		/* Only the features: any other failure is the writable open's to report, in its words. */
+		int err = probe_writable(ctx, msg, sizeof(msg));
+		refuse = err == EXT4FS_E_UNSUPP_FEATURE || err == EXT4FS_E_RO_UNSUPP_FEATURE;
+	}
+	if (refuse) {
+		if (may_skip(ctx, &r) && !ctx->journal_only) {
+			/* Nothing is written: the counts' cosmetic update needs a writable handle. */
+			ctx->read_only = 1;
+			report_clean(ctx);
+			return -1;
+		}
+		if (ctx->geo->cluster_ratio != 1)
+			fprintf(stderr, "%s: %s\n", ctx->prog, msg);
+		else
+			fprintf(stderr, "%s: %s while trying to open %s\n", ctx->prog, msg, ctx->path);
 		ctx->exit_status |= FSCK_ERROR;
 		return -1;
 	}
-	if (ext4fs_has_ro_compat(ctx->fs, EXT4FS_FEATURE_RO_COMPAT_QUOTA))
+	if (ext4fs_has_ro_compat(ctx->fs, EXT4FS_FEATURE_RO_COMPAT_QUOTA) && !may_skip(ctx, &r))
 		fprintf(stderr, "%s: warning: %s has the quota feature; e4fsck does not check quota usage yet\n",
 			ctx->prog, ctx->device);
 	return 0;
@@ -86,29 +403,48 @@ static int refuse_unchecked(struct e4fsck *ctx)
  * handle of its own and leaves the first one stale.  A fast-commit area
  * holding commits is refused: replaying the main log alone would lose them.
  */
+static int uuid_null(const uint8_t u[16])
+{
+	for (int i = 0; i < 16; i++)
+		if (u[i])
+			return 0;
+	return 1;
+}
+
 static int recover_journal(struct e4fsck *ctx)
 {
 	struct ext4fs_journal *j = NULL;
 	struct ext4fs_journal_info info;
 	int err;
 
+	struct ext4fs_io *ext_io = NULL;
+
 	printf("%s: recovering journal\n", ctx->device);
 	ext4fs_close(ctx->fs);
 	ctx->fs = NULL;
 	if (fsck_open(ctx, EXT4FS_OPEN_RECOVERY))
 		return -1;
-	err = ext4fs_journal_open(ctx->fs, &j);
+	/* The journal step found the external journal and left its path in ctx->journal_path. */
+	if (ctx->journal_path && !uuid_null(ext4fs_sb(ctx->fs)->s_journal_uuid)) {
+		err = ext4fs_io_open_file(ctx->journal_path, EXT4FS_IO_RDWR, 0, &ext_io);
+		if (!err)
+			err = ext4fs_journal_open_external(ctx->fs, ext_io, &j);
+	} else {
+		err = ext4fs_journal_open(ctx->fs, &j);
+	}
 	if (!err)
 		err = ext4fs_journal_scan(j, &info);
 	if (!err && info.fc_pending) {
 		fsck_fatal(ctx, "%s: the journal's fast-commit area holds commits, which e4fsck cannot "
 			   "replay yet; run e2fsck", ctx->device);
 		ext4fs_journal_close(j);
+		ext4fs_io_close(ext_io);
 		return -1;
 	}
 	if (!err)
 		err = ext4fs_journal_recover(j, &info);
 	ext4fs_journal_close(j);
+	ext4fs_io_close(ext_io);
 	if (err) {
 		fsck_fatal(ctx, "%s while recovering the journal of %s: %s", ext4fs_strerror(err), ctx->device,
 			   ext4fs_errmsg(ctx->fs));
@@ -117,6 +453,24 @@ static int recover_journal(struct e4fsck *ctx)
 	ext4fs_close(ctx->fs);
 	ctx->fs = NULL;
 	return fsck_open(ctx, EXT4FS_OPEN_RW);
+}
+
+/* e2fsck's note after "clean" when the next boot (or one of the next five) will check. */
+static void say_next_check(const struct e4fsck *ctx, const struct ext4fs_super *sb)
+{
+	int64_t next = 100000;
+
+	if (sb->s_max_mnt_count > 0) {
+		next = (int64_t)sb->s_max_mnt_count - sb->s_mnt_count;
+		if (next <= 0)
+			next = 1;
+	}
+	if (sb->s_checkinterval && ctx->now - (int64_t)sb->s_lastcheck >= (int64_t)sb->s_checkinterval)
+		next = 1;
+	if (next == 1)
+		printf(" (check after next mount)");
+	else if (next <= 5)
+		printf(" (check in %" PRId64 " mounts)", next);
 }
 
 /*
@@ -156,9 +510,11 @@ static int report_clean(struct e4fsck *ctx)
 		}
 		sb = ext4fs_sb(ctx->fs);
 	}
-	printf("%s: clean, %" PRIu32 "/%" PRIu32 " files, %" PRIu64 "/%" PRIu64 " blocks\n", ctx->device,
+	printf("%s: clean, %" PRIu32 "/%" PRIu32 " files, %" PRIu64 "/%" PRIu64 " blocks", ctx->device,
 	       sb->s_inodes_count - sb->s_free_inodes_count, sb->s_inodes_count,
 	       ctx->geo->blocks_count - ctx->geo->free_blocks_count, ctx->geo->blocks_count);
+	say_next_check(ctx, sb);
+	printf("\n");
 	return 0;
 }
 
@@ -241,6 +597,9 @@ static int mark_checked(struct e4fsck *ctx)
 	sb.s_lastcheck = (uint32_t)ctx->now;
 	sb.s_mnt_count = 0;
 	if (!(ctx->exit_status & FSCK_UNCORRECTED)) {
+		/* As e2fsck: marking valid a file system that was not counts as a change (exit 1). */
+		if (!(sb.s_state & EXT4FS_STATE_VALID))
+			ctx->exit_status |= FSCK_NONDESTRUCT;
 		sb.s_state = (uint16_t)((sb.s_state | EXT4FS_STATE_VALID) & ~EXT4FS_STATE_ERROR);
 	}
 	int err = ext4fs_super_set(ctx->fs, &sb);
@@ -349,7 +708,8 @@ void fsck_check(struct e4fsck *ctx)
 	 * after a replay.
 	 */
 	ctx->read_only = ctx->mode == MODE_NO;
-	if (check_mounted(ctx) || fsck_choose_super(ctx) || fsck_open(ctx, 0) || refuse_unchecked(ctx))
+	if (check_mounted(ctx) || refuse_directory(ctx) || fsck_choose_super(ctx) || fsck_open(ctx, 0) ||
+	    unchecked_features(ctx))
 		return;
 	if (!ctx->read_only &&
 	    fsck_reopen(ctx, ext4fs_has_incompat(ctx->fs, EXT4FS_FEATURE_INCOMPAT_RECOVER) ? EXT4FS_OPEN_RECOVERY
@@ -386,18 +746,23 @@ void fsck_check(struct e4fsck *ctx)
 	/* As e2fsck: only the journal, unless -f or a repair asks for the whole check. */
 	if (ctx->journal_only && !ctx->force && !ctx->problems_fixed)
 		return;
-	const char *why = check_reason(ctx);
-	if (!ctx->force && !why) {
-		report_clean(ctx);
-		return;
+	/* As e2fsck: -f, -c, -l and -L check without a word; otherwise a reason is said, or the check skipped. */
+	struct reason why;
+	int due = check_reason(ctx, &why);
+	if (!ctx->force && !ctx->check_blocks && !ctx->badblocks_file) {
+		if (!due) {
+			report_clean(ctx);
+			return;
+		}
+		say_forced(ctx, &why);
 	}
-	if (why && !ctx->force)
-		printf("%s%s, check forced.\n", ctx->device, why);
 	if (fsck_check_resize_inode(ctx)) {
 		if (ctx->aborted)
 			preen_halt(ctx);
 		return;
 	}
+	if (fsck_bad_blocks_list(ctx))
+		return;
 	/*
 	 * Restarts end: each one needs an inode newly cleared for good (checked in
 	 * restart_check(); pass 1 stops the check should a cleared inode come

@@ -87,7 +87,7 @@ struct e4fsck {
 	int force;                  /* -f */
 	int timing;                 /* -t given this many times */
 	int verbose;                /* -v */
-	int threads;                /* -j; 0 = number of cores */
+	int threads;                /* -m; 0 = number of cores */
 	int progress_fd;            /* -C fd, -1 for none */
 	int progress_held;          /* -C -fd: report only after SIGUSR1, as e2fsck */
 	struct progress *progress;  /* -C's state (progress.c) */
@@ -102,6 +102,12 @@ struct e4fsck {
 	int from_backup;            /* the primary superblock was unusable: a backup is in use */
 	const char *json_path;      /* --json FILE */
 	const char *undo_path;      /* -z FILE: the undo file of every writable open */
+	const char *journal_path;   /* -j: the external journal device, NULL to look for none */
+	int check_blocks;           /* -c given this many times: run badblocks (twice: read-write test) */
+	int keep_badblocks;         /* -k: -c adds to the bad-block list instead of replacing it */
+	const char *badblocks_file; /* -l / -L FILE: blocks to add to (or, with -L, to make) the list */
+	int badblocks_replace;      /* -L */
+	int fs_invalid;             /* a question before the passes was answered no (e2fsck's unmark_valid) */
 
 	/* the file system */
 	struct ext4fs_fs *fs;

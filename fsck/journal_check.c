@@ -25,15 +25,20 @@
  * that follows starts from a file system it calls valid.
  */
 #include "config.h"
+#include <dirent.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 #include <uuid/uuid.h>
 #include "ext4fs/blockmap.h"
 #include "ext4fs/codec.h"
 #include "ext4fs/errors.h"
 #include "ext4fs/inode.h"
+#include "ext4fs/io.h"
 #include "ext4fs/journal.h"
 #include "ext4fs/mkfs.h"
 #include "ext4fs/super.h"
@@ -79,6 +84,17 @@ struct jcheck {
 	uint64_t jsb_blk;
 	int jsb_dirty;
 };
+
+/* s_journal_dev's major and minor, in the kernel's old 16-bit encoding that mke2fs stores. */
+static unsigned major_of(uint32_t dev)
+{
+	return (dev >> 8) & 0xfff;
+}
+
+static unsigned minor_of(uint32_t dev)
+{
+	return (dev & 0xff) | ((dev >> 12) & 0xfff00);
+}
 
 static int has_journal(const struct ext4fs_super *sb)
 {
@@ -505,13 +521,176 @@ fail:
 }
 
 /* e2fsck's fatal_error() after "while checking journal": exit 8, and 4 with errors left. */
-static int cannot_proceed(struct e4fsck *ctx, enum jerr e)
+static int cannot_proceed_msg(struct e4fsck *ctx, const char *why)
 {
-	fprintf(stderr, "%s: %s while checking journal for %s\n", ctx->prog, jerr_message(e), ctx->device);
+	fprintf(stderr, "%s: %s while checking journal for %s\n", ctx->prog, why, ctx->device);
 	fprintf(stderr, "%s: Cannot proceed with file system check\n", ctx->prog);
 	ctx->exit_status |= FSCK_ERROR;
 	report_abort(ctx);
 	return -1;
+}
+
+static int cannot_proceed(struct e4fsck *ctx, enum jerr e)
+{
+	return cannot_proceed_msg(ctx, jerr_message(e));
+}
+
+/*
+ * Where the external journal is when -j did not say: as e2fsck looks for
+ * it, by its UUID (here the link udev makes under /dev/disk/by-uuid, where
+ * e2fsck asks blkid), else by the device number the superblock recorded
+ * (s_journal_dev) among the block devices in /dev.  NULL when neither is
+ * found.  The path lives until the program ends.
+ */
+static const char *find_external_journal(const struct ext4fs_super *sb)
+{
+	static char path[PATH_MAX];
+	char uuid[37];
+	struct stat st;
+
+	uuid_unparse_lower(sb->s_journal_uuid, uuid);
+	snprintf(path, sizeof(path), "/dev/disk/by-uuid/%s", uuid);
+	if (stat(path, &st) == 0 && S_ISBLK(st.st_mode))
+		return path;
+	if (!sb->s_journal_dev)
+		return NULL;
+	DIR *d = opendir("/dev");
+	if (!d)
+		return NULL;
+	const char *found = NULL;
+	for (struct dirent *e = readdir(d); e && !found; e = readdir(d)) {
+		snprintf(path, sizeof(path), "/dev/%s", e->d_name);
+		if (stat(path, &st) == 0 && S_ISBLK(st.st_mode) && st.st_rdev == makedev(major_of(sb->s_journal_dev),
+											   minor_of(sb->s_journal_dev)))
+			found = path;
+	}
+	closedir(d);
+	return found;
+}
+
+/*
+ * -j's argument as e2fsck takes it (blkid_get_devname()): a path, or
+ * UUID=... or LABEL=..., here the links udev makes for them.  The result
+ * lives until the program ends.
+ */
+static const char *resolve_spec(const char *spec)
+{
+	static char path[PATH_MAX];
+
+	if (!strncmp(spec, "UUID=", 5))
+		snprintf(path, sizeof(path), "/dev/disk/by-uuid/%s", spec + 5);
+	else if (!strncmp(spec, "LABEL=", 6))
+		snprintf(path, sizeof(path), "/dev/disk/by-label/%s", spec + 6);
+	else
+		return spec;
+	return path;
+}
+
+/*
+ * The superblock's flags against an external journal that loaded: a log
+ * while needs_recovery is clear is e2fsck's "Run journal anyway" (then
+ * "Clear journal"), as for an internal journal; the journal superblock is
+ * read and, when cleared, written on the journal device.  0, or -1 when
+ * preen stopped or a write failed.
+ */
+static int external_flags(struct e4fsck *ctx, struct ext4fs_io *io, const struct ext4fs_journal_sb *jsb)
+{
+	struct jcheck j = { .ctx = ctx, .sb = *ext4fs_sb(ctx->fs) };
+	uint32_t bs = ctx->geo->block_size;
+	uint64_t at = (uint64_t)(bs == 1024 ? 2 : 1) * bs;   /* the block after the device's superblock */
+	int reset = 0, rc = 0, err;
+
+	if (needs_recovery(&j.sb) || !jsb->start)
+		return 0;
+	j.jsb = malloc(bs);
+	if (!j.jsb) {
+		fsck_fatal(ctx, "out of memory checking the journal");
+		return -1;
+	}
+	err = ext4fs_io_read(io, at, j.jsb, bs);
+	if (err) {
+		fsck_fatal(ctx, "%s while reading the external journal's superblock", ext4fs_strerror(err));
+		free(j.jsb);
+		return -1;
+	}
+	check_flags(&j, &reset);
+	if (ctx->aborted) {
+		free(j.jsb);
+		return -1;
+	}
+	if (reset && !ctx->read_only) {
+		struct ext4fs_journal_sb fresh;
+		ext4fs_journal_sb_decode(&fresh, j.jsb);
+		fresh.start = 0;
+		ext4fs_journal_sb_encode(&fresh, j.jsb);
+		jsb_csum_set(j.jsb);
+		err = ext4fs_io_write(io, at, j.jsb, bs);
+		if (!err)
+			err = ext4fs_io_flush(io);
+		if (err) {
+			fsck_fatal(ctx, "%s while writing the external journal's superblock", ext4fs_strerror(err));
+			rc = -1;
+		}
+	}
+	if (!rc)
+		rc = write_changes(&j);
+	free(j.jsb);
+	return rc;
+}
+
+/*
+ * The external journal step: find the journal device (-j, else as
+ * find_external_journal()), open it, check that it is a journal device and
+ * the one this file system names, and that its journal superblock loads.
+ * e2fsck's problems, all fatal: "Can't find external journal", "External
+ * journal has bad superblock", "External journal does not support this
+ * filesystem"; any other failure stops as e2fsck's "while checking
+ * journal".  As e2fsck, the file system is left with errors then (exit 12).
+ * The path found is kept in ctx->journal_path for the replay.  0 or -1.
+ */
+static int check_external(struct e4fsck *ctx)
+{
+	const struct ext4fs_super *sb = ext4fs_sb(ctx->fs);
+	struct ext4fs_journal *jnl = NULL;
+	struct ext4fs_io *io = NULL;
+
+	if (!ctx->journal_path)
+		ctx->journal_path = find_external_journal(sb);
+	else
+		ctx->journal_path = resolve_spec(ctx->journal_path);
+	if (!ctx->journal_path) {
+		ctx->exit_status |= FSCK_UNCORRECTED;
+		fix_problem(ctx, PR_0_CANT_FIND_JOURNAL, NULL);
+		return -1;
+	}
+	int err = ext4fs_io_open_file(ctx->journal_path, ctx->read_only ? 0 : EXT4FS_IO_RDWR, 0, &io);
+	if (err) {
+		ctx->exit_status |= FSCK_UNCORRECTED;
+		return cannot_proceed_msg(ctx, ext4fs_strerror(err));
+	}
+	err = ext4fs_journal_open_external(ctx->fs, io, &jnl);
+	if (!err) {
+		int rc = external_flags(ctx, io, ext4fs_journal_super(jnl));
+		ext4fs_journal_close(jnl);
+		ext4fs_io_close(io);
+		return rc;
+	}
+	ext4fs_io_close(io);
+	ctx->exit_status |= FSCK_UNCORRECTED;
+	if (err == EXT4FS_E_BAD_MAGIC || err == EXT4FS_E_INVALID_ARG) {
+		fix_problem(ctx, err == EXT4FS_E_BAD_MAGIC ? PR_0_EXT_JOURNAL_BAD_SUPER : PR_0_JOURNAL_BAD_UUID, NULL);
+		return -1;
+	}
+	if (err == EXT4FS_E_OUT_OF_IMAGE || err == EXT4FS_E_SHORT_READ) {
+		/* e2fsck's read-error handler names the block: the one holding the device's superblock. */
+		printf("%s: %s while reading block %u\n\n", ctx->device, jerr_message(J_IO),
+		       ctx->geo->block_size == 1024 ? 1U : 0U);
+		fflush(stdout);
+		return cannot_proceed(ctx, J_IO);
+	}
+	/* The library's words say which field; e2fsck's first line names the error only. */
+	fprintf(stderr, "%s: %s\n", ctx->prog, ext4fs_errmsg(ctx->fs));
+	return cannot_proceed_msg(ctx, ext4fs_strerror(err));
 }
 
 int fsck_check_journal(struct e4fsck *ctx)
@@ -524,7 +703,14 @@ int fsck_check_journal(struct e4fsck *ctx)
 	if (!has_journal(&j.sb) && !needs_recovery(&j.sb) && !j.sb.s_journal_inum && !j.sb.s_journal_dev &&
 	    uuid_is_null(j.sb.s_journal_uuid))
 		return 0;
-	/* External journal devices are refused when the file system is opened for writing. */
+	/* As e2fsck decides it: a journal UUID names an external journal, used when has_journal is set. */
+	if (!uuid_is_null(j.sb.s_journal_uuid) && has_journal(&j.sb)) {
+		rc = check_external(ctx);
+		/* As below: what this step left unanswered is not the check's. */
+		if (!rc)
+			ctx->exit_status = (ctx->exit_status & ~FSCK_UNCORRECTED) | uncorrected;
+		return rc;
+	}
 	if (!uuid_is_null(j.sb.s_journal_uuid))
 		return 0;
 	j.jsb = malloc(ctx->geo->block_size);

@@ -350,6 +350,8 @@ static int check_values(struct e4fsck *ctx, const struct ext4fs_super *sb)
 			}
 			if (ctx->aborted)
 				return -1;
+			/* As e2fsck: a "no" leaves the file system marked invalid, and the check is forced. */
+			ctx->fs_invalid = 1;
 		}
 	}
 	uint32_t first_data = (sb->s_log_block_size == 0 && ratio == 1) ? 1 : 0;

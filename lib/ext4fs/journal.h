@@ -12,9 +12,11 @@
  * and marks the journal empty.  How the log is read, what ends it and which
  * damage is tolerated is described at the top of journal_recover.c.
  *
- * Only internal journals (an inode of the file system) are read; a file
- * system with an external journal device is refused by name.  Fast commits
- * are detected and reported but never replayed.
+ * An internal journal (an inode of the file system) is opened with
+ * ext4fs_journal_open(), an external journal device with
+ * ext4fs_journal_open_external() from a channel the caller opened; both
+ * are scanned and replayed alike.  Fast commits are detected and reported
+ * but never replayed.
  */
 #ifndef EXT4FS_JOURNAL_H
 #define EXT4FS_JOURNAL_H
@@ -22,6 +24,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "ext4fs/fs.h"
+#include "ext4fs/io.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -152,7 +155,7 @@ uint32_t ext4fs_journal_crc32_be(uint32_t crc, const void *buf, size_t len);
  */
 int ext4fs_journal_create(struct ext4fs_fs *fs, uint32_t blocks, uint32_t fc_blocks);
 
-/* -- Reading and replaying an internal journal ------------------------------ */
+/* -- Reading and replaying a journal ------------------------------------------ */
 
 struct ext4fs_journal;
 
@@ -171,6 +174,26 @@ struct ext4fs_journal;
  * ext4fs_errmsg(fs) names the field or block.  On failure *out is NULL.
  */
 int ext4fs_journal_open(struct ext4fs_fs *fs, struct ext4fs_journal **out);
+
+/*
+ * Load the external journal of an open file system from the journal
+ * device on channel io: the device's ext4 superblock must have the
+ * journal_dev feature, the UUID the file system names (s_journal_uuid)
+ * and the file system's block size; the journal superblock, in the block
+ * after it, is validated as by ext4fs_journal_sb_check() against the
+ * device's block count.  The handle borrows fs and io, which must stay
+ * open until ext4fs_journal_close() (which closes neither); scanning,
+ * recovery and discarding work as for an internal journal, writing the
+ * journal superblock through io.  Transactions cannot be written to it.
+ * Errors: EXT4FS_E_NO_JOURNAL (fs has no has_journal feature or no journal
+ * UUID), EXT4FS_E_BAD_MAGIC (no ext4 superblock on the device, or no
+ * journal_dev feature), EXT4FS_E_INVALID_ARG (the device's UUID is not
+ * the one fs names), EXT4FS_E_JOURNAL_CORRUPT (block size, or s_first not
+ * past the journal superblock), the read errors of io, the errors of
+ * ext4fs_journal_sb_check(), EXT4FS_E_NO_MEMORY; ext4fs_errmsg(fs) says
+ * which.  On failure *out is NULL.
+ */
+int ext4fs_journal_open_external(struct ext4fs_fs *fs, struct ext4fs_io *io, struct ext4fs_journal **out);
 
 /* Free the handle; NULL is allowed.  Nothing is written. */
 void ext4fs_journal_close(struct ext4fs_journal *j);

@@ -67,7 +67,14 @@ struct jrun {
 
 struct ext4fs_journal {
 	struct ext4fs_fs *fs;
-	uint32_t ino;
+	uint32_t ino;               /* 0 for an external journal */
+	/*
+	 * An external journal: the journal device's channel (the caller's), in
+	 * which journal block n is device block n, the journal superblock at
+	 * jsb_block; NULL for an internal journal (jsb_block 0, blocks by runs).
+	 */
+	struct ext4fs_io *ext_io;
+	uint32_t jsb_block;
 	uint32_t bs;
 	struct ext4fs_journal_sb jsb;
 	struct jrun *runs;          /* in logical order, covering [0, nblocks) */
@@ -90,7 +97,7 @@ struct ext4fs_journal {
 	uint64_t last_commit_sec;   /* commit times never go backwards (recovery relies on it) */
 };
 
-/* Physical block of journal block lblk (lblk < nblocks).  Cannot fail. */
+/* Physical block of journal block lblk (lblk < nblocks): on the journal device when external.  Cannot fail. */
 uint64_t ext4fs__journal_pblk(const struct ext4fs_journal *j, uint64_t lblk);
 
 /* Nonzero when file-system block blk is one of the journal's own blocks.  Cannot fail. */

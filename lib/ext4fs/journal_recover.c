@@ -53,12 +53,17 @@
  * never commits cannot make it loop), a descriptor's tags stop at the end of
  * its block, revoke records at r_count, which must fit in the block.
  *
+ * External journals: ext4fs_journal_open_external() reads the journal
+ * from a journal device's channel, whose block n is journal block n (the
+ * journal superblock follows the device's ext4 superblock); the replay
+ * writes the file system's blocks as for an internal journal.
+ *
  * Not done: fast commits are detected (a head tag for end_tid in the
- * area's first block) and reported, never replayed; external journal
- * devices are refused; jbd2's async_commit continues scanning past a failed
+ * area's first block) and reported, never replayed; jbd2's async_commit continues scanning past a failed
  * commit only to report it, which this code does not.
  */
 #include "config.h"
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "ext4fs/array.h"
@@ -156,6 +161,8 @@ uint64_t ext4fs__journal_pblk(const struct ext4fs_journal *j, uint64_t lblk)
 {
 	size_t lo = 0, hi = j->nruns;
 
+	if (j->ext_io)
+		return lblk;
 	while (hi - lo > 1) {
 		size_t mid = lo + (hi - lo) / 2;
 		if (j->runs[mid].lblk <= lblk)
@@ -198,7 +205,33 @@ int ext4fs__journal_holds(const struct ext4fs_journal *j, uint64_t blk)
 
 static int journal_read(struct ext4fs_journal *j, uint64_t lblk, void *buf)
 {
+	if (j->ext_io)
+		return ext4fs_io_read(j->ext_io, lblk * j->bs, buf, j->bs);
 	return ext4fs_blocks_read(j->fs, ext4fs__journal_pblk(j, lblk), 1, buf);
+}
+
+/* The channel holding the journal's blocks: the journal device, or the file system's. */
+static struct ext4fs_io *journal_io(const struct ext4fs_journal *j)
+{
+	return j->ext_io ? j->ext_io : j->fs->io;
+}
+
+/*
+ * The handle's fields that follow from the journal superblock (j->jsb,
+ * checked), once the blocks and their size are known.  Cannot fail.
+ */
+static void derive_fields(struct ext4fs_journal *j)
+{
+	j->fc_blocks = ext4fs__journal_fc_blocks(&j->jsb);
+	j->log_first = j->jsb.first;
+	j->log_end = j->jsb.maxlen - j->fc_blocks;
+	j->csum_v3 = (j->jsb.feature_incompat & EXT4FS_JBD2_INCOMPAT_CSUM_V3) != 0;
+	j->csum_v23 = j->csum_v3 || (j->jsb.feature_incompat & EXT4FS_JBD2_INCOMPAT_CSUM_V2);
+	j->is_64bit = (j->jsb.feature_incompat & EXT4FS_JBD2_INCOMPAT_64BIT) != 0;
+	j->async_commit = (j->jsb.feature_incompat & EXT4FS_JBD2_INCOMPAT_ASYNC_COMMIT) != 0;
+	j->v1_csum = (j->jsb.feature_compat & EXT4FS_JBD2_COMPAT_CHECKSUM) != 0;
+	j->tag_bytes = ext4fs_journal_tag_bytes(j->jsb.feature_incompat);
+	j->csum_seed = ext4fs_journal_csum_seed(j->jsb.uuid);
 }
 
 int ext4fs_journal_open(struct ext4fs_fs *fs, struct ext4fs_journal **out)
@@ -281,16 +314,109 @@ int ext4fs_journal_open(struct ext4fs_fs *fs, struct ext4fs_journal **out)
 		err = ext4fs__fs_fail(fs, err, "journal inode %u: %s", j->ino, why);
 		goto out;
 	}
-	j->fc_blocks = ext4fs__journal_fc_blocks(&j->jsb);
-	j->log_first = j->jsb.first;
-	j->log_end = j->jsb.maxlen - j->fc_blocks;
-	j->csum_v3 = (j->jsb.feature_incompat & EXT4FS_JBD2_INCOMPAT_CSUM_V3) != 0;
-	j->csum_v23 = j->csum_v3 || (j->jsb.feature_incompat & EXT4FS_JBD2_INCOMPAT_CSUM_V2);
-	j->is_64bit = (j->jsb.feature_incompat & EXT4FS_JBD2_INCOMPAT_64BIT) != 0;
-	j->async_commit = (j->jsb.feature_incompat & EXT4FS_JBD2_INCOMPAT_ASYNC_COMMIT) != 0;
-	j->v1_csum = (j->jsb.feature_compat & EXT4FS_JBD2_COMPAT_CHECKSUM) != 0;
-	j->tag_bytes = ext4fs_journal_tag_bytes(j->jsb.feature_incompat);
-	j->csum_seed = ext4fs_journal_csum_seed(j->jsb.uuid);
+	derive_fields(j);
+	*out = j;
+	j = NULL;
+out:
+	free(raw);
+	ext4fs_journal_close(j);
+	return err;
+}
+
+/* Nonzero when the 16 bytes are all zero. */
+static int uuid_null(const uint8_t u[16])
+{
+	for (int i = 0; i < 16; i++)
+		if (u[i])
+			return 0;
+	return 1;
+}
+
+/*
+ * The journal device's own superblock: an ext4 superblock with journal_dev,
+ * the UUID the file system names, the file system's block size.  Its block
+ * count into *blocks.  0 or an error recorded on fs.
+ */
+static int check_journal_device(struct ext4fs_fs *fs, struct ext4fs_io *io, uint64_t *blocks)
+{
+	const struct ext4fs_super *sb = ext4fs_sb(fs);
+	unsigned char raw[EXT4FS_SUPER_SIZE];
+	struct ext4fs_super dsb;
+	int err;
+
+	err = ext4fs_io_read(io, EXT4FS_SUPER_OFFSET, raw, sizeof(raw));
+	if (err)
+		return ext4fs__fs_fail(fs, err, "reading the journal device's superblock: %s", ext4fs_strerror(err));
+	ext4fs_super_decode(&dsb, raw);
+	if (dsb.s_magic != EXT4FS_SUPER_MAGIC || !(dsb.s_feature_incompat & EXT4FS_FEATURE_INCOMPAT_JOURNAL_DEV))
+		return ext4fs__fs_fail(fs, EXT4FS_E_BAD_MAGIC,
+				       "the journal device has no journal-device superblock (magic 0x%x, incompat 0x%x)",
+				       dsb.s_magic, dsb.s_feature_incompat);
+	if (memcmp(dsb.s_uuid, sb->s_journal_uuid, sizeof(dsb.s_uuid)))
+		return ext4fs__fs_fail(fs, EXT4FS_E_INVALID_ARG,
+				       "the journal device's UUID is not the file system's s_journal_uuid");
+	if (dsb.s_log_block_size > 6 || (1024U << dsb.s_log_block_size) != ext4fs_geom(fs)->block_size)
+		return ext4fs__fs_fail(fs, EXT4FS_E_JOURNAL_CORRUPT,
+				       "the journal device's s_log_block_size %u is not the file system's block size",
+				       dsb.s_log_block_size);
+	*blocks = dsb.s_blocks_count_lo;
+	if (dsb.s_feature_incompat & EXT4FS_FEATURE_INCOMPAT_64BIT)
+		*blocks |= (uint64_t)dsb.s_blocks_count_hi << 32;
+	return 0;
+}
+
+/* The log of an external journal must start after its superblock. */
+static int sb_fail_first(const struct ext4fs_journal *j, char *why, size_t why_len)
+{
+	snprintf(why, why_len, "journal superblock s_first %u is not past the superblock in block %u", j->jsb.first,
+		 j->jsb_block);
+	return EXT4FS_E_JOURNAL_CORRUPT;
+}
+
+int ext4fs_journal_open_external(struct ext4fs_fs *fs, struct ext4fs_io *io, struct ext4fs_journal **out)
+{
+	const struct ext4fs_super *sb = ext4fs_sb(fs);
+	uint32_t bs = ext4fs_geom(fs)->block_size;
+	struct ext4fs_journal *j = NULL;
+	unsigned char *raw = NULL;
+	uint64_t blocks = 0;
+	char why[160];
+	int err;
+
+	*out = NULL;
+	if (!(sb->s_feature_compat & EXT4FS_FEATURE_COMPAT_HAS_JOURNAL) || uuid_null(sb->s_journal_uuid))
+		return ext4fs__fs_fail(fs, EXT4FS_E_NO_JOURNAL, "the file system names no external journal");
+	err = check_journal_device(fs, io, &blocks);
+	if (err)
+		return err;
+	j = calloc(1, sizeof(*j));
+	raw = malloc(bs);
+	if (!j || !raw) {
+		err = ext4fs__fs_fail(fs, EXT4FS_E_NO_MEMORY, "no memory for the journal");
+		goto out;
+	}
+	j->fs = fs;
+	j->bs = bs;
+	j->ext_io = io;
+	/* The block after the device's ext4 superblock, which is in block 1 with 1 KiB blocks. */
+	j->jsb_block = bs == 1024 ? 2 : 1;
+	/* jbd2 numbers an external journal's blocks in 32 bits. */
+	j->nblocks = blocks < UINT32_MAX ? blocks : UINT32_MAX;
+	err = journal_read(j, j->jsb_block, raw);
+	if (err) {
+		err = ext4fs__fs_fail(fs, err, "reading the external journal's superblock (block %u): %s",
+				      j->jsb_block, ext4fs_strerror(err));
+		goto out;
+	}
+	ext4fs_journal_sb_decode(&j->jsb, raw);
+	err = ext4fs_journal_sb_check(&j->jsb, raw, bs, j->nblocks, why, sizeof(why));
+	if (!err && j->jsb.first <= j->jsb_block)
+		err = sb_fail_first(j, why, sizeof(why));
+	if (err) {
+		err = ext4fs__fs_fail(fs, err, "external journal: %s", why);
+		goto out;
+	}
+	derive_fields(j);
 	*out = j;
 	j = NULL;
 out:
@@ -828,22 +954,25 @@ static int require_recovery_handle(struct ext4fs_journal *j)
 	return 0;
 }
 
+/* Flush the file system's channel, and the journal device's when the journal is external. */
 static int io_flush(struct ext4fs_journal *j)
 {
 	int err = ext4fs_io_flush(j->fs->io);
 
 	if (err)
 		return ext4fs__fs_fail(j->fs, err, "flushing %s: %s", j->fs->io->name, ext4fs_strerror(err));
+	if (j->ext_io && (err = ext4fs_io_flush(j->ext_io)) != 0)
+		return ext4fs__fs_fail(j->fs, err, "flushing %s: %s", j->ext_io->name, ext4fs_strerror(err));
 	return 0;
 }
 
 /* Mark the journal empty: s_start 0, the next transaction next_tid, no error. */
 static int write_empty_jsb(struct ext4fs_journal *j, uint32_t next_tid, unsigned char *buf)
 {
-	uint64_t pblk = ext4fs__journal_pblk(j, 0);
+	uint64_t pblk = ext4fs__journal_pblk(j, j->jsb_block);
 	int err;
 
-	err = ext4fs_blocks_read(j->fs, pblk, 1, buf);
+	err = journal_read(j, j->jsb_block, buf);
 	if (err)
 		return ext4fs__fs_fail(j->fs, err, "reading the journal superblock (block %llu): %s",
 				       (unsigned long long)pblk, ext4fs_strerror(err));
@@ -852,7 +981,7 @@ static int write_empty_jsb(struct ext4fs_journal *j, uint32_t next_tid, unsigned
 	be32_store(buf + JSB_ERRNO, 0);
 	if (j->csum_v23)
 		be32_store(buf + JSB_CHECKSUM, ext4fs_journal_sb_csum(buf));
-	err = ext4fs_io_write(j->fs->io, pblk * j->bs, buf, j->bs);
+	err = ext4fs_io_write(journal_io(j), pblk * j->bs, buf, j->bs);
 	if (err)
 		return ext4fs__fs_fail(j->fs, err, "writing the journal superblock (block %llu): %s",
 				       (unsigned long long)pblk, ext4fs_strerror(err));

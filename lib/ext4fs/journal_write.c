@@ -136,6 +136,10 @@ int ext4fs__journal_writer_start(struct ext4fs_journal *j, struct ext4fs_io *io)
 	uint32_t unknown = j->jsb.feature_incompat & ~(uint32_t)WRITABLE_INCOMPAT;
 	int err;
 
+	/* Transactions are written through the file system's channel: an external journal is read only. */
+	if (j->ext_io)
+		return ext4fs__fs_fail(j->fs, EXT4FS_E_JOURNAL_UNSUPP,
+				       "writing transactions to an external journal is not supported");
 	if (j->jsb.blocktype != EXT4FS_JBD2_SUPERBLOCK_V2 && j->jsb.blocktype != EXT4FS_JBD2_SUPERBLOCK_V1)
 		return ext4fs__fs_fail(j->fs, EXT4FS_E_JOURNAL_UNSUPP, "journal superblock type %u",
 				       j->jsb.blocktype);

@@ -187,14 +187,14 @@ if [ "$(root_loop_reason)" = yes ]; then
 	e2fsck -fn "$img" >"$T/spread.theirs" 2>&1 || true
 	ok=1
 	for j in 1 2 4; do
-		"$E4FSCK" -fn -j "$j" "$img" >"$T/spread.$j" 2>&1 || true
+		"$E4FSCK" -fn -m "$j" "$img" >"$T/spread.$j" 2>&1 || true
 		if ! diff <(neutral "$T/spread.$j" "$img") <(neutral "$T/spread.theirs" "$img") >"$T/diff"; then
 			bad "damage in many groups, -j $j: output differs from e2fsck's:"; sed 's/^/    /' "$T/diff" | head
 			ok=0
 		fi
 	done
 	groups=$(dumpe2fs -h "$img" 2>/dev/null | awk -F: '/^Inode count/ {i=$2} /^Inodes per group/ {p=$2} END {print int(i / p)}')
-	[ $ok = 1 ] && pass "damage in many groups ($groups groups): -j 1, 2, 4 print what e2fsck prints"
+	[ $ok = 1 ] && pass "damage in many groups ($groups groups): -m 1, 2, 4 print what e2fsck prints"
 else
 	echo "SKIP damage in many groups: $(root_loop_reason)"
 fi

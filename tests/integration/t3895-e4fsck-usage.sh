@@ -3,7 +3,8 @@
 # exit 16, --help and -V exit 0, an image that is not a file system or does
 # not exist exits 8 with a message naming it, interactive mode without a
 # terminal exits 8, -E takes e2fsck's journal_only, discard, fixes_only and
-# (no_)optimize_extents, bigalloc is refused and quota usage said unchecked, --json writes a document that parses, and (as root) a
+# (no_)optimize_extents, bigalloc is refused when a check must run and quota usage said
+# unchecked, --json writes a document that parses, and (as root) a
 # mounted file system is refused without a byte changing, while -n checks
 # it with a warning, and an orphan file with entries is finished as e2fsck does.
 
@@ -36,11 +37,11 @@ head -c 1048576 /dev/zero >"$T/zeros.img"
 
 expect "--help" 0 "Emergency help" "$E4FSCK" --help
 expect "-V" 0 "Using libext4fs" "$E4FSCK" -V
-expect "-n with -y" 16 "Only one of the options -p/-a, -n or -y" "$E4FSCK" -n -y "$img"
+expect "-n with -y (exit 8, as e2fsck)" 8 "Only one of the options -p/-a, -n or -y" "$E4FSCK" -n -y "$img"
 expect "no device" 16 "Usage:" "$E4FSCK" -n
 expect "unknown option" 16 "Usage:" "$E4FSCK" -Q "$img"
-expect "bad -j" 16 "Invalid number of threads" "$E4FSCK" -n -j 0 "$img"
-expect "bad -B" 16 "Invalid blocksize" "$E4FSCK" -n -B 3000 "$img"
+expect "bad -m" 16 "Invalid number of threads" "$E4FSCK" -n -m 0 "$img"
+expect "bad -B with -b" 8 "Invalid blocksize" "$E4FSCK" -n -b 8193 -B 3000 "$img"
 expect "missing image" 8 "No such file" "$E4FSCK" -fn "$T/none.img"
 expect "not a file system" 8 "superblock" "$E4FSCK" -fn "$T/zeros.img"
 expect "interactive without a terminal" 8 "need terminal" "$E4FSCK" -f "$img"

@@ -5,7 +5,7 @@
 # second at most), shaped like e2fsck -C's on the same image (the same
 # passes, the same directory-block and directory counts); -C changes
 # neither the output nor the exit status (-n, -p, -y, damaged images,
-# -j 1 and 4); -C 0 draws nothing when stdout is not a terminal, and on a
+# -m 1 and 4); -C 0 draws nothing when stdout is not a terminal, and on a
 # terminal (script(1)) draws e2fsck's bar, erased before anything else is
 # printed; a bad descriptor exits 8 as e2fsck; "-C -fd" waits for SIGUSR1
 # and SIGUSR2 stops the lines.
@@ -123,9 +123,9 @@ run_same() {
 }
 
 last_shape=
-run_same "-fn -j 1" fs.img -fn -j 1
+run_same "-fn -m 1" fs.img -fn -m 1
 e4shape=$last_shape
-run_same "-fn -j 4" fs.img -fn -j 4
+run_same "-fn -m 4" fs.img -fn -m 4
 run_same "-fp" fs.img -fp
 run_same "-fy" fs.img -fy
 

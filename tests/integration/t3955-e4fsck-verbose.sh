@@ -1,7 +1,7 @@
 #!/bin/bash
 # t3955-e4fsck-verbose.sh - e4fsck -v prints e2fsck's statistics block:
 # `e4fsck -fnv` and `e2fsck -fnv` print the same (the version banner on
-# stderr aside), with -j 1 and -j 4, on images from mke2fs -d at 1 KiB and
+# stderr aside), with -m 1 and -m 4, on images from mke2fs -d at 1 KiB and
 # 4 KiB blocks, ext4 (extents) and ext3 (indirect maps), holding every kind
 # of file: regular files, directories, hard links, fast and slow symlinks,
 # a fifo, a socket, character and block devices, a sparse file above
@@ -73,13 +73,13 @@ make_image() {
 	e2fsck -fn "$name" >e2fsck.out 2>&1 || { cat e2fsck.out; fail "$name is not clean to e2fsck"; }
 }
 
-# compare NAME: e4fsck -fnv (-j 1 and 4) prints what e2fsck -fnv prints.
+# compare NAME: e4fsck -fnv (-m 1 and 4) prints what e2fsck -fnv prints.
 compare() {
 	local name=$1 j
 	e2fsck -fnv "$name" >"$name.e2" 2>/dev/null || true
 	grep -q 'files$' "$name.e2" || { bad "$name: e2fsck -fnv printed no statistics"; return; }
 	for j in 1 4; do
-		"$E4FSCK" -fnv -j "$j" "$name" >"$name.e4.$j" 2>/dev/null || true
+		"$E4FSCK" -fnv -m "$j" "$name" >"$name.e4.$j" 2>/dev/null || true
 		if diff -u "$name.e2" "$name.e4.$j" >"$name.diff.$j"; then
 			ok "$name -j $j: statistics as e2fsck's"
 		else
@@ -117,7 +117,7 @@ done
 
 # --json: "statistics" holds the block's numbers (compared with e2fsck's text).
 for img in ext4-1k ext3-4k; do
-	"$E4FSCK" -fn -j 4 --json "$img.json" "$img" >/dev/null 2>&1 || true
+	"$E4FSCK" -fn -m 4 --json "$img.json" "$img" >/dev/null 2>&1 || true
 	if python3 - "$img.json" "$img.e2" <<-'EOF'; then
 		import json, re, sys
 		stats = json.load(open(sys.argv[1]))["statistics"]

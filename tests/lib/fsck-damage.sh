@@ -128,7 +128,7 @@ damage_case() {
 		# shellcheck disable=SC2086
 		"$E4FSCK" -fn ${DAMAGE_OPTS:-} -j "$j" "$img" >"$T/ours.n$j" 2>&1 || true
 		if ! cmp -s "$T/ours.n" "$T/ours.n$j"; then
-			bad "$name: e4fsck -fn -j $j prints something else:"
+			bad "$name: e4fsck -fn -m $j prints something else:"
 			diff "$T/ours.n" "$T/ours.n$j" | sed 's/^/    /' | head -n 10; return
 		fi
 	done

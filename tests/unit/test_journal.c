@@ -6,7 +6,8 @@
  * writer below (descriptor, data, revoke and commit blocks, with the
  * checksums of the chosen journal features), sets needs_recovery, and then
  * opens it the way e4fsck will: EXT4FS_OPEN_RECOVERY, ext4fs_journal_open,
- * scan or recover.  Replayed blocks land in free blocks at the end of the
+ * scan or recover.  An external journal device is made by hand in a
+ * second buffer and opened with ext4fs_journal_open_external().  Replayed blocks land in free blocks at the end of the
  * file system, so after recovery e2fsck -fn must still find the file
  * system clean.
  */
@@ -1217,6 +1218,185 @@ static void crc32_be__matches_the_reference_value(void **state)
 	assert_int_equal(ext4fs_journal_tag_bytes(EXT4FS_JBD2_INCOMPAT_CSUM_V3), 16);
 }
 
+/* -- an external journal device ------------------------------------------------ */
+
+#define EXT_JBLOCKS 1100u   /* blocks of the journal device */
+
+/*
+ * A journal device in memory (as mke2fs -O journal_dev makes one: an ext4
+ * superblock with journal_dev and the journal's UUID, the journal
+ * superblock in the next block, the log from the one after), and a file
+ * system without a journal inode that names it: has_journal,
+ * s_journal_inum 0, s_journal_uuid.
+ */
+struct ext {
+	struct rw_image img;
+	unsigned char *dev;
+	uint32_t bs;
+	uint8_t uuid[16];
+	struct ext4fs_fs *fs;
+	struct ext4fs_io *dev_io;
+	struct ext4fs_journal *j;
+};
+
+static void ext_setup(struct ext *e)
+{
+	unsigned char *raw;
+	struct ext4fs_super sb;
+	struct ext4fs_journal_sb jsb;
+
+	memset(e, 0, sizeof(*e));
+	e->bs = 4096;
+	rw_image_open(&e->img, 4096, e->bs, NULL);
+	assert_int_equal(ext4fs_close_flush(e->img.fs), 0);
+	e->img.fs = NULL;
+	for (int i = 0; i < 16; i++)
+		e->uuid[i] = (uint8_t)(0x40 + i);
+	/* The device's superblock, then its journal superblock. */
+	e->dev = calloc(EXT_JBLOCKS, e->bs);
+	assert_non_null(e->dev);
+	memset(&sb, 0, sizeof(sb));
+	sb.s_magic = EXT4FS_SUPER_MAGIC;
+	sb.s_log_block_size = 2;
+	sb.s_blocks_count_lo = EXT_JBLOCKS;
+	sb.s_feature_incompat = EXT4FS_FEATURE_INCOMPAT_JOURNAL_DEV;
+	memcpy(sb.s_uuid, e->uuid, 16);
+	ext4fs_super_encode(&sb, e->dev + 1024);
+	ext4fs_journal_sb_format(e->dev + e->bs, e->bs, EXT_JBLOCKS, 0, e->uuid, 0);
+	ext4fs_journal_sb_decode(&jsb, e->dev + e->bs);
+	jsb.first = 2;
+	ext4fs_journal_sb_encode(&jsb, e->dev + e->bs);
+	/* The file system names it. */
+	raw = e->img.buf + 1024;
+	ext4fs_super_decode(&sb, raw);
+	sb.s_feature_compat |= EXT4FS_FEATURE_COMPAT_HAS_JOURNAL;
+	sb.s_journal_inum = 0;
+	memcpy(sb.s_journal_uuid, e->uuid, 16);
+	ext4fs_super_encode(&sb, raw);
+	if (sb.s_feature_ro_compat & EXT4FS_FEATURE_RO_COMPAT_METADATA_CSUM) {
+		uint32_t c = ext4fs_super_csum(raw);
+		for (int i = 0; i < 4; i++)
+			raw[0x3FC + i] = (unsigned char)(c >> (8 * i));
+	}
+}
+
+static int ext_open(struct ext *e, unsigned flags)
+{
+	struct ext4fs_io *io = NULL;
+	struct ext4fs_open_opts opts = { .flags = flags };
+	char msg[256];
+
+	assert_int_equal(ext4fs_io_open_memory(e->img.buf, e->img.size, flags != 0, &io), 0);
+	if (ext4fs_open_io(io, &opts, &e->fs, msg, sizeof(msg)))
+		fail_msg("open: %s", msg);
+	assert_int_equal(ext4fs_io_open_memory(e->dev, (size_t)EXT_JBLOCKS * e->bs, flags != 0, &e->dev_io), 0);
+	return ext4fs_journal_open_external(e->fs, e->dev_io, &e->j);
+}
+
+static void ext_close(struct ext *e)
+{
+	ext4fs_journal_close(e->j);
+	ext4fs_io_close(e->dev_io);
+	ext4fs_close(e->fs);
+	e->j = NULL;
+	e->dev_io = NULL;
+	e->fs = NULL;
+}
+
+static void ext_free(struct ext *e)
+{
+	ext_close(e);
+	rw_image_close(&e->img);
+	free(e->dev);
+}
+
+static void external_journal__is_checked_before_use(void **state)
+{
+	struct ext e;
+	struct ext4fs_super sb;
+	struct ext4fs_journal_sb jsb;
+
+	(void)state;
+	ext_setup(&e);
+	assert_int_equal(ext_open(&e, 0), 0);
+	assert_int_equal(ext4fs_journal_super(e.j)->maxlen, EXT_JBLOCKS);
+	assert_false(ext4fs_journal_needs_recovery(e.j));
+	ext_close(&e);
+
+	/* Another file system's journal. */
+	e.dev[1024 + 0x68] ^= 1;
+	assert_int_equal(ext_open(&e, 0), EXT4FS_E_INVALID_ARG);
+	assert_non_null(strstr(ext4fs_errmsg(e.fs), "UUID"));
+	ext_close(&e);
+	e.dev[1024 + 0x68] ^= 1;
+
+	/* A file system, not a journal device. */
+	ext4fs_super_decode(&sb, e.dev + 1024);
+	sb.s_feature_incompat = 0;
+	ext4fs_super_encode(&sb, e.dev + 1024);
+	assert_int_equal(ext_open(&e, 0), EXT4FS_E_BAD_MAGIC);
+	ext_close(&e);
+	sb.s_feature_incompat = EXT4FS_FEATURE_INCOMPAT_JOURNAL_DEV;
+	ext4fs_super_encode(&sb, e.dev + 1024);
+
+	/* Blocks of another size, and a log that starts on the journal superblock. */
+	sb.s_log_block_size = 1;
+	ext4fs_super_encode(&sb, e.dev + 1024);
+	assert_int_equal(ext_open(&e, 0), EXT4FS_E_JOURNAL_CORRUPT);
+	ext_close(&e);
+	sb.s_log_block_size = 2;
+	ext4fs_super_encode(&sb, e.dev + 1024);
+	ext4fs_journal_sb_decode(&jsb, e.dev + e.bs);
+	jsb.first = 1;
+	ext4fs_journal_sb_encode(&jsb, e.dev + e.bs);
+	assert_int_equal(ext_open(&e, 0), EXT4FS_E_JOURNAL_CORRUPT);
+	assert_non_null(strstr(ext4fs_errmsg(e.fs), "s_first"));
+	ext_free(&e);
+}
+
+static void external_journal__one_transaction_replays(void **state)
+{
+	struct ext e;
+	struct ext4fs_journal_sb jsb;
+	struct ext4fs_journal_info info;
+	unsigned char *b;
+	uint64_t home;
+
+	(void)state;
+	ext_setup(&e);
+	home = e.img.size / e.bs - 1;   /* the last block: free in a fresh file system */
+	/* Transaction 1 at journal block 2: a descriptor with one tag, the data, the commit. */
+	b = e.dev + 2 * e.bs;
+	put32(b, EXT4FS_JBD2_MAGIC);
+	put32(b + 4, EXT4FS_JBD2_DESCRIPTOR_BLOCK);
+	put32(b + 8, 1);
+	put32(b + 12, (uint32_t)home);
+	put16(b + 12 + 6, EXT4FS_JBD2_FLAG_SAME_UUID | EXT4FS_JBD2_FLAG_LAST_TAG);
+	memset(e.dev + 3 * e.bs, 0xA5, e.bs);
+	b = e.dev + 4 * e.bs;
+	put32(b, EXT4FS_JBD2_MAGIC);
+	put32(b + 4, EXT4FS_JBD2_COMMIT_BLOCK);
+	put32(b + 8, 1);
+	ext4fs_journal_sb_decode(&jsb, e.dev + e.bs);
+	jsb.start = 2;
+	jsb.sequence = 1;
+	ext4fs_journal_sb_encode(&jsb, e.dev + e.bs);
+
+	assert_int_equal(ext_open(&e, EXT4FS_OPEN_RECOVERY), 0);
+	assert_true(ext4fs_journal_needs_recovery(e.j));
+	assert_int_equal(ext4fs_journal_recover(e.j, &info), 0);
+	assert_int_equal(info.transactions, 1);
+	assert_int_equal(info.replayed, 1);
+	ext_close(&e);
+	/* The block is home, the log on the device is empty, the next transaction is 3. */
+	for (uint32_t i = 0; i < e.bs; i++)
+		assert_int_equal(e.img.buf[home * e.bs + i], 0xA5);
+	ext4fs_journal_sb_decode(&jsb, e.dev + e.bs);
+	assert_int_equal(jsb.start, 0);
+	assert_int_equal(jsb.sequence, 3);
+	ext_free(&e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1243,6 +1423,8 @@ int main(void)
 		cmocka_unit_test(fast_commit_area__is_detected_not_replayed),
 		cmocka_unit_test(corrupt_journal_superblock__is_reported_by_field),
 		cmocka_unit_test(bad_journal_inode_or_none__are_refused_by_name),
+		cmocka_unit_test(external_journal__is_checked_before_use),
+		cmocka_unit_test(external_journal__one_transaction_replays),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
