@@ -34,6 +34,11 @@ static int due(void *recs, size_t stride, const struct deferred_inode *st, size_
 	if ((d->rules & DEFER_IF_YES_BACK) &&
 	    (d->back > i - st->first || !record_at(recs, stride, i - d->back)->answered_yes))
 		return 0;
+	/* Found assuming an earlier question declined: asked only after that no. */
+	if ((d->rules & DEFER_IF_NO_BACK) &&
+	    (d->back > i - st->first || !record_at(recs, stride, i - d->back)->asked ||
+	     record_at(recs, stride, i - d->back)->answered_yes))
+		return 0;
 	return 1;
 }
 
@@ -62,6 +67,7 @@ int deferred_replay(struct e4fsck *ctx, void *recs, size_t n, size_t stride, con
 					continue;
 			}
 			st.last_answer = fix_problem(ctx, d->code, &d->pctx);
+			d->asked = 1;
 			d->answered_yes = st.last_answer;
 			/* e2fsck's fatal errors (an extent walk that failed on a kept inode) end the check here. */
 			if (ctx->fatal)

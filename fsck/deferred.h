@@ -24,6 +24,7 @@
 #define DEFER_NOT_CLEARED  0x02 /* not once the inode has been cleared */
 #define DEFER_IF_YES_BACK  0x04 /* only when the record back places before, same inode, was answered yes */
 #define DEFER_JUDGED       0x08 /* its numbers are judged when it comes to be asked (ops->judge) */
+#define DEFER_IF_NO_BACK   0x10 /* only when the record back places before, same inode, was asked and answered no */
 
 /*
  * One problem as found: the first member of the pass's own record type,
@@ -34,7 +35,8 @@ struct deferred {
 	uint32_t code;
 	struct problem_ctx pctx;    /* pctx.ino: the inode */
 	unsigned rules;             /* DEFER_* */
-	unsigned back;              /* DEFER_IF_YES_BACK: how many records back */
+	unsigned back;              /* DEFER_IF_YES_BACK, DEFER_IF_NO_BACK: how many records back */
+	int asked;                  /* set when asked */
 	int answered_yes;           /* set when asked and answered yes */
 };
 

@@ -1,9 +1,11 @@
 /*
  * pass1.c - every inode that may be in use: its mode, dtime, size and
- * block count, and every block it claims.  Fills the maps the later passes
- * read: inodes in use / directories / regular files / damaged, blocks
- * claimed (and claimed twice), the link counts as recorded, the
- * directories and their blocks for pass 2.
+ * block count, the flags and fields that do not fit its kind (devices,
+ * fifos, sockets and symlinks, the index, extents and imagic flags, a
+ * lost directory mode), and every block it claims.  Fills the maps the
+ * later passes read: inodes in use / directories / regular files /
+ * damaged, blocks claimed (and claimed twice), the link counts as
+ * recorded, the directories and their blocks for pass 2.
  *
  * In parallel: the groups are cut into -j ranges of about equal numbers of
  * inodes in use, and each range is checked by a worker thread with its own
@@ -31,7 +33,11 @@
 #include "ext4fs/array.h"
 #include "ext4fs/blockmap.h"
 #include "ext4fs/codec.h"
+#include "ext4fs/dir.h"
+#include "ext4fs/dxhash.h"
 #include "ext4fs/errors.h"
+#include "ext4fs/extent.h"
+#include "ext4fs/file.h"
 #include "ext4fs/scan.h"
 #include "ext4fs/super.h"
 #include "deferred.h"
@@ -44,6 +50,7 @@
 #include "problem.h"
 #include "progress.h"
 #include "problems.h"
+#include "problems_dirs.h"
 #include "xattr_check.h"
 
 /* The repair a recorded problem needs when answered yes. */
@@ -68,6 +75,11 @@ enum p1_fix {
 	FIX_CLEAR_RESTART,  /* too many illegal blocks: cleared, and the check starts again (a no: see answer_problems) */
 	FIX_RESTART_LATER,  /* a message: a map block lies on metadata; unless -n, the check starts again after pass 2 */
 	FIX_ITERATE_CLEAR,  /* the extent walk gave up: cleared, i_blocks zeroed, and the check starts again */
+	FIX_FLAGS_CLEAR,    /* i_flags loses the bits in value */
+	FIX_EXTENTS_FL,     /* yes: i_flags gets the extents flag; either way the answer's walk is claimed (held[]) */
+	FIX_CLEAR_FULLY,    /* cleared as e2fsck's clear_inode: a reserved inode's map too, the bad blocks inode kept in use */
+	FIX_MODE_ZERO,      /* i_mode = 0 (a reserved inode's mode) */
+	FIX_MODE_DIR,       /* yes: a directory's mode, its held blocks claimed (value: 1 when fragmented); no: none */
 };
 
 /* A problem a worker found: when it is asked (q, deferred.h) and what a yes repairs. */
@@ -80,6 +92,7 @@ struct p1_problem {
 	uint64_t ibody_blocks;      /* FIX_BLOCKS: value counts these for in-inode values kept in EA inodes */
 	uint32_t unit;              /* FIX_BLOCKS: i_blocks units per block */
 	char detail[200];           /* the library's message, for %s */
+	uint32_t held_frag[2];      /* FIX_EXTENTS_FL, FIX_MODE_DIR: files found non-contiguous by the no (0) and yes (1) walks */
 	struct extent_fix ext;      /* FIX_EXTENT */
 	struct indirect_fix ind;    /* FIX_IND_CLEAR */
 };
@@ -105,6 +118,18 @@ struct p1_worker {
 	int low_dtime_check;        /* a dtime below the inode count is an orphan-list link */
 	uint32_t cur_ino;           /* the inode being checked, for callbacks that record problems */
 	uint64_t ibody_value_blocks; /* the current inode's in-inode values kept in EA inodes, in blocks */
+	uint32_t no_map_ino;        /* an inode whose map e2fsck's walk finds empty (0: none) */
+	uint32_t unset_ino;         /* an inode asked about a missing extents flag (0: none) ... */
+	size_t unset_rec;           /* ... and that question's record */
+	uint32_t hold_ino;          /* an inode whose blocks are held back, not claimed (0: none) */
+	int hold_answer;            /* the answer (1 yes, 0 no) the walk being held assumes */
+	uint32_t acl_seen_ino;      /* an inode whose attribute block a first walk already recorded */
+	struct held_run {
+		uint32_t ino, lblk;     /* lblk: a directory block's, with dir set */
+		uint64_t blk, n;
+		uint8_t answer, dir;    /* claimed (dir: listed for pass 2) only on this answer */
+	} *held;                    /* blocks walked assuming an answer, claimed once it is given */
+	size_t nheld, capheld;
 	int failed;                 /* the range could not be checked: error says why */
 	char error[300];
 };
@@ -125,6 +150,7 @@ struct block_walk {
 	uint64_t too_big_lblk;      /* first such block, or UINT64_MAX */
 	uint64_t too_big_pblk;
 	int dir_collapse;           /* a directory's extents after a gap went to the asking thread */
+	uint64_t first_pblk;        /* where logical block 0 is, 0 when unmapped */
 };
 
 static void worker_fail(struct p1_worker *w, const char *what)
@@ -151,6 +177,7 @@ static int record(struct p1_worker *w, uint32_t code, const struct problem_ctx *
 	p->fix = fix;
 	p->value = value;
 	p->ea_counted = 0;
+	p->held_frag[0] = p->held_frag[1] = 0;
 	p->ea_block = 0;
 	p->ibody_blocks = 0;
 	p->unit = 0;
@@ -238,6 +265,19 @@ static int claim_fs_metadata(struct e4fsck *ctx)
 	return 0;
 }
 
+/* Keep run blk, n of inode ino back (see hold_ino); dir: a directory block at lblk.  0 or -1 (ENOMEM). */
+static int hold_run(struct p1_worker *w, uint32_t ino, uint64_t blk, uint64_t n, int dir, uint32_t lblk)
+{
+	if (w->nheld == w->capheld) {
+		struct held_run *grown = ext4fs_array_grow(w->held, &w->capheld, w->nheld + 1, sizeof(*grown), 16);
+		if (!grown)
+			return -1;
+		w->held = grown;
+	}
+	w->held[w->nheld++] = (struct held_run){ ino, lblk, blk, n, (uint8_t)w->hold_answer, (uint8_t)dir };
+	return 0;
+}
+
 static int visit_block(const struct ext4fs_block_visit *v, void *arg)
 {
 	struct block_walk *b = arg;
@@ -251,8 +291,12 @@ static int visit_block(const struct ext4fs_block_visit *v, void *arg)
 	 * block count, and are not claimed (nor read as directory blocks).
 	 */
 	int valid = ext4fs_block_range_valid(w->fs, v->pblk, v->count);
-	if (valid && claim_in(&w->block_found, &w->block_dup, v->pblk, v->count))
+	if (valid && b->ino == w->hold_ino) {
+		if (hold_run(w, b->ino, v->pblk, v->count, 0, 0))
+			return -ENOMEM;
+	} else if (valid && claim_in(&w->block_found, &w->block_dup, v->pblk, v->count)) {
 		return -ENOMEM;
+	}
 	b->blocks += v->count;
 	/*
 	 * "Non-contiguous" as e2fsck counts it: a run that does not start where
@@ -274,11 +318,16 @@ static int visit_block(const struct ext4fs_block_visit *v, void *arg)
 		}
 		return 0;
 	}
+	if (v->lblk == 0 && valid)
+		b->first_pblk = v->pblk;
 	if (v->lblk + v->count > b->last_lblk_plus1)
 		b->last_lblk_plus1 = v->lblk + v->count;
 	if (!v->unwritten && v->lblk + v->count > b->last_init_plus1)
 		b->last_init_plus1 = v->lblk + v->count;
-	if (b->is_dir && valid) {
+	if (b->is_dir && valid && b->ino == w->hold_ino) {
+		if (hold_run(w, b->ino, v->pblk, v->count, 1, (uint32_t)v->lblk))
+			return -ENOMEM;
+	} else if (b->is_dir && valid) {
 		for (uint32_t k = 0; k < v->count; k++) {
 			if (w->ndblocks == w->capdblocks) {
 				struct dir_block *grown =
@@ -393,13 +442,362 @@ static int indirect_collision(void *arg, const struct problem_ctx *pctx)
 static const struct indirect_scan_ops indirect_ops = { visit_block, indirect_illegal, is_fs_metadata,
 							indirect_collision, 0 };
 
-static int valid_type(uint16_t mode)
+/*
+ * Fields e2fsck wants zero (i_faddr, the Hurd's i_frag and i_fsize, a
+ * directory's i_size_high without largedir, i_file_acl_hi without 64bit,
+ * i_blocks_hi without huge_file): found here, the inode is marked damaged
+ * and pass 2 asks about them at an entry naming it, where a path is known.
+ */
+static int fields_to_zero(const struct ext4fs_fs *fs, const struct ext4fs_inode *in)
+{
+	uint32_t os = ext4fs_sb(fs)->s_creator_os;
+
+	if (in->i_faddr || (os == EXT4FS_OS_HURD && in->i_blocks_high))
+		return 1;
+	if (EXT4FS_ISDIR(in->i_mode) && in->i_size_high && !ext4fs_has_incompat(fs, EXT4FS_FEATURE_INCOMPAT_LARGEDIR))
+		return 1;
+	if (os != EXT4FS_OS_HURD && in->i_file_acl_high && !ext4fs_geom(fs)->is_64bit)
+		return 1;
+	return os != EXT4FS_OS_HURD && in->i_blocks_high && !ext4fs_has_ro_compat(fs, EXT4FS_FEATURE_RO_COMPAT_HUGE_FILE);
+}
+
+/*
+ * A device, fifo or socket that looks like one (ext4fs_inode_special_ok()):
+ * e2fsck's questions about its flags and its size.  0 or -1.
+ */
+static int check_special(struct p1_worker *w, uint32_t ino, const struct ext4fs_inode *in)
+{
+	struct problem_ctx pctx = { .ino = ino };
+	const uint32_t map_flags = EXT4FS_EXTENTS_FL | EXT4FS_INLINE_DATA_FL;
+	const uint32_t frozen = EXT4FS_IMMUTABLE_FL | EXT4FS_APPEND_FL;
+
+	if ((in->i_flags & map_flags) && record(w, PR_1_SPECIAL_EXTENTS_IDATA, &pctx, FIX_FLAGS_CLEAR, map_flags, NULL))
+		return -1;
+	if ((in->i_flags & frozen) && record(w, PR_1_SET_IMMUTABLE, &pctx, FIX_FLAGS_CLEAR, frozen, NULL))
+		return -1;
+	if (ext4fs_inode_size(in) && record(w, PR_1_SET_NONZSIZE, &pctx, FIX_SIZE, 0, NULL))
+		return -1;
+	return 0;
+}
+
+/*
+ * A symlink, by e2fsck's rules: an extents flag on one without blocks is
+ * offered to be cleared; a sound one (judged as a yes would leave it) with
+ * the immutable or append-only flag is offered to lose them.  An unsound
+ * one is marked damaged, for pass 2's "Symlink ... is invalid" (pass 2
+ * judges it again as it then is).  0 or -1.
+ */
+static int check_symlink(struct p1_worker *w, uint32_t ino, const struct ext4fs_inode *in)
+{
+	struct problem_ctx pctx = { .ino = ino };
+	struct ext4fs_inode judged = *in;
+	size_t flag_rec = 0;
+	int flag_asked = 0;
+
+	if (ext4fs_has_incompat(w->fs, EXT4FS_FEATURE_INCOMPAT_EXTENTS) && (in->i_flags & EXT4FS_EXTENTS_FL) &&
+	    !ext4fs_symlink_has_map(w->fs, in)) {
+		if (record(w, PR_1_FAST_SYMLINK_EXTENT_FL, &pctx, FIX_FLAGS_CLEAR, EXT4FS_EXTENTS_FL, NULL))
+			return -1;
+		flag_rec = w->nprobs - 1;
+		flag_asked = 1;
+		judged.i_flags &= ~(uint32_t)EXT4FS_EXTENTS_FL;
+	}
+	if (!ext4fs_symlink_ok(w->fs, ino, in))
+		bitmap_paged_set_range(&w->inode_bad, ino, 1);
+	if (!ext4fs_symlink_ok(w->fs, ino, &judged))
+		return 0;
+	if (judged.i_flags & (EXT4FS_IMMUTABLE_FL | EXT4FS_APPEND_FL)) {
+		if (record(w, PR_1_SET_IMMUTABLE, &pctx, FIX_FLAGS_CLEAR, EXT4FS_IMMUTABLE_FL | EXT4FS_APPEND_FL, NULL))
+			return -1;
+		if (flag_asked) {
+			/* Sound only once the extents flag is gone: asked after that yes. */
+			w->probs[w->nprobs - 1].q.rules |= DEFER_IF_YES_BACK;
+			w->probs[w->nprobs - 1].q.back = (unsigned)(w->nprobs - 1 - flag_rec);
+		}
+	}
+	return 0;
+}
+
+/* The imagic flag on a file system without the feature: offered to be cleared.  0 or -1. */
+static int check_imagic(struct p1_worker *w, uint32_t ino, const struct ext4fs_inode *in)
+{
+	struct problem_ctx pctx = { .ino = ino };
+
+	/* With the feature, e2fsck keeps a map of such inodes for pass 4; e4fsck does not handle imagic inodes yet. */
+	if (!(in->i_flags & EXT4FS_IMAGIC_FL) || ext4fs_has_compat(w->fs, EXT4FS_FEATURE_COMPAT_IMAGIC_INODES))
+		return 0;
+	return record(w, PR_1_SET_IMAGIC, &pctx, FIX_FLAGS_CLEAR, EXT4FS_IMAGIC_FL, NULL);
+}
+
+/* The checks of the inode's kind; kinds that do not look like what their mode says are marked damaged.  0 or -1. */
+static int check_kind(struct p1_worker *w, uint32_t ino, const struct ext4fs_inode *in)
+{
+	switch (in->i_mode & EXT4FS_S_IFMT) {
+	case EXT4FS_S_IFDIR: case EXT4FS_S_IFREG:
+		return 0;
+	case EXT4FS_S_IFCHR: case EXT4FS_S_IFBLK: case EXT4FS_S_IFIFO: case EXT4FS_S_IFSOCK:
+		if (!ext4fs_inode_special_ok(in))
+			break;
+		return check_special(w, ino, in) ? -1 : 0;
+	case EXT4FS_S_IFLNK:
+		return check_symlink(w, ino, in);
+	}
+	bitmap_paged_set_range(&w->inode_bad, ino, 1);
+	return 0;
+}
+
+/* One of e2fsck's tests of an index root: whether it failed, the question, its %N. */
+struct root_check {
+	int bad;
+	uint32_t code;
+	uint64_t num;
+};
+
+/*
+ * The root e2fsck reads when a file that is no directory keeps its index
+ * flag (a no to "not a directory"): the questions it asks of block 0 as if
+ * it were an index root, each only after a no to the one before (a yes
+ * clears the flag).  Their answers change nothing else, so they are found
+ * here.  0 or -1.
+ */
+static int check_index_root(struct p1_worker *w, uint32_t ino, uint64_t pblk, unsigned char *buf)
+{
+	struct problem_ctx pctx = { .ino = ino };
+	struct ext4fs_dx_root_info ri;
+	struct root_check checks[4];
+	unsigned n = 0;
+
+	if (!pblk || ext4fs_block_read(w->fs, pblk, buf)) {
+		checks[n++] = (struct root_check){ 1, PR_1_HTREE_BADROOT, 0 };
+	} else {
+		ext4fs_dx_root_info_decode(buf, &ri);
+		uint8_t v = ri.hash_version;
+		checks[n++] = (struct root_check){ ri.reserved_zero || ri.info_length < 8, PR_1_HTREE_BADROOT, 0 };
+		checks[n++] = (struct root_check){ v != EXT4FS_HASH_LEGACY && v != EXT4FS_HASH_HALF_MD4 &&
+						   v != EXT4FS_HASH_TEA && v != EXT4FS_HASH_SIPHASH,
+						   PR_1_HTREE_HASHV, v };
+		checks[n++] = (struct root_check){ ri.unused_flags & 1, PR_1_HTREE_INCOMPAT, 0 };
+		/* e2fsck's limit is the deepest tree it knows (three levels with largedir). */
+		checks[n++] = (struct root_check){ ri.indirect_levels > 3, PR_1_HTREE_DEPTH, ri.indirect_levels };
+	}
+	for (unsigned i = 0; i < n; i++) {
+		if (!checks[i].bad)
+			continue;
+		pctx.num = checks[i].num;
+		if (record(w, checks[i].code, &pctx, FIX_FLAGS_CLEAR, EXT4FS_INDEX_FL, NULL))
+			return -1;
+		w->probs[w->nprobs - 1].q.rules |= DEFER_AFTER_NO;
+	}
+	return 0;
+}
+
+/*
+ * The index flag on a file that is no directory: e2fsck offers to clear it
+ * after walking the blocks; kept, it is judged as an index (without
+ * dir_index, that flag's own question first).  0 or -1.
+ */
+static int check_index_flag(struct p1_worker *w, uint32_t ino, const struct ext4fs_inode *in, uint64_t first_pblk)
+{
+	struct problem_ctx pctx = { .ino = ino };
+	unsigned char *buf;
+	int rc;
+
+	if (!(in->i_flags & EXT4FS_INDEX_FL) || EXT4FS_ISDIR(in->i_mode))
+		return 0;
+	if (record(w, PR_1_HTREE_NODIR, &pctx, FIX_FLAGS_CLEAR, EXT4FS_INDEX_FL, NULL))
+		return -1;
+	if (!ext4fs_has_compat(w->fs, EXT4FS_FEATURE_COMPAT_DIR_INDEX)) {
+		if (record(w, PR_1_HTREE_SET, &pctx, FIX_FLAGS_CLEAR, EXT4FS_INDEX_FL, NULL))
+			return -1;
+		w->probs[w->nprobs - 1].q.rules |= DEFER_AFTER_NO;
+	}
+	buf = malloc(ext4fs_geom(w->fs)->block_size);
+	if (!buf) {
+		worker_fail(w, "out of memory");
+		return -1;
+	}
+	rc = check_index_root(w, ino, first_pblk, buf);
+	free(buf);
+	return rc;
+}
+
+static int check_blocks(struct p1_worker *w, uint32_t ino, const struct ext4fs_inode *in);
+
+/* e2fsck's name of an inode's kind (its "%It"), into buf. */
+static const char *kind_name(uint16_t mode, char *buf, size_t size)
 {
 	switch (mode & EXT4FS_S_IFMT) {
-	case EXT4FS_S_IFREG: case EXT4FS_S_IFDIR: case EXT4FS_S_IFLNK: case EXT4FS_S_IFCHR:
-	case EXT4FS_S_IFBLK: case EXT4FS_S_IFIFO: case EXT4FS_S_IFSOCK:
-		return 1;
+	case EXT4FS_S_IFREG: return "regular file";
+	case EXT4FS_S_IFDIR: return "directory";
+	case EXT4FS_S_IFCHR: return "character device";
+	case EXT4FS_S_IFBLK: return "block device";
+	case EXT4FS_S_IFIFO: return "named pipe";
+	case EXT4FS_S_IFLNK: return "symbolic link";
+	case EXT4FS_S_IFSOCK: return "socket";
 	}
+	snprintf(buf, size, "unknown file type with mode 0%o", mode);
+	return buf;
+}
+
+/*
+ * Whether blk is claimed already: by the file system or by an inode this
+ * worker checked before.  e2fsck also knows the claims of every inode
+ * before this one; a block claimed in an earlier worker's range is not
+ * seen here (only a map crossing another file's blocks can tell).
+ */
+static int claimed_before(const struct p1_worker *w, uint64_t blk)
+{
+	return bitmap_paged_test(&w->block_found, blk) || bitmap_paged_test(&w->ctx->block_found, blk);
+}
+
+/*
+ * Where an inode whose mode says it is no directory would keep its first
+ * directory block, by e2fsck's rule, or 0 when it cannot be a directory:
+ * its first map word must be set; a block map's words must all be free,
+ * unclaimed blocks; an extent tree must map block 0.  *not_device: the map
+ * cannot be a device's (extents, or words past the fourth).
+ */
+static uint64_t dir_block_guess(struct p1_worker *w, uint32_t ino, const struct ext4fs_inode *in, int *not_device)
+{
+	const struct ext4fs_geom *g = ext4fs_geom(w->fs);
+	uint64_t pblk = 0;
+
+	*not_device = 0;
+	if (!ext4fs_blockmap_slot_get(in->i_block, 0))
+		return 0;
+	if ((in->i_flags & EXT4FS_INLINE_DATA_FL) && ext4fs_has_incompat(w->fs, EXT4FS_FEATURE_INCOMPAT_INLINE_DATA))
+		return 0;       /* e2fsck's look at inline entries is not made here yet */
+	if ((in->i_flags & EXT4FS_EXTENTS_FL) && ext4fs_has_incompat(w->fs, EXT4FS_FEATURE_INCOMPAT_EXTENTS)) {
+		uint32_t run;
+		int unwritten;
+		*not_device = 1;
+		if (ext4fs_extent_map(w->fs, ino, in, 0, &pblk, &run, &unwritten) ||
+		    !ext4fs_block_ptr_valid(w->fs, pblk))
+			return 0;
+		return pblk;
+	}
+	for (unsigned i = 0; i < sizeof(in->i_block) / 4; i++) {
+		uint32_t blk = ext4fs_blockmap_slot_get(in->i_block, i);
+		if (!blk)
+			continue;
+		if (i >= 4)
+			*not_device = 1;
+		if (blk < g->first_data_block || blk >= g->blocks_count || claimed_before(w, blk))
+			return 0;
+	}
+	return ext4fs_blockmap_slot_get(in->i_block, 0);
+}
+
+/* Whether block buf starts as directory ino's block 0 does: '.' naming ino, then '..', by e2fsck's measure. */
+static int starts_like_dir(const struct p1_worker *w, uint32_t ino, const unsigned char *buf)
+{
+	uint32_t bs = ext4fs_geom(w->fs)->block_size;
+	uint32_t len = ext4fs_dirent_rec_len(ext4fs_dirent_rec_len_raw(buf), bs);
+	const unsigned char *dotdot;
+
+	if (buf[EXT4FS_DIRENT_OFF_NAME_LEN] != 1 || buf[EXT4FS_DIRENT_OFF_NAME] != '.' ||
+	    ext4fs_dirent_inode_get(buf) != ino || len < 12 || len % 4 || len >= bs - 12)
+		return 0;
+	dotdot = buf + len;
+	len = ext4fs_dirent_rec_len(ext4fs_dirent_rec_len_raw(dotdot), bs);
+	return dotdot[EXT4FS_DIRENT_OFF_NAME_LEN] == 2 && dotdot[EXT4FS_DIRENT_OFF_NAME] == '.' &&
+	       dotdot[EXT4FS_DIRENT_OFF_NAME + 1] == '.' && len >= 12 && len % 4 == 0;
+}
+
+/*
+ * e2fsck's test of an inode whose mode says device, fifo or socket (or
+ * nothing it knows) but whose first block reads as a directory's first
+ * block ('.' naming the inode, then '..'), when its map can hold such a
+ * block.  A device with one link and a device's map is believed.  With
+ * metadata_csum, the block must carry its right leaf checksum, as e2fsck
+ * reads it.  1 or 0.
+ */
+static int looks_like_dir(struct p1_worker *w, uint32_t ino, const struct ext4fs_inode *in)
+{
+	uint16_t type = in->i_mode & EXT4FS_S_IFMT;
+	int not_device, ok = 0;
+	uint64_t pblk;
+	unsigned char *buf;
+
+	if (type == EXT4FS_S_IFDIR || type == EXT4FS_S_IFREG || type == EXT4FS_S_IFLNK)
+		return 0;
+	pblk = dir_block_guess(w, ino, in, &not_device);
+	if (!pblk || ((type == EXT4FS_S_IFCHR || type == EXT4FS_S_IFBLK) && in->i_links_count == 1 && !not_device))
+		return 0;
+	buf = malloc(ext4fs_geom(w->fs)->block_size);
+	if (buf && ext4fs_block_read(w->fs, pblk, buf) == 0) {
+		uint32_t bs = ext4fs_geom(w->fs)->block_size;
+		ok = starts_like_dir(w, ino, buf);
+		if (ok && ext4fs_geom(w->fs)->has_metadata_csum)
+			ok = ext4fs_dirent_tail_offset(w->fs, buf) >= 0 &&
+			     ext4fs_dirent_csum(w->fs, ino, in->i_generation, buf, bs - EXT4FS_DIRENT_TAIL_SIZE) ==
+				     ext4fs_dirent_tail_csum_get(buf, bs);
+	}
+	free(buf);
+	return ok;
+}
+
+/* Records first.. of the inode: asked only as record treat was answered (rule DEFER_IF_YES_BACK or _NO_BACK). */
+static void follow_answer(struct p1_worker *w, size_t first, size_t treat, unsigned rule)
+{
+	for (size_t i = first; i < w->nprobs; i++) {
+		struct deferred *q = &w->probs[i].q;
+		if (q->rules & (DEFER_IF_YES_BACK | DEFER_IF_NO_BACK))
+			continue;       /* tied to a question of its own, itself tied to this one */
+		q->rules |= rule;
+		q->back = (unsigned)(i - treat);
+	}
+}
+
+/*
+ * An inode that looks like a directory though its mode says otherwise:
+ * e2fsck offers to make it one.  Both answers are prepared: as what its
+ * mode says, its kind's questions (and i_blocks, as a device's map holds
+ * nothing) are asked only after a no; as a directory, its blocks are walked
+ * and held back (claimed at the yes, FIX_MODE_DIR) and their questions asked
+ * only after that yes.  It is listed as a directory until a no drops it.
+ * 0 or -1.
+ */
+static int check_really_dir(struct p1_worker *w, uint32_t ino, const struct ext4fs_inode *in)
+{
+	struct problem_ctx pctx = { .ino = ino };
+	struct ext4fs_inode as_dir = *in;
+	char name[48];
+	size_t treat, first;
+	int rc;
+
+	if (record(w, PR_1_TREAT_AS_DIRECTORY, &pctx, FIX_MODE_DIR, 0, kind_name(in->i_mode, name, sizeof(name))))
+		return -1;
+	treat = w->nprobs - 1;
+	bitmap_paged_set_range(&w->inode_dir, ino, 1);
+	if (add_dir(w, ino)) {
+		worker_fail(w, "out of memory");
+		return -1;
+	}
+	first = w->nprobs;
+	if (check_kind(w, ino, in))
+		return -1;
+	uint64_t have = ext4fs_inode_blocks_raw(w->fs, in);
+	if (have && !ext4fs_inode_file_acl(w->fs, in)) {
+		pctx.num = 0;
+		pctx.num2 = have;
+		if (record(w, PR_1_BAD_I_BLOCKS, &pctx, FIX_BLOCKS, 0, NULL))
+			return -1;
+	}
+	follow_answer(w, first, treat, DEFER_IF_NO_BACK);
+	first = w->nprobs;
+	as_dir.i_mode = (uint16_t)((in->i_mode & 07777) | EXT4FS_S_IFDIR);
+	uint64_t fragmented = w->files_fragmented;
+	w->hold_ino = ino;
+	w->hold_answer = 1;
+	rc = check_blocks(w, ino, &as_dir);
+	w->hold_ino = 0;
+	if (rc)
+		return -1;
+	/* Its blocks count as non-contiguous only once it is a directory (the yes). */
+	w->probs[treat].held_frag[1] = (uint32_t)(w->files_fragmented - fragmented);
+	w->files_fragmented = fragmented;
+	follow_answer(w, first, treat, DEFER_IF_YES_BACK);
 	return 0;
 }
 
@@ -413,11 +811,16 @@ static int check_blocks(struct p1_worker *w, uint32_t ino, const struct ext4fs_i
 										       : (1ULL << 31) / g->block_size;
 	struct problem_ctx pctx = { .ino = ino };
 	uint64_t acl = ext4fs_inode_file_acl(w->fs, in);
-	int acl_valid = ext4fs_block_ptr_valid(w->fs, acl);
-	int mapped = fsck_inode_has_blocks(w->fs, in), err = 0;
+	/* Without the feature, e2fsck neither reads nor counts the block: pass 2 offers to zero the field. */
+	int acl_valid = ext4fs_has_compat(w->fs, EXT4FS_FEATURE_COMPAT_EXT_ATTR) && ext4fs_block_ptr_valid(w->fs, acl);
+	int no_map = ino == w->no_map_ino;
+	/* A symlink's map is walked by e2fsck's rule, which goes by i_blocks, not by its size. */
+	int mapped = (EXT4FS_ISLNK(in->i_mode) ? ext4fs_symlink_has_map(w->fs, in) : fsck_inode_has_blocks(w->fs, in)) &&
+		     !no_map, err = 0;
 
-	/* As e2fsck: the attribute block is looked at before the block map. */
-	if (acl_valid && record(w, PR_1_BAD_EA_BLOCK, &pctx, FIX_EA_CHECK, acl, NULL))
+	/* As e2fsck: the attribute block is looked at before the block map (once, when walked twice). */
+	int acl_first = ino != w->acl_seen_ino;
+	if (acl_valid && acl_first && record(w, PR_1_BAD_EA_BLOCK, &pctx, FIX_EA_CHECK, acl, NULL))
 		return -1;
 
 	int stopped = 0;            /* the extent walk gave up as e2fsck's does: nothing more about the blocks */
@@ -454,7 +857,7 @@ static int check_blocks(struct p1_worker *w, uint32_t ino, const struct ext4fs_i
 			bitmap_paged_set_range(&w->inode_bad, ino, 1);
 		} else {
 			/* Claimed once for all its owners after the merge; each owner counts it. */
-			if (xattr_table_add(&w->xattrs, acl, 1, ino)) {
+			if (acl_first && xattr_table_add(&w->xattrs, acl, 1, ino)) {
 				worker_fail(w, "out of memory counting extended attribute blocks");
 				return -1;
 			}
@@ -483,6 +886,8 @@ static int check_blocks(struct p1_worker *w, uint32_t ino, const struct ext4fs_i
 		}
 		return 0;
 	}
+	if (check_index_flag(w, ino, in, b.first_pblk))
+		return -1;
 	int after_no = 0;
 	if (!b.blocks && b.is_dir && !(in->i_flags & EXT4FS_INLINE_DATA_FL)) {
 		/* Cleared when answered yes; the size questions follow only a no. */
@@ -513,8 +918,13 @@ static int check_blocks(struct p1_worker *w, uint32_t ino, const struct ext4fs_i
 	/* Values kept in EA inodes are charged to the owner's i_blocks, as the kernel charges them. */
 	uint64_t ibody = w->ibody_value_blocks;
 	uint64_t have = ext4fs_inode_blocks_raw(w->fs, in), want = (b.blocks + ibody) * unit;
-	/* With an attribute block or EA-inode values, the answer is known only once their checks are answered. */
-	if ((mapped || acl || ibody) && (have != want || acl_valid || ibody)) {
+	/*
+	 * As e2fsck: every inode whose blocks are looked at gets its i_blocks
+	 * checked, devices and fast symlinks too (their count is 0), but on
+	 * the Hurd.  With an attribute block or EA-inode values, the answer is
+	 * known only once their checks are answered.
+	 */
+	if (ext4fs_sb(w->fs)->s_creator_os != EXT4FS_OS_HURD && (have != want || acl_valid || ibody)) {
 		pctx.num = want;
 		pctx.num2 = have;
 		if (record(w, PR_1_BAD_I_BLOCKS, &pctx, FIX_BLOCKS, b.blocks + ibody, NULL))
@@ -636,9 +1046,41 @@ static int check_journal_inode(struct p1_worker *w, const struct ext4fs_inode *i
 	return 0;
 }
 
+/*
+ * e2fsck's rule for the mode of a reserved inode without a role of its own
+ * (not the bad blocks, root, quota or journal inodes): the boot loader's may
+ * be anything but a directory's, the resize inode's a regular file's or 0,
+ * the others' only 0.
+ */
+static int reserved_mode_bad(const struct ext4fs_fs *fs, uint32_t ino, uint16_t mode)
+{
+	uint32_t prj = ext4fs_sb(fs)->s_prj_quota_inum;
+
+	if (ino == EXT4FS_BAD_INO || ino == EXT4FS_USR_QUOTA_INO || ino == EXT4FS_GRP_QUOTA_INO || (prj && ino == prj))
+		return 0;
+	if (ino == EXT4FS_BOOT_LOADER_INO)
+		return EXT4FS_ISDIR(mode);
+	if (ino == EXT4FS_RESIZE_INO)
+		return mode && !EXT4FS_ISREG(mode);
+	return mode != 0;
+}
+
 /* Reserved inodes below s_first_ino but the root: returns 1 when checked as an ordinary inode, 0 done, -1. */
 static int check_reserved(struct p1_worker *w, uint32_t ino, const struct ext4fs_inode *in)
 {
+	struct problem_ctx pctx = { .ino = ino };
+	struct ext4fs_inode walked = *in;
+
+	/*
+	 * A yes zeroes the mode, and e2fsck then walks the blocks of a file of
+	 * no kind: the walk here assumes that yes (after a no, e2fsck would
+	 * walk a reserved directory as a directory; e4fsck does not).
+	 */
+	if (ino != EXT4FS_JOURNAL_INO && reserved_mode_bad(w->fs, ino, in->i_mode)) {
+		if (record(w, PR_1_RESERVED_BAD_MODE, &pctx, FIX_MODE_ZERO, 0, NULL))
+			return -1;
+		walked.i_mode = 0;
+	}
 	if (ino == EXT4FS_RESIZE_INO) {
 		/* Its indirect blocks are the reserved descriptor blocks, claimed already. */
 		uint32_t dind;
@@ -652,16 +1094,52 @@ static int check_reserved(struct p1_worker *w, uint32_t ino, const struct ext4fs
 	if (ino == EXT4FS_JOURNAL_INO)
 		return check_journal_inode(w, in);
 	if (ino == EXT4FS_BAD_INO || in->i_mode || in->i_links_count)
-		return check_blocks(w, ino, in);
+		return check_blocks(w, ino, &walked);
 	return 0;
 }
+
+/*
+ * The extents flag on a file system without the feature, on an inode e2fsck
+ * checks (in use, or the bad blocks, root or journal inode) whose i_block
+ * is no extent root: e2fsck offers to clear the inode.  (When i_block is an
+ * extent root, e2fsck offers to set the feature instead, which e4fsck does
+ * not do yet: such an inode is checked as before.)
+ */
+static int extents_flag_unsupported(const struct p1_worker *w, uint32_t ino, const struct ext4fs_inode *in)
+{
+	if (!(in->i_flags & EXT4FS_EXTENTS_FL) || ext4fs_has_incompat(w->fs, EXT4FS_FEATURE_INCOMPAT_EXTENTS))
+		return 0;
+	if (!in->i_links_count && ino != EXT4FS_BAD_INO && ino != EXT4FS_ROOT_INO && ino != EXT4FS_JOURNAL_INO)
+		return 0;
+	return !ext4fs_extent_node_header_ok(in->i_block, sizeof(in->i_block));
+}
+
+/*
+ * A regular file or directory in use whose i_block is an extent root but
+ * which lacks the extents flag, on a file system with extents: e2fsck
+ * offers to set it.  (The reserved inodes e2fsck also asks this of are
+ * checked as before here.)
+ */
+static int extents_flag_missing(const struct p1_worker *w, uint32_t ino, const struct ext4fs_inode *in)
+{
+	if ((in->i_flags & EXT4FS_EXTENTS_FL) || !ext4fs_has_incompat(w->fs, EXT4FS_FEATURE_INCOMPAT_EXTENTS))
+		return 0;
+	if (!in->i_links_count || (ino < ext4fs_geom(w->fs)->first_ino && ino != EXT4FS_ROOT_INO))
+		return 0;
+	if (!EXT4FS_ISREG(in->i_mode) && !EXT4FS_ISDIR(in->i_mode))
+		return 0;
+	return ext4fs_extent_node_header_ok(in->i_block, sizeof(in->i_block));
+}
+
+static int check_inode_in_use(struct p1_worker *w, uint32_t ino, const struct ext4fs_inode *in,
+			      const unsigned char *raw, int csum_ok, int low_dtime);
+static int check_blocks_of(struct p1_worker *w, uint32_t ino, const struct ext4fs_inode *in, size_t probs_before);
 
 static int check_inode(struct p1_worker *w, uint32_t ino, const struct ext4fs_inode *in, const unsigned char *raw,
 		       int csum_ok)
 {
 	const struct ext4fs_geom *g = w->ctx->geo;
 	struct problem_ctx pctx = { .ino = ino };
-	size_t probs_before = w->nprobs;
 
 	fsck_stats_inode(&w->stats, w->fs, ino, in, w->files_fragmented);
 	int low_dtime = 0;
@@ -676,6 +1154,41 @@ static int check_inode(struct p1_worker *w, uint32_t ino, const struct ext4fs_in
 			return -1;
 		low_dtime = 1;
 	}
+	size_t flag_rec = w->nprobs;
+	int flag_unsupported = extents_flag_unsupported(w, ino, in);
+	if (flag_unsupported) {
+		/*
+		 * Kept (a no), e2fsck's walk of a map with the extents flag but no
+		 * extent root finds no blocks: none are claimed, the size and
+		 * block count questions follow from an empty map.
+		 */
+		if (record(w, PR_1_EXTENTS_SET, &pctx, FIX_CLEAR_FULLY, 0, NULL))
+			return -1;
+		w->no_map_ino = ino;
+	}
+	if (!flag_unsupported && extents_flag_missing(w, ino, in)) {
+		if (record(w, PR_1_UNSET_EXTENT_FL, &pctx, FIX_EXTENTS_FL, 0, NULL))
+			return -1;
+		w->unset_ino = ino;
+		w->unset_rec = w->nprobs - 1;
+	}
+	int rc = check_inode_in_use(w, ino, in, raw, csum_ok, low_dtime);
+	w->no_map_ino = 0;
+	w->unset_ino = 0;
+	/* A yes to that question cleared the inode: e2fsck asks nothing more about it. */
+	for (size_t i = flag_rec + 1; flag_unsupported && i < w->nprobs; i++)
+		w->probs[i].q.rules |= DEFER_NOT_CLEARED;
+	return rc;
+}
+
+/* The rest of check_inode(): the inode's role, its kind and its blocks.  0 or -1. */
+static int check_inode_in_use(struct p1_worker *w, uint32_t ino, const struct ext4fs_inode *in,
+			      const unsigned char *raw, int csum_ok, int low_dtime)
+{
+	const struct ext4fs_geom *g = w->ctx->geo;
+	struct problem_ctx pctx = { .ino = ino };
+	size_t probs_before = w->nprobs;
+
 	if (ino == EXT4FS_ROOT_INO) {
 		int rc = check_root(w, in);
 		if (rc <= 0)
@@ -708,8 +1221,10 @@ static int check_inode(struct p1_worker *w, uint32_t ino, const struct ext4fs_in
 			return -1;
 		w->probs[w->nprobs - 1].q.rules |= low_dtime ? DEFER_AFTER_NO : 0;
 	}
-	if (!valid_type(in->i_mode))
+	if (fields_to_zero(w->fs, in))
 		bitmap_paged_set_range(&w->inode_bad, ino, 1);
+	if (check_imagic(w, ino, in))
+		return -1;
 	if (EXT4FS_ISDIR(in->i_mode)) {
 		bitmap_paged_set_range(&w->inode_dir, ino, 1);
 		if (add_dir(w, ino)) {
@@ -726,6 +1241,62 @@ static int check_inode(struct p1_worker *w, uint32_t ino, const struct ext4fs_in
 		worker_fail(w, "out of memory checking in-inode extended attributes");
 		return -1;
 	}
+	if (ino != EXT4FS_ROOT_INO && looks_like_dir(w, ino, in)) {
+		if (check_really_dir(w, ino, in))
+			return -1;
+	} else {
+		if (check_kind(w, ino, in))
+			return -1;
+		if (check_blocks_of(w, ino, in, probs_before))
+			return -1;
+	}
+	/* A bad checksum: asked last, and only when no repair rewrote the inode (see answer_problems). */
+	if (!csum_ok && g->has_metadata_csum && record(w, PR_1_INODE_ONLY_CSUM_INVALID, &pctx, FIX_CSUM, 0, NULL))
+		return -1;
+	return 0;
+}
+
+/*
+ * The blocks of an inode asked about a missing extents flag: walked both
+ * ways, as e2fsck walks them after each answer, a block map for a no, an
+ * extent tree for a yes.  Each walk's claims wait for its answer, and its
+ * questions are asked only after it (the attribute block is looked at once).
+ * 0 or -1.
+ */
+static int check_blocks_both_ways(struct p1_worker *w, uint32_t ino, const struct ext4fs_inode *in)
+{
+	struct ext4fs_inode as_tree = *in;
+	size_t q = w->unset_rec, first;
+	uint64_t fragmented = w->files_fragmented;
+	int rc;
+
+	w->hold_ino = ino;
+	w->hold_answer = 0;
+	first = w->nprobs;
+	rc = check_blocks(w, ino, in);
+	follow_answer(w, first, q, DEFER_IF_NO_BACK);
+	w->probs[q].held_frag[0] = (uint32_t)(w->files_fragmented - fragmented);
+	w->files_fragmented = fragmented;
+	if (!rc) {
+		as_tree.i_flags |= EXT4FS_EXTENTS_FL;
+		w->acl_seen_ino = ino;
+		w->hold_answer = 1;
+		first = w->nprobs;
+		rc = check_blocks(w, ino, &as_tree);
+		follow_answer(w, first, q, DEFER_IF_YES_BACK);
+		w->probs[q].held_frag[1] = (uint32_t)(w->files_fragmented - fragmented);
+		w->files_fragmented = fragmented;
+	}
+	w->hold_ino = 0;
+	w->acl_seen_ino = 0;
+	return rc;
+}
+
+/* The blocks of an inode in use, but the root's when it is no directory.  0 or -1. */
+static int check_blocks_of(struct p1_worker *w, uint32_t ino, const struct ext4fs_inode *in, size_t probs_before)
+{
+	if (ino == w->unset_ino)
+		return check_blocks_both_ways(w, ino, in);
 	if (ino == EXT4FS_ROOT_INO && !EXT4FS_ISDIR(in->i_mode)) {
 		/*
 		 * A yes clears it and its blocks were never the root's to claim; after a
@@ -735,12 +1306,7 @@ static int check_inode(struct p1_worker *w, uint32_t ino, const struct ext4fs_in
 			w->probs[i].q.rules |= DEFER_NOT_CLEARED;
 		return 0;
 	}
-	if (check_blocks(w, ino, in))
-		return -1;
-	/* A bad checksum: asked last, and only when no repair rewrote the inode (see answer_problems). */
-	if (!csum_ok && g->has_metadata_csum && record(w, PR_1_INODE_ONLY_CSUM_INVALID, &pctx, FIX_CSUM, 0, NULL))
-		return -1;
-	return 0;
+	return check_blocks(w, ino, in);
 }
 
 static void *worker_run(void *arg)
@@ -823,6 +1389,7 @@ static void worker_free(struct p1_worker *w)
 	xattr_table_free(&w->xattrs);
 	xattr_table_free(&w->ea_inode_refs);
 	free(w->probs);
+	free(w->held);
 	if (w->own_fs)
 		ext4fs_close(w->fs);
 }
@@ -1079,6 +1646,7 @@ static int answer_collapse(struct e4fsck *ctx, uint32_t ino, struct p1_problem *
 /* The answering thread's state for the inode whose problems are being answered (answer_problems()). */
 struct p1_answer {
 	struct e4fsck *ctx;
+	const struct p1_worker *w;  /* whose records these are */
 	struct ext4fs_inode in;     /* read at the first repair that needs it, written at the inode's end */
 	int have_inode;
 	int changed;                /* in changed */
@@ -1096,9 +1664,11 @@ static void answer_begin(void *arg, const struct deferred_inode *st)
 {
 	struct p1_answer *a = arg;
 	struct e4fsck *ctx = a->ctx;
+	const struct p1_worker *w = a->w;
 
 	memset(a, 0, sizeof(*a));
 	a->ctx = ctx;
+	a->w = w;
 	a->dir_next = UINT64_MAX;
 }
 
@@ -1155,6 +1725,14 @@ static int answer_prepare(void *arg, struct deferred_inode *st, struct deferred 
 		a->changed |= r;
 		return DEFER_DONE;
 	}
+	if (p->q.code == PR_1_RESERVED_BAD_MODE) {
+		/* Named as e2fsck names reserved inodes ("<Reserved inode 9>"); only this thread may look paths up. */
+		char *path = fsck_path(ctx, 0, ino);
+		snprintf(p->detail, sizeof(p->detail), "%s", path ? path : "???");
+		free(path);
+		p->q.pctx.path = p->detail;
+		return DEFER_ASK;
+	}
 	if (p->detail[0])
 		p->q.pctx.str = p->detail;
 	return DEFER_ASK;
@@ -1192,6 +1770,29 @@ static int answer_judge(void *arg, struct deferred_inode *st, struct deferred *d
 	return 1;
 }
 
+/*
+ * The blocks of ino its walk assuming answer held back: claimed, and a
+ * directory's listed for pass 2, now that the answer is given; the files
+ * that walk found non-contiguous count.  0, or -1 after fsck_fatal().
+ */
+static int claim_held(struct p1_answer *a, uint32_t ino, int answer, const struct p1_problem *p)
+{
+	for (size_t i = 0; i < a->w->nheld; i++) {
+		const struct held_run *h = &a->w->held[i];
+		if (h->ino != ino || h->answer != answer)
+			continue;
+		int err = h->dir ? 0 : claim_in(&a->ctx->block_found, &a->ctx->block_dup, h->blk, h->n);
+		for (uint64_t k = 0; h->dir && !err && k < h->n; k++)
+			err = fsck_add_dir_block(a->ctx, ino, (uint32_t)(h->lblk + k), h->blk + k);
+		if (err) {
+			fsck_fatal(a->ctx, "out of memory in pass 1");
+			return -1;
+		}
+	}
+	a->ctx->files_fragmented += p->held_frag[answer];
+	return 0;
+}
+
 /* The repair of a question answered (yes or, for a few, no). */
 static int answer_repair(void *arg, struct deferred_inode *st, struct deferred *d, int yes)
 {
@@ -1214,6 +1815,13 @@ static int answer_repair(void *arg, struct deferred_inode *st, struct deferred *
 			problem_latch_quiet(ctx, PR_1_INODE_BLOCK_LATCH);
 		}
 		return 0;
+	}
+	if (p->fix == FIX_MODE_DIR || p->fix == FIX_EXTENTS_FL) {
+		if (claim_held(a, ino, yes, p))
+			return -1;
+		/* Not a directory after all: pass 2 drops it (drop_cleared_dirs()). */
+		if (p->fix == FIX_MODE_DIR && !yes)
+			bitmap_paged_clear_range(&ctx->inode_dir, ino, 1);
 	}
 	if (!yes || p->fix == FIX_NONE || !ino)
 		return 0;
@@ -1278,6 +1886,27 @@ static int answer_repair(void *arg, struct deferred_inode *st, struct deferred *
 			break;
 		case FIX_MODE_REGULAR:
 			a->in.i_mode = EXT4FS_S_IFREG;
+			break;
+		case FIX_CLEAR_FULLY:
+			/* As e2fsck: a reserved inode also loses its map, the bad blocks inode stays in use. */
+			fsck_clear_inode(ctx, ino, &a->in);
+			if (ino < ctx->geo->first_ino)
+				memset(a->in.i_block, 0, sizeof(a->in.i_block));
+			if (ino == EXT4FS_BAD_INO)
+				bitmap_paged_set_range(&ctx->inode_used, ino, 1);
+			st->cleared = 1;
+			break;
+		case FIX_EXTENTS_FL:
+			a->in.i_flags |= EXT4FS_EXTENTS_FL;
+			break;
+		case FIX_MODE_DIR:
+			a->in.i_mode = (uint16_t)((a->in.i_mode & 07777) | EXT4FS_S_IFDIR);
+			break;
+		case FIX_MODE_ZERO:
+			a->in.i_mode = 0;
+			break;
+		case FIX_FLAGS_CLEAR:
+			a->in.i_flags &= ~(uint32_t)p->value;
 			break;
 		case FIX_CLEAR_ROOT:
 			/* As e2fsck does for reserved inodes: a map left behind would be walked again. */
@@ -1358,7 +1987,7 @@ static int answer_problems(struct e4fsck *ctx, struct p1_worker *w)
 {
 	static const struct deferred_ops ops = { answer_begin, answer_prepare, answer_judge, answer_repair,
 						 answer_end };
-	struct p1_answer a = { .ctx = ctx };
+	struct p1_answer a = { .ctx = ctx, .w = w };
 
 	return deferred_replay(ctx, w->probs, w->nprobs, sizeof(*w->probs), &ops, &a);
 }

@@ -10,8 +10,11 @@
  *    the rest of the block);
  *  - '.' first and '..' second in block 0, and nowhere else;
  *  - the inode an entry names: a legal number, in use, not the root or
- *    the directory itself, not damaged (pass 1's inode_bad with an invalid
- *    mode), not skipped by the scan (uninit groups), named by only one
+ *    the directory itself, not damaged (pass 1's inode_bad: an invalid
+ *    mode, a device, fifo, socket or symlink that does not look like one,
+ *    fields e2fsck wants zero; asked about here, where its path is known,
+ *    as e2fsck's e2fsck_process_bad_inode() asks), not skipped by the scan
+ *    (uninit groups), named by only one
  *    entry if it is a directory; the name (no '/' or NUL, not empty, not
  *    twice in the block); the file type against the inode's mode;
  *  - metadata_csum: the leaf tail and the htree index tails;
@@ -56,6 +59,7 @@
 #include "ext4fs/dir.h"
 #include "ext4fs/dxhash.h"
 #include "ext4fs/errors.h"
+#include "ext4fs/file.h"
 #include "ext4fs/htree.h"
 #include "ext4fs/super.h"
 #include "dirs.h"
@@ -759,48 +763,191 @@ static int valid_mode_type(uint16_t mode)
 	return 0;
 }
 
-/* An entry naming an inode pass 1 found damaged: 1 when the entry was cleared. */
+/*
+ * What is wrong with the kind of inode ino is, by e2fsck's rules (the mode,
+ * then the device, fifo, socket or symlink rules), as a problem code; 0
+ * when nothing is.
+ */
+static uint32_t bad_kind(struct pass2 *p, uint32_t ino, const struct ext4fs_inode *in)
+{
+	if (!valid_mode_type(in->i_mode))
+		return PR_2_BAD_MODE;
+	switch (in->i_mode & EXT4FS_S_IFMT) {
+	case EXT4FS_S_IFCHR: return ext4fs_inode_special_ok(in) ? 0 : PR_2_BAD_CHAR_DEV;
+	case EXT4FS_S_IFBLK: return ext4fs_inode_special_ok(in) ? 0 : PR_2_BAD_BLOCK_DEV;
+	case EXT4FS_S_IFIFO: return ext4fs_inode_special_ok(in) ? 0 : PR_2_BAD_FIFO;
+	case EXT4FS_S_IFSOCK: return ext4fs_inode_special_ok(in) ? 0 : PR_2_BAD_SOCKET;
+	case EXT4FS_S_IFLNK: return ext4fs_symlink_ok(p->fs, ino, in) ? 0 : PR_2_INVALID_SYMLINK;
+	}
+	return 0;
+}
+
+/*
+ * A symlink whose i_block e2fsck does not read as a map (ext4fs_symlink_has_map())
+ * but the library's release would: its i_block is zeroed first, so that
+ * nothing is freed for it.  0, or -1 (reported).
+ */
+static int forget_map(struct pass2 *p, uint32_t ino)
+{
+	struct problem_ctx pc = { .ino = ino };
+	struct ext4fs_inode in;
+	int err = ext4fs_inode_read(p->fs, ino, &in);
+
+	if (!err) {
+		memset(in.i_block, 0, sizeof(in.i_block));
+		in.i_flags &= ~(uint32_t)EXT4FS_EXTENTS_FL;
+		err = ext4fs_inode_write(p->fs, ino, &in);
+	}
+	if (err) {
+		pc.errcode = err;
+		fix_problem(p->ctx, PR_2_DEALLOC_INODE, &pc);
+		return -1;
+	}
+	return 0;
+}
+
+/* One of the inode's fields that should be zero, asked about as e2fsck asks ("i_faddr for inode ..."). */
+struct zero_field {
+	uint32_t code;
+	uint64_t value;
+	int counts;                 /* a no leaves the inode damaged (e2fsck's not_fixed; i_blocks_hi does not count) */
+};
+
+/* Ask about one field (the inode changes, not the block); 1 when it is to be zeroed.  *unfixed counts the ones left. */
+static int ask_zero(struct block_ctx *b, struct problem_ctx *pc, const struct zero_field *f, int *unfixed)
+{
+	pc->num = f->value;
+	if (say(b, f->code, pc))
+		return 1;
+	if (f->counts)
+		(*unfixed)++;
+	return 0;
+}
+
+/*
+ * The fields e2fsck wants zero, in its order: i_faddr, the Hurd's i_frag
+ * and i_fsize, i_blocks_hi without huge_file, i_file_acl_hi without 64bit,
+ * an attribute block outside the file system, i_size_high of a directory
+ * without largedir.  Each yes zeroes the field in *in; returns 1 when one did.
+ */
+static int zero_fields(struct block_ctx *b, struct problem_ctx *pc, struct ext4fs_inode *in, int *unfixed)
+{
+	struct pass2 *p = b->p;
+	uint32_t os = ext4fs_sb(p->fs)->s_creator_os;
+	int changed = 0;
+
+	if (in->i_faddr) {
+		struct zero_field f = { PR_2_FADDR_ZERO, in->i_faddr, 1 };
+		if (ask_zero(b, pc, &f, unfixed)) {
+			in->i_faddr = 0;
+			changed = 1;
+		}
+	}
+	if (os == EXT4FS_OS_HURD) {
+		/* The Hurd keeps i_frag and i_fsize where Linux keeps i_blocks_hi. */
+		struct zero_field frag = { PR_2_FRAG_ZERO, in->i_blocks_high & 0xff, 1 };
+		struct zero_field fsize = { PR_2_FSIZE_ZERO, in->i_blocks_high >> 8, 1 };
+		if (frag.value && ask_zero(b, pc, &frag, unfixed)) {
+			in->i_blocks_high &= 0xff00;
+			changed = 1;
+		}
+		if (fsize.value && ask_zero(b, pc, &fsize, unfixed)) {
+			in->i_blocks_high &= 0x00ff;
+			changed = 1;
+		}
+	}
+	if (os == EXT4FS_OS_LINUX && in->i_blocks_high &&
+	    !ext4fs_has_ro_compat(p->fs, EXT4FS_FEATURE_RO_COMPAT_HUGE_FILE)) {
+		struct zero_field f = { PR_2_BLOCKS_HI_ZERO, in->i_blocks_high, 0 };
+		if (ask_zero(b, pc, &f, unfixed)) {
+			in->i_blocks_high = 0;
+			changed = 1;
+		}
+	}
+	if (os == EXT4FS_OS_LINUX && in->i_file_acl_high && !p->ctx->geo->is_64bit) {
+		struct zero_field f = { PR_2_FILE_ACL_HI_ZERO, in->i_file_acl_high, 1 };
+		if (ask_zero(b, pc, &f, unfixed)) {
+			in->i_file_acl_high = 0;
+			changed = 1;
+		}
+	}
+	uint64_t acl = ext4fs_inode_file_acl(p->fs, in);
+	if (acl && !ext4fs_block_ptr_valid(p->fs, acl)) {
+		struct zero_field f = { PR_2_FILE_ACL_BAD, acl, 1 };
+		if (ask_zero(b, pc, &f, unfixed)) {
+			in->i_file_acl_lo = 0;
+			in->i_file_acl_high = p->ctx->geo->is_64bit ? 0 : in->i_file_acl_high;
+			changed = 1;
+		}
+	}
+	if (in->i_size_high && EXT4FS_ISDIR(in->i_mode) && !p->largedir) {
+		struct zero_field f = { PR_2_DIR_ACL_ZERO, in->i_size_high, 1 };
+		if (ask_zero(b, pc, &f, unfixed)) {
+			in->i_size_high = 0;
+			changed = 1;
+		}
+	}
+	return changed;
+}
+
+/*
+ * An entry naming an inode pass 1 found damaged: e2fsck's questions about it,
+ * in e2fsck's order, on the inode as it is now.  A wrong kind (mode, device,
+ * symlink) clears the inode and the entry; fields that should be zero are
+ * zeroed one by one.  When nothing is left wrong, the inode is no longer
+ * damaged; else every entry naming it asks again.  Returns 1 when the entry
+ * was cleared.
+ */
 static int check_bad_inode(struct block_ctx *b, unsigned char *de, uint32_t ino)
 {
 	struct pass2 *p = b->p;
 	struct problem_ctx pc = { 0 };
 	struct ext4fs_inode in;
 	char mode[16];
-	int yes;
+	int changed = 0, unfixed = 0;
+	uint32_t code;
 
 	if (ext4fs_inode_read(p->fs, ino, &in))
 		return 0;
 	pc.ino = ino;
 	pc.dir = b->di->ino;
-	if (valid_mode_type(in.i_mode)) {
-		uint64_t acl = ext4fs_inode_file_acl(p->fs, &in);
-		if (!acl || ext4fs_block_ptr_valid(p->fs, acl))
-			return 0;
-		pc.num = acl;
-		pc.path = fsck_path(p->ctx, b->di->ino, ino);
-		yes = ask(b, PR_2_FILE_ACL_BAD, &pc);
-		free((char *)pc.path);
-		if (yes) {
-			in.i_file_acl_lo = 0;
-			in.i_file_acl_high = 0;
-			if (ext4fs_inode_write(p->fs, ino, &in) == 0)
-				p->ctx->fs_changed = 1;
-			/* Fixed: the inode is no longer damaged (unfixed, every entry naming it asks again). */
-			bitmap_paged_clear_range(&p->ctx->inode_bad, ino, 1);
-		}
-		return 0;
-	}
-	snprintf(mode, sizeof(mode), "0%o", in.i_mode);
-	pc.str = mode;
 	pc.path = fsck_path(p->ctx, b->di->ino, ino);
-	yes = ask(b, PR_2_BAD_MODE, &pc);
+	uint64_t acl = ext4fs_inode_file_acl(p->fs, &in);
+	if (acl && !ext4fs_has_compat(p->fs, EXT4FS_FEATURE_COMPAT_EXT_ATTR)) {
+		struct zero_field f = { PR_2_FILE_ACL_ZERO, acl, 1 };
+		if (ask_zero(b, &pc, &f, &unfixed)) {
+			in.i_file_acl_lo = 0;
+			in.i_file_acl_high = p->ctx->geo->is_64bit ? 0 : in.i_file_acl_high;
+			changed = 1;
+		}
+	}
+	code = bad_kind(p, ino, &in);
+	if (code) {
+		snprintf(mode, sizeof(mode), "0%o", in.i_mode);
+		pc.str = mode;
+		pc.num = 0;
+		if (ask(b, code, &pc)) {
+			free((char *)pc.path);
+			/* As e2fsck: the inode is deallocated as it is on the disk, its map only if e2fsck would walk it. */
+			if (code == PR_2_INVALID_SYMLINK && !ext4fs_symlink_has_map(p->fs, &in) && forget_map(p, ino))
+				return 0;
+			if (fsck_release_inode(p->ctx, ino) == 0)
+				forget_path(p);
+			ext4fs_dirent_inode_set(de, 0);
+			return 1;
+		}
+		unfixed++;
+		pc.str = NULL;
+	}
+	changed |= zero_fields(b, &pc, &in, &unfixed);
 	free((char *)pc.path);
-	if (!yes)
-		return 0;
-	if (fsck_release_inode(p->ctx, ino) == 0)
-		forget_path(p);
-	ext4fs_dirent_inode_set(de, 0);
-	return 1;
+	if (changed) {
+		if (ext4fs_inode_write(p->fs, ino, &in) == 0)
+			p->ctx->fs_changed = 1;
+	}
+	if (!unfixed)
+		bitmap_paged_clear_range(&p->ctx->inode_bad, ino, 1);
+	return 0;
 }
 
 /* The file type an entry naming ino should carry. */
@@ -911,7 +1058,7 @@ static int check_entry(struct block_ctx *b, unsigned char *de, uint32_t off, int
 		if (code == PR_2_BAD_INO)
 			return 0;
 	}
-	if (bitmap_paged_test(&ctx->inode_bad, ino) && check_bad_inode(b, de, ino))
+	if (bitmap_paged_test(&ctx->inode_bad, ino) && (check_bad_inode(b, de, ino) || ctx->aborted))
 		return 0;
 	if (!bitmap_paged_test(&ctx->inode_used, ino)) {
 		struct ext4fs_inode in;

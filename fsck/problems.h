@@ -77,6 +77,7 @@
 #define PR_1_ROOT_DTIME                0x010002
 #define PR_1_ORPHAN_FILE_BAD_MODE      0x01008F
 #define PR_1_ORPHAN_FILE_NOT_CLEAR     0x010090
+#define PR_1_RESERVED_BAD_MODE         0x010003
 #define PR_1_ZERO_DTIME                0x010004
 #define PR_1_SET_DTIME                 0x010005
 #define PR_1_LOW_DTIME                 0x010036
@@ -87,6 +88,14 @@
 #define PR_1_INODE_BLOCK_LATCH         0x010010
 #define PR_1_TOO_MANY_BAD_BLOCKS       0x010011
 #define PR_1_SUPPRESS_MESSAGES         0x01002D
+#define PR_1_SET_IMAGIC                0x01002F
+#define PR_1_SET_IMMUTABLE             0x010030
+#define PR_1_SET_NONZSIZE              0x010032
+#define PR_1_TREAT_AS_DIRECTORY        0x010055
+#define PR_1_EXTENTS_SET               0x01005A
+#define PR_1_UNSET_EXTENT_FL           0x01005C
+#define PR_1_FAST_SYMLINK_EXTENT_FL    0x01005D
+#define PR_1_SPECIAL_EXTENTS_IDATA     0x010076
 #define PR_1_INODE_TOOBIG              0x010043
 #define PR_1_TOOBIG_DIR                0x010044
 #define PR_1_TOOBIG_DIR_MAPPED         0x01E004

@@ -12,6 +12,7 @@
 
 /* htree roots (e2fsck's pass 1 codes) */
 #define PR_1_HTREE_SET                   0x010047
+#define PR_1_HTREE_NODIR                 0x010048
 #define PR_1_HTREE_BADROOT               0x010049
 #define PR_1_HTREE_HASHV                 0x01004A
 #define PR_1_HTREE_INCOMPAT              0x01004B
@@ -29,22 +30,34 @@
 #define PR_2_MISSING_DOT_DOT             0x02000A
 #define PR_2_1ST_NOT_DOT                 0x02000B
 #define PR_2_2ND_NOT_DOT_DOT             0x02000C
+#define PR_2_FADDR_ZERO                  0x02000D
+#define PR_2_FILE_ACL_ZERO               0x02000E
+#define PR_2_DIR_ACL_ZERO                0x02000F   /* e2fsck 1.47: PR_2_DIR_SIZE_HIGH_ZERO */
+#define PR_2_FRAG_ZERO                   0x020010
+#define PR_2_FSIZE_ZERO                  0x020011
 #define PR_2_BAD_MODE                    0x020012
 #define PR_2_FILE_ACL_BAD                0x020032
 #define PR_2_DIR_CORRUPTED               0x020013
+#define PR_2_FILENAME_LONG               0x020014
 #define PR_2_DIRECTORY_HOLE              0x020015
 #define PR_2_DOT_NULL_TERM               0x020016
 #define PR_2_DOT_DOT_NULL_TERM           0x020017
+#define PR_2_BAD_CHAR_DEV                0x020018
+#define PR_2_BAD_BLOCK_DEV               0x020019
 #define PR_2_DUP_DOT                     0x02001A
 #define PR_2_DUP_DOT_DOT                 0x02001B
+#define PR_2_FINAL_RECLEN                0x02001D
 #define PR_2_READ_DIRBLOCK               0x020020
 #define PR_2_WRITE_DIRBLOCK              0x020021
 #define PR_2_DEALLOC_INODE               0x020023
 #define PR_2_SPLIT_DOT                   0x020024
+#define PR_2_BAD_FIFO                    0x020025
+#define PR_2_BAD_SOCKET                  0x020026
 #define PR_2_SET_FILETYPE                0x020027
 #define PR_2_BAD_FILETYPE                0x020028
 #define PR_2_CLEAR_FILETYPE              0x020029
 #define PR_2_NULL_NAME                   0x020030
+#define PR_2_INVALID_SYMLINK             0x020031
 #define PR_2_HTREE_NOTREF                0x020034
 #define PR_2_HTREE_DUPREF                0x020035
 #define PR_2_HTREE_MIN_HASH              0x020036
@@ -58,8 +71,10 @@
 #define PR_2_DUPLICATE_DIRENT            0x020041
 #define PR_2_NON_UNIQUE_FILE             0x020042
 #define PR_2_REPORT_DUP_DIRENT           0x020043
+#define PR_2_BLOCKS_HI_ZERO              0x020044
 #define PR_2_INOREF_BG_INO_UNINIT        0x020046
 #define PR_2_INOREF_IN_UNUSED            0x020047
+#define PR_2_FILE_ACL_HI_ZERO            0x020048   /* e2fsck 1.47: PR_2_I_FILE_ACL_HI_ZERO */
 #define PR_2_HTREE_ROOT_CSUM_INVALID     0x020049
 #define PR_2_HTREE_NODE_CSUM_INVALID     0x02004A
 #define PR_2_LEAF_NODE_MISSING_CSUM      0x02004C

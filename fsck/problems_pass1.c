@@ -16,6 +16,9 @@ static const struct problem rows[] = {
 	  "Orphan file inode %i is not in use, but contains data.  ", PROMPT_CLEAR, PF_PREEN_OK },
 	{ PR_1_ROOT_DTIME, "PR_1_ROOT_DTIME", "Root inode has dtime set (probably due to old mke2fs).  ",
 	  PROMPT_FIX, PF_PREEN_OK },
+	/* A reserved inode (below s_first_ino) with a mode it may not have: "Clear" zeroes the mode; %p its name. */
+	{ PR_1_RESERVED_BAD_MODE, "PR_1_RESERVED_BAD_MODE", "Reserved inode %i (%p) has invalid mode.  ", PROMPT_CLEAR,
+	  PF_PREEN_OK },
 	{ PR_1_ZERO_DTIME, "PR_1_ZERO_DTIME", "Deleted inode %i has zero dtime.  ", PROMPT_FIX, PF_PREEN_OK },
 	{ PR_1_LOW_DTIME, "PR_1_LOW_DTIME", "Inode %i was part of the orphaned inode list.  ", PROMPT_FIX,
 	  PF_PREEN_OK },
@@ -34,6 +37,28 @@ static const struct problem rows[] = {
 	  PROMPT_CLEAR_INODE, PF_NOT_AN_ERROR },
 	/* No message of its own: only e2fsck's "Suppress messages? " question. */
 	{ PR_1_SUPPRESS_MESSAGES, "PR_1_SUPPRESS_MESSAGES", "", PROMPT_SUPPRESS, PF_NOT_AN_ERROR },
+	/* Flags and sizes that do not fit the inode's kind: a yes clears the flags (the size). */
+	{ PR_1_SET_IMAGIC, "PR_1_SET_IMAGIC", "Inode %i has imagic flag set.  ", PROMPT_CLEAR, 0 },
+	/* Preen leaves these as they are ("IGNORED"), and a no leaves nothing e2fsck counts as an error. */
+	{ PR_1_SET_IMMUTABLE, "PR_1_SET_IMMUTABLE",
+	  "Special (device/socket/fifo/symlink) file (inode %i) has immutable\nor append-only flag set.  ", PROMPT_CLEAR,
+	  PF_PREEN_NO | PF_NOT_AN_ERROR },
+	{ PR_1_SPECIAL_EXTENTS_IDATA, "PR_1_SPECIAL_EXTENTS_IDATA",
+	  "Special (device/socket/fifo) file (inode %i) has extents\nor inline-data flag set.  ", PROMPT_CLEAR,
+	  PF_PREEN_NO | PF_NOT_AN_ERROR },
+	{ PR_1_SET_NONZSIZE, "PR_1_SET_NONZSIZE", "Special (device/socket/fifo) inode %i has non-zero size.  ", PROMPT_FIX,
+	  PF_PREEN_OK },
+	{ PR_1_FAST_SYMLINK_EXTENT_FL, "PR_1_FAST_SYMLINK_EXTENT_FL", "Fast symlink %i has EXTENT_FL set.  ", PROMPT_CLEAR,
+	  0 },
+	/* %s: the kind its mode says ("character device"...); a yes makes it a directory. */
+	{ PR_1_TREAT_AS_DIRECTORY, "PR_1_TREAT_AS_DIRECTORY",
+	  "Inode %i is a %s but it looks like it is really a directory.\n", PROMPT_FIX, 0 },
+	/* A yes clears the inode; a no keeps it, with a map e2fsck finds empty (pass1.c). */
+	{ PR_1_EXTENTS_SET, "PR_1_EXTENTS_SET",
+	  "Inode %i has EXTENTS_FL flag set on filesystem without extents support.\n", PROMPT_CLEAR, 0 },
+	/* A yes gives it the flag; its map is then walked as an extent tree, after a no as a block map. */
+	{ PR_1_UNSET_EXTENT_FL, "PR_1_UNSET_EXTENT_FL", "Inode %i missing EXTENT_FL, but is in extents format\n",
+	  PROMPT_FIX, PF_PREEN_OK },
 	{ PR_1_INODE_TOOBIG, "PR_1_INODE_TOOBIG", "Inode %i is too big.  ", PROMPT_TRUNCATE, 0 },
 	{ PR_1_TOOBIG_DIR, "PR_1_TOOBIG_DIR", "Block #%N (%b) causes directory to be too big.  ", PROMPT_CLEAR, 0 },
 	{ PR_1_TOOBIG_DIR_MAPPED, "PR_1_TOOBIG_DIR_MAPPED", "Block #%N (%b) causes directory to be too big.  ",
@@ -86,7 +111,8 @@ static const struct problem rows[] = {
 	  "Failed to iterate extents in inode %i\n\t(op %s, blk %b, lblk %c): %m\n", PROMPT_CLEAR_INODE, 0 },
 	{ PR_1_BLOCK_ITERATE, "PR_1_BLOCK_ITERATE", "Error while iterating over blocks in inode %i: %m\n",
 	  PROMPT_NONE, PF_FATAL },
-	{ PR_1_ZERO_LENGTH_DIR, "PR_1_ZERO_LENGTH_DIR", "Inode %i is a zero-length directory.  ", PROMPT_CLEAR, 0 },
+	{ PR_1_ZERO_LENGTH_DIR, "PR_1_ZERO_LENGTH_DIR", "Inode %i is a zero-length directory.  ", PROMPT_CLEAR,
+	  PF_PREEN_OK },
 	{ PR_1_MISSING_EXTENT_HEADER, "PR_1_MISSING_EXTENT_HEADER", "Inode %i has corrupt extent header.  ",
 	  PROMPT_CLEAR_INODE, 0 },
 	{ PR_1_EXTENT_BAD_START_BLK, "PR_1_EXTENT_BAD_START_BLK",

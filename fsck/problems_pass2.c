@@ -10,12 +10,16 @@
 
 #define ENTRY "Entry '%n' in %p (%i)"
 #define HTREE "Problem in HTREE directory inode %d"
+#define FOR_INODE "for inode %i (%p) is"
 
 static const struct problem rows[] = {
 	/* htree roots: e2fsck checks these in its pass 1 */
 	{ PR_1_HTREE_SET, "PR_1_HTREE_SET",
 	  "Inode %i has INDEX_FL flag set on filesystem without htree support.\n", PROMPT_CLEAR_HTREE,
 	  PF_PREEN_OK },
+	/* A file that is no directory: asked in pass 1, which meets such files (pass1.c). */
+	{ PR_1_HTREE_NODIR, "PR_1_HTREE_NODIR", "Inode %i has INDEX_FL flag set but is not a directory.\n",
+	  PROMPT_CLEAR_HTREE, PF_PREEN_OK },
 	{ PR_1_HTREE_BADROOT, "PR_1_HTREE_BADROOT", "HTREE directory inode %i has an invalid root node.\n",
 	  PROMPT_CLEAR_HTREE, PF_PREEN_OK },
 	{ PR_1_HTREE_HASHV, "PR_1_HTREE_HASHV",
@@ -44,12 +48,44 @@ static const struct problem rows[] = {
 	  "First entry '%n' (inode=%j) in directory inode %i (%p) should be '.'\n", PROMPT_FIX, 0 },
 	{ PR_2_2ND_NOT_DOT_DOT, "PR_2_2ND_NOT_DOT_DOT",
 	  "Second entry '%n' (inode=%j) in directory inode %i should be '..'\n", PROMPT_FIX, 0 },
+	/*
+	 * e2fsck's questions about an inode pass 1 found damaged, asked at each
+	 * entry naming it: %i the inode, %p its path, %N the field's value.
+	 */
+	{ PR_2_FADDR_ZERO, "PR_2_FADDR_ZERO", "i_faddr " FOR_INODE " %N, should be zero.\n", PROMPT_CLEAR, 0 },
+	{ PR_2_FILE_ACL_ZERO, "PR_2_FILE_ACL_ZERO", "i_file_acl " FOR_INODE " %N, should be zero.\n", PROMPT_CLEAR,
+	  0 },
+	{ PR_2_DIR_ACL_ZERO, "PR_2_DIR_ACL_ZERO", "i_size_high " FOR_INODE " %N, should be zero.\n", PROMPT_CLEAR,
+	  0 },
+	/* The Hurd's fields: e4fsck checks them as e2fsck does, on file systems the Hurd created. */
+	{ PR_2_FRAG_ZERO, "PR_2_FRAG_ZERO", "i_frag " FOR_INODE " %N, should be zero.\n", PROMPT_CLEAR, 0 },
+	{ PR_2_FSIZE_ZERO, "PR_2_FSIZE_ZERO", "i_fsize " FOR_INODE " %N, should be zero.\n", PROMPT_CLEAR, 0 },
+	{ PR_2_BLOCKS_HI_ZERO, "PR_2_BLOCKS_HI_ZERO", "i_blocks_hi " FOR_INODE " %N, should be zero.\n",
+	  PROMPT_CLEAR, 0 },
+	{ PR_2_FILE_ACL_HI_ZERO, "PR_2_FILE_ACL_HI_ZERO", "i_file_acl_hi " FOR_INODE " %N, should be zero.\n",
+	  PROMPT_CLEAR, PF_PREEN_OK },
+	/* A yes clears the inode and the entry. */
+	{ PR_2_BAD_CHAR_DEV, "PR_2_BAD_CHAR_DEV", "Inode %i (%p) is an illegal character device.\n", PROMPT_CLEAR,
+	  0 },
+	{ PR_2_BAD_BLOCK_DEV, "PR_2_BAD_BLOCK_DEV", "Inode %i (%p) is an illegal block device.\n", PROMPT_CLEAR, 0 },
+	{ PR_2_BAD_FIFO, "PR_2_BAD_FIFO", "Inode %i (%p) is an illegal FIFO.\n", PROMPT_CLEAR, 0 },
+	{ PR_2_BAD_SOCKET, "PR_2_BAD_SOCKET", "Inode %i (%p) is an illegal socket.\n", PROMPT_CLEAR, 0 },
+	{ PR_2_INVALID_SYMLINK, "PR_2_INVALID_SYMLINK", "Symlink %p (inode #%i) is invalid.\n", PROMPT_CLEAR, 0 },
 	/* %i is the damaged inode here, %p its path, %s its mode in octal */
 	{ PR_2_BAD_MODE, "PR_2_BAD_MODE", "Inode %i (%p) has invalid mode (%s).\n", PROMPT_CLEAR, 0 },
 	{ PR_2_FILE_ACL_BAD, "PR_2_FILE_ACL_BAD", "Extended attribute block for inode %i (%p) is invalid (%N).\n",
 	  PROMPT_CLEAR, 0 },
 	{ PR_2_DIR_CORRUPTED, "PR_2_DIR_CORRUPTED",
 	  "Directory inode %i, block #%b, offset %N: directory corrupted\n", PROMPT_SALVAGE, 0 },
+	/*
+	 * e2fsck 1.47 never raises these two: a name length is one byte, so never
+	 * above 255, and a record running past the block is "directory corrupted"
+	 * and salvaged, so the last one always ends at the block's end.  Listed
+	 * for --json's names and for completeness.
+	 */
+	{ PR_2_FILENAME_LONG, "PR_2_FILENAME_LONG", "Directory inode %i, block #%b, offset %N: filename too long\n",
+	  PROMPT_TRUNCATE, 0 },
+	{ PR_2_FINAL_RECLEN, "PR_2_FINAL_RECLEN", ENTRY " has rec_len of %M, should be %N.\n", PROMPT_FIX, 0 },
 	{ PR_2_DIRECTORY_HOLE, "PR_2_DIRECTORY_HOLE",
 	  "Directory inode %i has an unallocated block #%b.  ", PROMPT_ALLOCATE, 0 },
 	{ PR_2_DOT_NULL_TERM, "PR_2_DOT_NULL_TERM",

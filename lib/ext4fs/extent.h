@@ -95,6 +95,13 @@ void ext4fs_extent_node_header(const void *node, struct ext4fs_extent_header *h)
 /* Entries in a node of size bytes: (size - 12) / 12. */
 unsigned ext4fs_extent_node_room(size_t size);
 
+/*
+ * Whether node (size bytes) starts with a header e2fsprogs accepts: the
+ * magic, entries within eh_max, and eh_max no more than fits and at most two
+ * below it.  The depth is not judged.
+ */
+int ext4fs_extent_node_header_ok(const void *node, size_t size);
+
 /* Encode h as node's header. */
 void ext4fs_extent_node_set_header(void *node, const struct ext4fs_extent_header *h);
 

@@ -24,6 +24,17 @@ unsigned ext4fs_extent_node_room(size_t size)
 	return size < NODE_HEADER ? 0 : (unsigned)((size - NODE_HEADER) / NODE_ENTRY);
 }
 
+int ext4fs_extent_node_header_ok(const void *node, size_t size)
+{
+	struct ext4fs_extent_header h;
+	unsigned room = ext4fs_extent_node_room(size);
+
+	if (size < NODE_HEADER)
+		return 0;
+	ext4fs_extent_node_header(node, &h);
+	return h.magic == EXT4FS_EXTENT_MAGIC && h.entries <= h.max && h.max <= room && (unsigned)h.max + 2 >= room;
+}
+
 void ext4fs_extent_node_set_header(void *node, const struct ext4fs_extent_header *h)
 {
 	unsigned char *p = node;

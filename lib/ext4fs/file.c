@@ -3,6 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "ext4fs/blockmap.h"
+#include "ext4fs/codec.h"
+#include "ext4fs/extent.h"
 #include "ext4fs/file.h"
 #include "ext4fs/xattr.h"
 #include "blockmap_internal.h"
@@ -152,4 +154,66 @@ int ext4fs_symlink_target(struct ext4fs_fs *fs, uint32_t ino, const struct ext4f
 out:
 	free(target);
 	return err;
+}
+
+/* The block a slow symlink keeps its target in, by e2fsprogs' rule; 0 when the map is not one block at 0. */
+static uint64_t symlink_block(const struct ext4fs_inode *in)
+{
+	struct ext4fs_extent_header h;
+	struct ext4fs_extent_entry e;
+
+	if (!(in->i_flags & EXT4FS_EXTENTS_FL)) {
+		/* Only the first pointer may be set: one block, no indirect ones. */
+		for (size_t i = 4; i < sizeof(in->i_block); i++)
+			if (in->i_block[i])
+				return 0;
+		return ext4fs_blockmap_slot_get(in->i_block, 0);
+	}
+	if (!ext4fs_extent_node_header_ok(in->i_block, sizeof(in->i_block)))
+		return 0;
+	ext4fs_extent_node_header(in->i_block, &h);
+	if (h.entries != 1 || h.depth != 0)
+		return 0;
+	ext4fs_extent_node_entry(in->i_block, 0, 1, &e);
+	return e.lblk == 0 && e.len == 1 ? e.pblk : 0;
+}
+
+/* Whether target (room bytes) is as long as size, by e2fsprogs' measure. */
+static int symlink_len_ok(const struct ext4fs_inode *in, const unsigned char *target, size_t room, uint64_t size)
+{
+	size_t len;
+
+	if (in->i_flags & EXT4FS_ENCRYPT_FL)
+		len = (size_t)ext4fs_encrypted_symlink_len_get(target) + 2;
+	else
+		len = strnlen((const char *)target, room);
+	return len < room && len == size;
+}
+
+int ext4fs_symlink_ok(struct ext4fs_fs *fs, uint32_t ino, const struct ext4fs_inode *in)
+{
+	uint64_t size = ext4fs_inode_size(in), blk;
+	unsigned char *buf;
+	int ok;
+
+	if (in->i_size_high || !size || (in->i_flags & EXT4FS_INDEX_FL))
+		return 0;
+	if (in->i_flags & EXT4FS_INLINE_DATA_FL) {
+		size_t have = 0;
+		if ((in->i_flags & EXT4FS_EXTENTS_FL) || ext4fs_inline_data_read(fs, ino, in, &buf, &have))
+			return 0;
+		free(buf);
+		return have == size;
+	}
+	if (ext4fs_inode_is_fast_symlink(fs, in))
+		return !(in->i_flags & EXT4FS_EXTENTS_FL) && symlink_len_ok(in, in->i_block, sizeof(in->i_block), size);
+	blk = symlink_block(in);
+	if (!blk || blk < fs->geom.first_data_block || blk >= fs->geom.blocks_count)
+		return 0;
+	buf = malloc(fs->geom.block_size);
+	if (!buf)
+		return 0;
+	ok = ext4fs_block_read(fs, blk, buf) == 0 && symlink_len_ok(in, buf, fs->geom.block_size, size);
+	free(buf);
+	return ok;
 }

@@ -58,6 +58,17 @@ int ext4fs_inline_data_read(struct ext4fs_fs *fs, uint32_t ino, const struct ext
 int ext4fs_symlink_target(struct ext4fs_fs *fs, uint32_t ino, const struct ext4fs_inode *inode,
 			  char *buf, size_t bufsize, size_t *len);
 
+/*
+ * Whether symbolic link ino (inode as read) is sound by e2fsprogs' rules:
+ * a size below 2^32 and not 0, no index flag; inline data exactly i_size
+ * long; a fast symlink (no extents flag) or a slow one mapping exactly one
+ * block at logical 0 inside the file system; the target NUL-terminated
+ * (an encrypted one: its stored length plus 2) within its room and as long
+ * as i_size.  Reads the target's block.  1 sound, 0 not (also when the
+ * block cannot be read).
+ */
+int ext4fs_symlink_ok(struct ext4fs_fs *fs, uint32_t ino, const struct ext4fs_inode *inode);
+
 /* -- Changing file data --------------------------------------------------
  *
  * These work on a writable handle and on inodes with a block map (extent

@@ -258,6 +258,34 @@ int ext4fs_inode_has_inline_data(const struct ext4fs_inode *in)
 	return (in->i_flags & EXT4FS_INLINE_DATA_FL) != 0;
 }
 
+int ext4fs_inode_special_ok(const struct ext4fs_inode *in)
+{
+	if (in->i_flags & (EXT4FS_INDEX_FL | EXT4FS_EXTENTS_FL))
+		return 0;
+	/* The kernel leaves stale words in i_block of devices; only a flag it never sets makes them damage. */
+	if (in->i_flags & (EXT4FS_IMMUTABLE_FL | EXT4FS_APPEND_FL)) {
+		for (size_t i = 4 * 4; i < sizeof(in->i_block); i++)
+			if (in->i_block[i])
+				return 0;
+	}
+	return 1;
+}
+
+int ext4fs_symlink_has_map(const struct ext4fs_fs *fs, const struct ext4fs_inode *in)
+{
+	if (!ext4fs_inode_file_acl(fs, in)) {
+		if (!ext4fs_inode_blocks_raw(fs, in))
+			return 0;
+	} else {
+		/* An attribute block counts in i_blocks: the target's length and i_block decide. */
+		uint64_t size = ext4fs_inode_size(in);
+		int second = in->i_block[4] || in->i_block[5] || in->i_block[6] || in->i_block[7];
+		if (size < sizeof(in->i_block) && !(size > 4 && !second))
+			return 0;
+	}
+	return !(in->i_flags & EXT4FS_INLINE_DATA_FL);
+}
+
 int ext4fs_inode_is_fast_symlink(const struct ext4fs_fs *fs, const struct ext4fs_inode *in)
 {
 	uint64_t size = ext4fs_inode_size(in);

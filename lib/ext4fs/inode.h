@@ -43,6 +43,7 @@ extern "C" {
 #define EXT4FS_NODUMP_FL       0x00000040
 #define EXT4FS_NOATIME_FL      0x00000080
 #define EXT4FS_INDEX_FL        0x00001000
+#define EXT4FS_IMAGIC_FL       0x00002000
 #define EXT4FS_JOURNAL_DATA_FL 0x00004000
 #define EXT4FS_DIRSYNC_FL      0x00010000
 #define EXT4FS_TOPDIR_FL       0x00020000
@@ -177,6 +178,20 @@ int64_t ext4fs_inode_time(const struct ext4fs_inode *inode, char which, uint32_t
 
 /* Group of inode ino. */
 uint32_t ext4fs_inode_group(const struct ext4fs_fs *fs, uint32_t ino);
+
+/*
+ * Whether a device, fifo or socket inode looks like one, by e2fsprogs' rule:
+ * no index or extents flag, and, when it is immutable or append-only, nothing
+ * in i_block past the device number's words.  1 or 0.
+ */
+int ext4fs_inode_special_ok(const struct ext4fs_inode *inode);
+
+/*
+ * Whether symlink inode maps blocks by e2fsprogs' rule, which goes by
+ * i_blocks (with an attribute block, by i_size and i_block[1]) rather than
+ * by the target's length: what e2fsck walks and frees.  1 or 0.
+ */
+int ext4fs_symlink_has_map(const struct ext4fs_fs *fs, const struct ext4fs_inode *inode);
 
 /* Nonzero for a symlink whose target lives in i_block (no data blocks). */
 int ext4fs_inode_is_fast_symlink(const struct ext4fs_fs *fs, const struct ext4fs_inode *inode);

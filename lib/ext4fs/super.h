@@ -138,6 +138,10 @@ struct ext4fs_super {
 #undef EXT4FS_SF_ARRAY_
 };
 
+/* s_creator_os: the systems whose inode fields e2fsprogs reads differently. */
+#define EXT4FS_OS_LINUX 0
+#define EXT4FS_OS_HURD  1   /* i_frag and i_fsize where Linux keeps i_blocks_hi */
+
 /* Feature bits. */
 #define EXT4FS_FEATURE_COMPAT_DIR_PREALLOC    0x0001
 #define EXT4FS_FEATURE_COMPAT_IMAGIC_INODES   0x0002
