@@ -146,6 +146,7 @@ struct e4fsck {
 	int aborted;                /* preen met an unsafe problem: stop */
 	int fatal;                  /* a PF_FATAL problem: stop, and end as e2fsck's fatal_error() */
 	int recreate_journal;       /* the journal step removed a bad journal: offer a new one after pass 5 */
+	int recreate_resize_inode;  /* the resize inode was cleared before pass 1: write it anew at pass 1's end */
 	unsigned long problems, problems_fixed;
 	struct problem_record *log;
 	size_t nlog, caplog;

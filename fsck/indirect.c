@@ -29,6 +29,7 @@ struct ind_walk {
 	struct problem_ctx pctx;
 	struct ext4fs_block_visit run;  /* data blocks waiting to be claimed as one run */
 	int bad_map;                    /* an illegal indirect pointer met since the last indirect block read */
+	int top;                        /* which of the inode's map pointers is being walked: 0 direct, 1-3 */
 };
 
 /* walk_ind(), with ops->stop_at_bad_map: back to the inode's pointers, the subtree is given up. */
@@ -58,7 +59,8 @@ static int illegal(struct ind_walk *w, int in_inode, uint64_t ref, uint32_t inde
 		   uint64_t lblk, int in_metadata)
 {
 	static const char *const names[] = { "", "indirect block", "double indirect block", "triple indirect block" };
-	struct indirect_fix fix = { in_inode, ref, index, value, in_metadata };
+	struct indirect_fix fix = { in_inode, ref, index, value, in_metadata, level, w->top,
+				    w->pctx.ino == EXT4FS_RESIZE_INO };
 	char where[48];
 
 	if (level)
@@ -107,7 +109,7 @@ static int walk_ind(struct ind_walk *w, uint32_t blk, int level, uint64_t first)
 	/* e2fsck checks the bad blocks inode's map by rules of its own, without this message. */
 	if (meta && w->pctx.ino != EXT4FS_BAD_INO) {
 		w->pctx.blk = blk;
-		if ((rc = w->ops->collision(w->arg, &w->pctx)))
+		if ((rc = w->ops->collision(w->arg, &w->pctx, w->top)))
 			return rc;
 	}
 	struct ext4fs_block_visit v = { .kind = kinds[level], .pblk = blk, .lblk = first, .count = 1 };
@@ -170,6 +172,7 @@ int fsck_indirect_scan(struct ext4fs_fs *fs, uint32_t ino, const struct ext4fs_i
 		uint32_t p = ext4fs_blockmap_slot_get(ib, DIRECT_BLOCKS + (uint32_t)level - 1);
 		if (!p)
 			continue;
+		w.top = level;
 		if (!legal(&w, p)) {
 			rc = flush_run(&w);
 			if (!rc)
@@ -330,7 +333,8 @@ int fsck_indirect_clear(struct e4fsck *ctx, struct ext4fs_inode *in, const struc
 		return 1;
 	}
 	/* Whatever was answered, a map block on the metadata is left for pass 1B to move: writing it would destroy it. */
-	if (!ext4fs_block_ptr_valid(ctx->fs, fix->ref) || fix->in_metadata || range_set_test(&ctx->fs_meta, fix->ref))
+	if (!ext4fs_block_ptr_valid(ctx->fs, fix->ref) || fix->in_metadata ||
+	    (!fix->resize && range_set_test(&ctx->fs_meta, fix->ref)))
 		return 0;
 	unsigned char *buf = malloc(ctx->geo->block_size);
 	int err = buf ? ext4fs_block_read(ctx->fs, fix->ref, buf) : EXT4FS_E_NO_MEMORY;

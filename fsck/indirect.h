@@ -28,6 +28,9 @@ struct indirect_fix {
 	uint32_t index;
 	uint32_t value;             /* the pointer as found */
 	int in_metadata;            /* ref lies on the file system's metadata: it must never be written */
+	int level;                  /* 0: a data pointer; 1-3: a pointer to an (double, triple) indirect block */
+	int top;                    /* under which of the inode's pointers: 0 a direct one, 1-3 the (double, triple) indirect one */
+	int resize;                 /* the resize inode's map: its blocks are metadata by design, and repaired as e2fsck does */
 };
 
 struct indirect_scan_ops {
@@ -40,9 +43,10 @@ struct indirect_scan_ops {
 	 * An indirect block of any inode but the resize inode lies on that
 	 * metadata (pctx->blk): reported before it is claimed and walked as the
 	 * map it claims to be, with its illegal pointers marked in_metadata.
-	 * 0 or -errno.
+	 * top: under which of the inode's pointers it lies (struct
+	 * indirect_fix's top).  0 or -errno.
 	 */
-	int (*collision)(void *arg, const struct problem_ctx *pctx);
+	int (*collision)(void *arg, const struct problem_ctx *pctx, int top);
 	/*
 	 * Walk as e2fsck's block iterator walks a map it may not change (its
 	 * passes 1B-1D): an illegal pointer to an indirect block ends the walk

@@ -38,6 +38,7 @@
 #include "ext4fs/errors.h"
 #include "ext4fs/extent.h"
 #include "ext4fs/file.h"
+#include "ext4fs/resize_inode.h"
 #include "ext4fs/scan.h"
 #include "ext4fs/super.h"
 #include "deferred.h"
@@ -45,6 +46,7 @@
 #include "context.h"
 #include "passes.h"
 #include "extents.h"
+#include "guard.h"
 #include "ibody.h"
 #include "indirect.h"
 #include "problem.h"
@@ -151,6 +153,21 @@ struct block_walk {
 	uint64_t too_big_pblk;
 	int dir_collapse;           /* a directory's extents after a gap went to the asking thread */
 	uint64_t first_pblk;        /* where logical block 0 is, 0 when unmapped */
+	/*
+	 * The resize inode: only its double-indirect block is its own; the
+	 * blocks under it are the reserved descriptor blocks and their copies,
+	 * claimed as the file system's metadata.  They count in its i_blocks.
+	 */
+	int resize_map;
+	/*
+	 * The record of the first illegal pointer to an indirect block under
+	 * the inode pointer being walked, + 1 (0: none).  Left in place, such a
+	 * pointer makes e2fsck's block iterator give up the rest of that
+	 * subtree and then fail ("Illegal indirect block found"), which is fatal.
+	 */
+	size_t bad_map_rec;
+	int bad_map_top;            /* under which of the inode's pointers that one lies (struct indirect_fix's top) */
+	int map_top_seen;           /* the last of the inode's pointers under which an indirect block was met */
 };
 
 static void worker_fail(struct p1_worker *w, const char *what)
@@ -278,6 +295,16 @@ static int hold_run(struct p1_worker *w, uint32_t ino, uint64_t blk, uint64_t n,
 	return 0;
 }
 
+/* Under which of an indirect map's pointers (1-3: the (double, triple) indirect one) logical block lblk lies. */
+static int map_top(const struct ext4fs_geom *g, uint64_t lblk)
+{
+	uint64_t apb = g->block_size / 4;
+
+	if (lblk < EXT4FS_NDIR_BLOCKS + apb)
+		return 1;
+	return lblk < EXT4FS_NDIR_BLOCKS + apb + apb * apb ? 2 : 3;
+}
+
 static int visit_block(const struct ext4fs_block_visit *v, void *arg)
 {
 	struct block_walk *b = arg;
@@ -291,6 +318,17 @@ static int visit_block(const struct ext4fs_block_visit *v, void *arg)
 	 * block count, and are not claimed (nor read as directory blocks).
 	 */
 	int valid = ext4fs_block_range_valid(w->fs, v->pblk, v->count);
+	if (v->kind == EXT4FS_BLOCK_IND || v->kind == EXT4FS_BLOCK_DIND || v->kind == EXT4FS_BLOCK_TIND) {
+		int top = map_top(w->ctx->geo, v->lblk);
+		if (top > b->map_top_seen)
+			b->map_top_seen = top;
+	}
+	if (b->resize_map) {
+		b->blocks += v->count;
+		if (valid && v->kind == EXT4FS_BLOCK_DIND && claim_in(&w->block_found, &w->block_dup, v->pblk, 1))
+			return -ENOMEM;
+		return 0;
+	}
 	if (valid && b->ino == w->hold_ino) {
 		if (hold_run(w, b->ino, v->pblk, v->count, 0, 0))
 			return -ENOMEM;
@@ -405,6 +443,17 @@ static const struct extent_scan_ops extent_ops = { visit_block, extent_problem, 
  * recorded after it, and those after a "Suppress messages").  Extent
  * trees have no such count in e2fsck, nor here.
  */
+/* Records first.. of the walk, met below an illegal indirect pointer of the same subtree: asked once it is cleared. */
+static void asked_if_cleared(struct block_walk *b, size_t first)
+{
+	struct p1_worker *w = b->w;
+
+	for (size_t r = first; r < w->nprobs; r++) {
+		w->probs[r].q.rules |= DEFER_IF_YES_BACK;
+		w->probs[r].q.back = (unsigned)(r + 1 - b->bad_map_rec);
+	}
+}
+
 static int indirect_illegal(void *arg, const struct problem_ctx *pctx, const struct indirect_fix *fix)
 {
 	struct block_walk *b = arg;
@@ -422,20 +471,39 @@ static int indirect_illegal(void *arg, const struct problem_ctx *pctx, const str
 		b->illegal++;
 		return 0;
 	}
+	/*
+	 * Below an illegal pointer to an indirect block left in place, e2fsck's
+	 * iterator gives up the rest of that pointer's subtree (and then fails,
+	 * see check_blocks()): what comes after it there is asked only once the
+	 * pointer was cleared.
+	 */
+	size_t first = w->nprobs;
+	int after_bad_map = b->bad_map_rec && b->bad_map_top == fix->top && fix->top;
 	if (++b->illegal % 12 == 0 && record(w, PR_1_TOO_MANY_BAD_BLOCKS, pctx, FIX_CLEAR_RESTART, 0, NULL))
 		return -ENOMEM;
 	if (record(w, PR_1_ILLEGAL_BLOCK_NUM, pctx, FIX_IND_CLEAR, 0, pctx->str))
 		return -ENOMEM;
 	w->probs[w->nprobs - 1].ind = *fix;
+	if (after_bad_map)
+		asked_if_cleared(b, first);
+	if (fix->level && !after_bad_map) {
+		b->bad_map_rec = w->nprobs;
+		b->bad_map_top = fix->top;
+	}
 	return 0;
 }
 
 /* An indirect block on the file system's metadata: e2fsck's message, and (unless -n) a restart after pass 2. */
-static int indirect_collision(void *arg, const struct problem_ctx *pctx)
+static int indirect_collision(void *arg, const struct problem_ctx *pctx, int top)
 {
 	struct block_walk *b = arg;
+	size_t first = b->w->nprobs;
 
-	return record(b->w, PR_1_CRITICAL_METADATA_COLLISION, pctx, FIX_RESTART_LATER, 0, NULL) ? -ENOMEM : 0;
+	if (record(b->w, PR_1_CRITICAL_METADATA_COLLISION, pctx, FIX_RESTART_LATER, 0, NULL))
+		return -ENOMEM;
+	if (b->bad_map_rec && b->bad_map_top == top && top)
+		asked_if_cleared(b, first);
+	return 0;
 }
 
 /* Illegal pointers are asked about one by one, as e2fsck asks: the walk goes on past them. */
@@ -806,7 +874,8 @@ static int check_blocks(struct p1_worker *w, uint32_t ino, const struct ext4fs_i
 {
 	const struct ext4fs_geom *g = w->ctx->geo;
 	struct block_walk b = { .w = w, .ino = ino, .is_dir = EXT4FS_ISDIR(in->i_mode),
-				.block_mapped = !(in->i_flags & EXT4FS_EXTENTS_FL), .too_big_lblk = UINT64_MAX };
+				.block_mapped = !(in->i_flags & EXT4FS_EXTENTS_FL), .too_big_lblk = UINT64_MAX,
+				.resize_map = ino == EXT4FS_RESIZE_INO };
 	b.max_dir_blocks = ext4fs_has_incompat(w->fs, EXT4FS_FEATURE_INCOMPAT_LARGEDIR) ? UINT32_MAX
 										       : (1ULL << 31) / g->block_size;
 	struct problem_ctx pctx = { .ino = ino };
@@ -817,6 +886,9 @@ static int check_blocks(struct p1_worker *w, uint32_t ino, const struct ext4fs_i
 	/* A symlink's map is walked by e2fsck's rule, which goes by i_blocks, not by its size. */
 	int mapped = (EXT4FS_ISLNK(in->i_mode) ? ext4fs_symlink_has_map(w->fs, in) : fsck_inode_has_blocks(w->fs, in)) &&
 		     !no_map, err = 0;
+	/* e2fsck walks a resize inode of no kind not at all: its i_blocks should then be 0. */
+	if (b.resize_map && !(in->i_mode & EXT4FS_S_IFMT))
+		mapped = 0;
 
 	/* As e2fsck: the attribute block is looked at before the block map (once, when walked twice). */
 	int acl_first = ino != w->acl_seen_ino;
@@ -850,6 +922,19 @@ static int check_blocks(struct p1_worker *w, uint32_t ino, const struct ext4fs_i
 			return -1;
 		pctx.num = 0;
 		pctx.blk = 0;
+	}
+	/* An illegal pointer to an indirect block that stays: e2fsck's iterator fails, and it stops there. */
+	/*
+	 * e2fsck's iterator forgets the failure when it reads an indirect block
+	 * afterwards, that is under a later pointer of the inode.
+	 */
+	if (b.bad_map_rec && b.map_top_seen <= b.bad_map_top) {
+		struct problem_ctx iter = pctx;
+		iter.errmsg = "Illegal indirect block found";     /* libext2fs's words for EXT2_ET_BAD_IND_BLOCK */
+		if (record(w, PR_1_BLOCK_ITERATE, &iter, FIX_NONE, 0, NULL))
+			return -1;
+		w->probs[w->nprobs - 1].q.rules |= DEFER_IF_NO_BACK | DEFER_NOT_CLEARED;
+		w->probs[w->nprobs - 1].q.back = (unsigned)(w->nprobs - b.bad_map_rec);
 	}
 	if (acl) {
 		if (!acl_valid) {
@@ -1080,16 +1165,6 @@ static int check_reserved(struct p1_worker *w, uint32_t ino, const struct ext4fs
 		if (record(w, PR_1_RESERVED_BAD_MODE, &pctx, FIX_MODE_ZERO, 0, NULL))
 			return -1;
 		walked.i_mode = 0;
-	}
-	if (ino == EXT4FS_RESIZE_INO) {
-		/* Its indirect blocks are the reserved descriptor blocks, claimed already. */
-		uint32_t dind;
-		memcpy(&dind, in->i_block + 13 * 4, 4);
-		if (ext4fs_block_ptr_valid(w->fs, dind) && claim_in(&w->block_found, &w->block_dup, dind, 1)) {
-			worker_fail(w, "out of memory");
-			return -1;
-		}
-		return 0;
 	}
 	if (ino == EXT4FS_JOURNAL_INO)
 		return check_journal_inode(w, in);
@@ -2035,6 +2110,55 @@ static void split_groups(struct e4fsck *ctx, unsigned n, uint32_t *first, uint32
 	}
 }
 
+/*
+ * The resize inode cleared before pass 1 (super.c), written anew as e2fsck
+ * writes it at the end of its pass 1: the double-indirect block is the
+ * first block no inode claimed from where e2fsck's allocator starts (past
+ * group 0's descriptors, reserved blocks and inode table), and the
+ * group's and the superblock's free counts drop by one, as e2fsck's
+ * allocation statistics drop them even when the bitmap already had the
+ * block; pass 5 then puts the counts right, with e2fsck's messages.
+ */
+static int recreate_resize_inode(struct e4fsck *ctx)
+{
+	const struct ext4fs_geom *g = ctx->geo;
+	struct problem_ctx pctx = { .ino = EXT4FS_RESIZE_INO };
+	uint64_t goal = (uint64_t)g->first_data_block + g->desc_blocks + ext4fs_sb(ctx->fs)->s_reserved_gdt_blocks + 2 +
+			g->inode_blocks_per_group, dind = 0;
+	int err;
+
+	if (!ctx->recreate_resize_inode || ctx->read_only)
+		return 0;
+	ctx->recreate_resize_inode = 0;
+	err = fsck_take_block(ctx, goal, &dind);
+	if (!err) {
+		uint32_t grp = ext4fs_group_of_block(ctx->fs, dind);
+		struct ext4fs_group_desc gd = *ext4fs_group(ctx->fs, grp);
+		struct ext4fs_super sb = *ext4fs_sb(ctx->fs);
+		uint64_t sb_free = ((uint64_t)sb.s_free_blocks_count_hi << 32 | sb.s_free_blocks_count_lo) - 1;
+		/* The count wraps at the descriptor field's width, as e2fsck's does. */
+		gd.free_blocks_count = (gd.free_blocks_count - 1) & (g->desc_size > 32 ? UINT32_MAX : UINT16_MAX);
+		sb.s_free_blocks_count_lo = (uint32_t)sb_free;
+		sb.s_free_blocks_count_hi = (uint32_t)(sb_free >> 32);
+		err = ext4fs_group_desc_set(ctx->fs, grp, &gd);
+		if (!err)
+			err = ext4fs_super_set(ctx->fs, &sb);
+	}
+	if (!err)
+		err = ext4fs_resize_inode_create(ctx->fs, dind, (uint32_t)ctx->now);
+	if (err) {
+		/* As e2fsck: "Continue" goes on without the inode, "no" ends the check. */
+		pctx.errcode = err;
+		if (!fix_problem(ctx, PR_1_RESIZE_INODE_CREATE, &pctx)) {
+			fsck_fatal(ctx, "aborted");
+			return -1;
+		}
+		return 0;
+	}
+	ctx->fs_changed = 1;
+	return 0;
+}
+
 int fsck_pass1(struct e4fsck *ctx)
 {
 	const struct ext4fs_geom *g = ctx->geo;
@@ -2099,6 +2223,8 @@ int fsck_pass1(struct e4fsck *ctx)
 			goto out;
 		}
 	if (!ctx->aborted && xattr_refcounts_check(ctx))
+		goto out;
+	if (!ctx->aborted && recreate_resize_inode(ctx))
 		goto out;
 	/*
 	 * As e2fsck: once an inode was cleared for too many illegal blocks, the

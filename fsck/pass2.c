@@ -248,7 +248,8 @@ static int write_block(struct pass2 *p, const struct dir_state *ds, uint32_t ino
 	forget_path(p);
 	if (err) {
 		pc.errcode = err;
-		fix_problem(p->ctx, PR_2_WRITE_DIRBLOCK, &pc);
+		if (!fix_problem(p->ctx, PR_2_WRITE_DIRBLOCK, &pc))
+			fsck_fatal(p->ctx, "aborted");
 		p->ctx->exit_status |= FSCK_ERROR;
 		return -1;
 	}
@@ -1503,7 +1504,10 @@ int fsck_pass2(struct e4fsck *ctx)
 			if (err) {
 				struct problem_ctx pc = { .ino = db->ino, .blk = db->lblk, .blk2 = db->pblk,
 							  .errcode = err };
-				fix_problem(ctx, PR_2_READ_DIRBLOCK, &pc);
+				if (!fix_problem(ctx, PR_2_READ_DIRBLOCK, &pc)) {
+					fsck_fatal(ctx, "aborted");
+					goto out;
+				}
 				ctx->exit_status |= FSCK_UNCORRECTED;
 				continue;
 			}

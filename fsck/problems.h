@@ -34,6 +34,7 @@
 #define PR_0_BACKUP_JNL                0x00002D
 #define PR_0_NONZERO_RESERVED_GDT_BLOCKS 0x00002E
 #define PR_0_CLEAR_RESIZE_INODE        0x00002F
+#define PR_0_RESIZE_INODE_INVALID      0x000030
 #define PR_0_FUTURE_SB_LAST_MOUNT      0x000031
 #define PR_0_FUTURE_SB_LAST_WRITE      0x000032
 #define PR_0_GDT_UNINIT                0x000036
@@ -46,6 +47,7 @@
 #define PR_0_BAD_MIN_EXTRA_ISIZE       0x00004D
 #define PR_0_BAD_WANT_EXTRA_ISIZE      0x00004E
 #define PR_0_INODE_COUNT_BIG           0x000050
+#define PR_0_DISABLE_RESIZE_INODE      0x000051
 #define PR_0_ORPHAN_CLEAR_INODE        0x000020
 #define PR_0_ORPHAN_ILLEGAL_HEAD_INODE 0x000023
 #define PR_0_ORPHAN_ILLEGAL_INODE      0x000024
@@ -53,9 +55,9 @@
 #define PR_0_ORPHAN_FILE_BAD_MAGIC     0x000053
 #define PR_0_ORPHAN_FILE_BAD_CHECKSUM  0x000054
 #define PR_0_ORPHAN_FILE_WRONG_SIZE    0x000055
-#define PR_0_GDT_CSUM                  0x00E001
-#define PR_0_GDT_CSUM_LATCH            0x00E002
-#define PR_0_GDT_ITABLE_UNUSED         0x00E003
+#define PR_0_GDT_CSUM                  0x000035
+#define PR_0_GDT_CSUM_LATCH            0x00003E
+#define PR_0_GDT_ITABLE_UNUSED         0x000038
 
 /* After pass 5: the orphan file (e2fsck's pass 6 numbers; rows in problems_pass0.c). */
 #define PR_6_RECREATE_JOURNAL          0x060001
@@ -131,9 +133,10 @@
 #define PR_1_UNINIT_DBLOCK             0x010073
 #define PR_1_EXTENT_COLLISION          0x01007D
 #define PR_1_MISSING_EXTENT_HEADER     0x010081
-#define PR_1_INODE_ONLY_CSUM_INVALID   0x01E002
+#define PR_1_INODE_ONLY_CSUM_INVALID   0x010068
 #define PR_1_READ_EA_BLOCK             0x010039
 #define PR_1_DUP_BLOCKS_PREENSTOP      0x010014
+#define PR_1_RESIZE_INODE_CREATE       0x01004E
 #define PR_1B_PASS_HEADER              0x011000
 #define PR_1B_DUP_BLOCK_HEADER         0x011001
 #define PR_1B_DUP_BLOCK                0x011002

@@ -26,7 +26,7 @@ static const struct problem rows[] = {
 	  "Superblock needs_recovery flag is set, but no journal is present.\n", PROMPT_CLEAR, PF_PREEN_OK },
 	{ PR_0_JOURNAL_RECOVERY_CLEAR, "PR_0_JOURNAL_RECOVERY_CLEAR",
 	  "Superblock needs_recovery flag is clear, but journal has data.\n", PROMPT_NONE, 0 },
-	{ PR_0_JOURNAL_RESET_JOURNAL, "PR_0_JOURNAL_RESET_JOURNAL", "Clear journal", PROMPT_NULL, PF_PREEN_NOMSG },
+	{ PR_0_JOURNAL_RESET_JOURNAL, "PR_0_JOURNAL_RESET_JOURNAL", "Clear journal", PROMPT_NULL, 0 },
 	{ PR_0_JOURNAL_UNSUPP_ROCOMPAT, "PR_0_JOURNAL_UNSUPP_ROCOMPAT",
 	  "Journal superblock has an unknown read-only feature flag set.\n", PROMPT_ABORT, 0 },
 	{ PR_0_JOURNAL_UNSUPP_INCOMPAT, "PR_0_JOURNAL_UNSUPP_INCOMPAT",
@@ -69,6 +69,13 @@ static const struct problem rows[] = {
 	  PROMPT_FIX, PF_AFTER_NO },
 	{ PR_0_CLEAR_RESIZE_INODE, "PR_0_CLEAR_RESIZE_INODE",
 	  "Resize_inode not enabled, but the resize inode is non-zero.  ", PROMPT_CLEAR, PF_AFTER_NO },
+	/* A yes clears the inode; it is written anew after pass 1 (pass1.c). */
+	{ PR_0_RESIZE_INODE_INVALID, "PR_0_RESIZE_INODE_INVALID", "Resize inode not valid.  ", PROMPT_RECREATE, 0 },
+	/* A yes turns the resize_inode feature off; the inode is then cleared as for any such file system. */
+	{ PR_0_DISABLE_RESIZE_INODE, "PR_0_DISABLE_RESIZE_INODE",
+	  "Resize_inode and meta_bg features are enabled. Those features are\nnot compatible. Resize inode should be "
+	  "disabled.  ",
+	  PROMPT_FIX, 0 },
 	{ PR_0_FUTURE_SB_LAST_MOUNT, "PR_0_FUTURE_SB_LAST_MOUNT",
 	  "Superblock last mount time (%s,\n\tnow = %n) is in the future.\n", PROMPT_FIX,
 	  PF_PREEN_OK | PF_NOT_AN_ERROR },

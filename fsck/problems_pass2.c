@@ -94,11 +94,11 @@ static const struct problem rows[] = {
 	  "'..' directory entry in directory inode %i is not NULL terminated\n", PROMPT_FIX, 0 },
 	{ PR_2_DUP_DOT, "PR_2_DUP_DOT", ENTRY " is duplicate '.' entry.\n", PROMPT_FIX, 0 },
 	{ PR_2_DUP_DOT_DOT, "PR_2_DUP_DOT_DOT", ENTRY " is duplicate '..' entry.\n", PROMPT_FIX, 0 },
-	/* %c: the physical block */
+	/* %c: the physical block.  "Continue" goes on without the block; a no ends the check (e2fsck's abort). */
 	{ PR_2_READ_DIRBLOCK, "PR_2_READ_DIRBLOCK", "Error reading directory block %c (inode %i): %m\n",
-	  PROMPT_NONE, 0 },
+	  PROMPT_CONTINUE, 0 },
 	{ PR_2_WRITE_DIRBLOCK, "PR_2_WRITE_DIRBLOCK", "Error writing directory block %c (inode %i): %m\n",
-	  PROMPT_NONE, 0 },
+	  PROMPT_CONTINUE, 0 },
 	{ PR_2_DEALLOC_INODE, "PR_2_DEALLOC_INODE", "Error deallocating inode %i: %m\n", PROMPT_NONE, 0 },
 	{ PR_2_SPLIT_DOT, "PR_2_SPLIT_DOT", "Directory entry for '.' in %p (%i) is big.\n", PROMPT_SPLIT,
 	  PF_NOT_AN_ERROR },

@@ -29,6 +29,7 @@
 #include "ext4fs/fs.h"
 #include "ext4fs/inode.h"
 #include "ext4fs/io.h"
+#include "ext4fs/resize_inode.h"
 #include "ext4fs/super.h"
 #include "context.h"
 #include "passes.h"
@@ -630,13 +631,72 @@ int fsck_check_super_times(struct e4fsck *ctx)
 	return dirty ? set_super(ctx, &sb, 0) : 0;
 }
 
+/* e2fsck's clearing of the resize inode: its first 128 bytes zeroed, what lies beyond them kept. */
+static int clear_resize_inode(struct e4fsck *ctx, struct ext4fs_inode *in)
+{
+	uint32_t extra = in->i_extra_isize, on_disk = in->on_disk_size;
+
+	memset(in, 0, sizeof(*in));
+	in->i_extra_isize = (uint16_t)extra;
+	in->on_disk_size = on_disk;
+	int err = ext4fs_inode_write(ctx->fs, RESIZE_INO, in);
+	if (err) {
+		fsck_fatal(ctx, "%s while clearing the resize inode: %s", ext4fs_strerror(err), ext4fs_errmsg(ctx->fs));
+		return -1;
+	}
+	ctx->fs_changed = 1;
+	return 0;
+}
+
+/*
+ * With the feature: the inode and its map as e2fsck judges them
+ * (ext4fs_resize_inode_valid()).  A yes clears the inode; pass 1 then
+ * sees an unused inode 7 and writes a new one at its end
+ * (ctx->recreate_resize_inode), as e2fsck does.
+ */
+static int check_resize_layout(struct e4fsck *ctx)
+{
+	struct problem_ctx pctx = { .ino = RESIZE_INO };
+	struct ext4fs_inode in;
+
+	if (ext4fs_inode_read(ctx->fs, RESIZE_INO, &in)) {
+		/* e2fsck makes a new one when the inode cannot be read. */
+		ctx->recreate_resize_inode = !ctx->read_only;
+		return 0;
+	}
+	int valid = ext4fs_resize_inode_valid(ctx->fs, &in);
+	if (valid < 0) {
+		fsck_fatal(ctx, "%s while checking the resize inode: %s", ext4fs_strerror(valid), ext4fs_errmsg(ctx->fs));
+		return -1;
+	}
+	if (valid)
+		return 0;
+	if (fix_problem(ctx, PR_0_RESIZE_INODE_INVALID, &pctx)) {
+		if (clear_resize_inode(ctx, &in))
+			return -1;
+		ctx->recreate_resize_inode = 1;
+	}
+	return ctx->aborted ? -1 : 0;
+}
+
 int fsck_check_resize_inode(struct e4fsck *ctx)
 {
 	struct ext4fs_super sb = *ext4fs_sb(ctx->fs);
 	struct problem_ctx pctx = { .ino = RESIZE_INO };
 
+	if (ext4fs_has_compat(ctx->fs, EXT4FS_FEATURE_COMPAT_RESIZE_INODE) &&
+	    ext4fs_has_incompat(ctx->fs, EXT4FS_FEATURE_INCOMPAT_META_BG)) {
+		if (fix_problem(ctx, PR_0_DISABLE_RESIZE_INODE, &pctx)) {
+			sb.s_feature_compat &= ~(uint32_t)EXT4FS_FEATURE_COMPAT_RESIZE_INODE;
+			sb.s_reserved_gdt_blocks = 0;
+			if (set_super(ctx, &sb, 1))
+				return -1;
+		}
+		if (ctx->aborted)
+			return -1;
+	}
 	if (ext4fs_has_compat(ctx->fs, EXT4FS_FEATURE_COMPAT_RESIZE_INODE))
-		return 0;
+		return check_resize_layout(ctx);
 	if (sb.s_reserved_gdt_blocks) {
 		pctx.num = sb.s_reserved_gdt_blocks;
 		if (fix_problem(ctx, PR_0_NONZERO_RESERVED_GDT_BLOCKS, &pctx)) {
@@ -653,15 +713,7 @@ int fsck_check_resize_inode(struct e4fsck *ctx)
 	static const uint8_t no_blocks[sizeof(in.i_block)];
 	if (!memcmp(in.i_block, no_blocks, sizeof(no_blocks)))
 		return 0;
-	if (fix_problem(ctx, PR_0_CLEAR_RESIZE_INODE, &pctx)) {
-		memset(&in, 0, sizeof(in));
-		int err = ext4fs_inode_write(ctx->fs, RESIZE_INO, &in);
-		if (err) {
-			fsck_fatal(ctx, "%s while clearing the resize inode: %s", ext4fs_strerror(err),
-				   ext4fs_errmsg(ctx->fs));
-			return -1;
-		}
-		ctx->fs_changed = 1;
-	}
+	if (fix_problem(ctx, PR_0_CLEAR_RESIZE_INODE, &pctx) && clear_resize_inode(ctx, &in))
+		return -1;
 	return ctx->aborted ? -1 : 0;
 }

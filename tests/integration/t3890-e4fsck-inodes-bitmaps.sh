@@ -189,7 +189,7 @@ if [ "$(root_loop_reason)" = yes ]; then
 	for j in 1 2 4; do
 		"$E4FSCK" -fn -m "$j" "$img" >"$T/spread.$j" 2>&1 || true
 		if ! diff <(neutral "$T/spread.$j" "$img") <(neutral "$T/spread.theirs" "$img") >"$T/diff"; then
-			bad "damage in many groups, -j $j: output differs from e2fsck's:"; sed 's/^/    /' "$T/diff" | head
+			bad "damage in many groups, -m $j: output differs from e2fsck's:"; sed 's/^/    /' "$T/diff" | head
 			ok=0
 		fi
 	done

@@ -81,9 +81,9 @@ compare() {
 	for j in 1 4; do
 		"$E4FSCK" -fnv -m "$j" "$name" >"$name.e4.$j" 2>/dev/null || true
 		if diff -u "$name.e2" "$name.e4.$j" >"$name.diff.$j"; then
-			ok "$name -j $j: statistics as e2fsck's"
+			ok "$name -m $j: statistics as e2fsck's"
 		else
-			bad "$name -j $j: e4fsck -fnv differs from e2fsck -fnv"
+			bad "$name -m $j: e4fsck -fnv differs from e2fsck -fnv"
 			cat "$name.diff.$j"
 		fi
 	done

@@ -167,9 +167,10 @@ DAMAGE_SED="$warnings
 $first_one" metadata_case "double indirect block on the superblock [$o1k]" "$o1k" "sif /victim block[DIND] @SB@"
 # The superblock's words, read as double indirect blocks, lead to the
 # journal's superblock: its magic number is an illegal pointer to an
-# indirect block, which e2fsck -n keeps and then gives up.  -y clears it
-# there, as e2fsck does, and the journal is made anew after the restart.
-DAMAGE_N_ABORTS=1 metadata_case "triple indirect block on the superblock [$o1k]" "$o1k" "sif /victim block[TIND] @SB@"
+# indirect block, which -n keeps and then gives up at, as e2fsck does (the
+# walk ends with the subtree that holds it).  -y clears it there, and the
+# journal is made anew after the restart.
+metadata_case "triple indirect block on the superblock [$o1k]" "$o1k" "sif /victim block[TIND] @SB@"
 metadata_case "indirect block on the descriptors [$o1k]" "$o1k" "sif /victim block[IND] @GDT@"
 metadata_case "indirect block on a reserved descriptor block [$o1k]" "$o1k" "sif /victim block[IND] @RGDT@"
 metadata_case "indirect block on group 1's superblock [$o1k]" "$o1k" "sif /victim block[IND] @SB1@"
