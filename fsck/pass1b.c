@@ -355,8 +355,9 @@ static int pass1c(struct dups *d)
 	}
 	if (ctx->mode != MODE_PREEN)
 		fix_problem(ctx, PR_1C_PASS_HEADER, NULL);
-	for (struct dup_inode *di = d->inodes; di < d->inodes + d->n; di++)
-		if (di->dir == EXT4FS_ROOT_INO && d->named_needed)
+	/* Indexed: with no inode listed the array is NULL, and NULL + 0 is undefined. */
+	for (size_t k = 0; k < d->n; k++)
+		if (d->inodes[k].dir == EXT4FS_ROOT_INO && d->named_needed)
 			d->named_needed--;
 	/* In block order, as e2fsck reads its directory block list. */
 	if (ctx->ndir_blocks > 1)   /* with none the list is NULL, which qsort() may not take */

@@ -3,7 +3,8 @@
 #   1. a warnings-as-errors build: unit tests (CMocka) and integration tests
 #      (judged by e2fsprogs and, as root, the kernel),
 #   2. the same suite built with AddressSanitizer + UndefinedBehaviorSanitizer,
-#   3. a bounded libFuzzer run over image parsing (clang),
+#   3. bounded libFuzzer runs over image parsing, undo files and the whole
+#      checker (clang),
 #   4. make distcheck.
 # Set QUICK=1 to skip steps 2-4.
 set -euo pipefail
@@ -47,6 +48,14 @@ if [ "${QUICK:-0}" != 1 ]; then
 			status=1
 		fi
 		if ! FUZZ_TARGET=fuzz_undo "$top/tests/fuzz/run.sh" "$top/build-fuzz/tests/fuzz" "${FUZZ_UNDO_SECONDS:-30}"; then
+			status=1
+		fi
+		# The whole checker (e4fsck -fn, -fy, -fn in process, issue 17): crashes,
+		# hangs and sanitizer reports.  The rule that -fy leaves what a second -fn
+		# calls clean is off here until the repairs the fuzzer found wrong are
+		# fixed (issue 17's note; FUZZ_FSCK_PROMISE=1 turns it on).
+		if ! FUZZ_FSCK_PROMISE=${FUZZ_FSCK_PROMISE:-0} FUZZ_TARGET=fuzz_fsck "$top/tests/fuzz/run.sh" \
+			"$top/build-fuzz/tests/fuzz" "${FUZZ_FSCK_SECONDS:-60}"; then
 			status=1
 		fi
 	else

@@ -4,7 +4,8 @@
 # usage: run.sh BUILD_FUZZ_DIR SECONDS
 #
 #   BUILD_FUZZ_DIR  the tests/fuzz directory of a build configured with
-#                   --enable-fuzzing CC=clang (it holds fuzz_image)
+#                   --enable-fuzzing CC=clang (it holds fuzz_image, fuzz_undo
+#                   and fuzz_fsck)
 #   SECONDS         total fuzzing time (-max_total_time)
 #
 # The seed corpus is copied to a temp dir (the fuzzer adds to it there) and
@@ -12,12 +13,15 @@
 # and a 2 GiB RSS limit.  On a crash, leak, timeout or OOM the reproducer is
 # kept in BUILD_FUZZ_DIR/artifacts/, its path is printed, and the exit status
 # is 1.  Replay a reproducer with "BUILD_FUZZ_DIR/fuzz_image FILE" or, in any
-# build, "tests/fuzz/replay FILE".
+# build, "tests/fuzz/replay FILE" (replay_undo and replay_fsck for the other
+# targets; FUZZ_FSCK_VERBOSE=1 shows what the checker says, see fuzz_fsck.c).
 #
-# Environment: FUZZ_TARGET (fuzz_image, the default, or fuzz_undo),
+# Environment: FUZZ_TARGET (fuzz_image, the default, fuzz_undo, or
+# fuzz_fsck: the whole checker, -fn, -fy, -fn, seeded by corpus-fsck/),
 # FUZZ_JOBS (parallel workers, default 1), FUZZ_CORPUS_OUT (a
 # directory to keep the grown corpus in instead of throwing it away),
-# FUZZ_ARGS (extra libFuzzer options).
+# FUZZ_ARGS (extra libFuzzer options; "-fork=1 -ignore_crashes=1" goes on
+# after a finding, to collect several in one run).
 set -euo pipefail
 
 if [ $# -ne 2 ]; then
@@ -27,11 +31,13 @@ fi
 here=$(cd "$(dirname "$0")" && pwd)
 build=$(cd "$1" && pwd)
 seconds=$2
-# FUZZ_TARGET picks the target: fuzz_image (images, corpus/) or fuzz_undo (undo files, corpus-undo/).
+# FUZZ_TARGET picks the target: fuzz_image (images, corpus/), fuzz_undo (undo
+# files, corpus-undo/) or fuzz_fsck (the checker over images, corpus-fsck/).
 target=${FUZZ_TARGET:-fuzz_image}
 case $target in
 fuzz_image) seeds=$here/corpus ;;
 fuzz_undo) seeds=$here/corpus-undo ;;
+fuzz_fsck) seeds=$here/corpus-fsck ;;
 *) echo "run.sh: unknown FUZZ_TARGET $target" >&2; exit 2 ;;
 esac
 fuzzer=$build/$target
@@ -56,7 +62,7 @@ max_len=$(find "$corpus" -type f -printf '%s\n' | sort -n | tail -n 1)
 max_len=$(( ${max_len:-65536} + 65536 ))
 
 dict=()
-[ "$target" = fuzz_image ] && [ -f "$here/ext4.dict" ] && dict=(-dict="$here/ext4.dict")
+[ "$target" != fuzz_undo ] && [ -f "$here/ext4.dict" ] && dict=(-dict="$here/ext4.dict")
 
 stamp=$(date +%s)
 log=$tmp/fuzz.log
