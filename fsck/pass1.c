@@ -1934,9 +1934,11 @@ static int answer_repair(void *arg, struct deferred_inode *st, struct deferred *
 		case FIX_SIZE: ext4fs_inode_set_size(&a->in, p->value); break;
 		case FIX_EXTRA_ISIZE: a->in.i_extra_isize = (uint16_t)p->value; break;
 		case FIX_BLOCKS: {
+			/* As e2fsck: the count is stored whole (a remainder of the old one must not survive). */
 			uint64_t unit = (a->in.i_flags & EXT4FS_HUGE_FILE_FL) ? 1 : ctx->geo->block_size / 512;
-			int64_t now = (int64_t)(ext4fs_inode_blocks_raw(ctx->fs, &a->in) / unit);
-			ext4fs_inode_add_blocks(ctx->fs, &a->in, (int64_t)p->value - now);
+			uint64_t raw = p->value * unit;
+			a->in.i_blocks_lo = (uint32_t)raw;
+			a->in.i_blocks_high = (uint16_t)(raw >> 32);
 			break;
 		}
 		case FIX_EXTENT: {

@@ -26,7 +26,7 @@ static const struct problem rows[] = {
 	  "Superblock needs_recovery flag is set, but no journal is present.\n", PROMPT_CLEAR, PF_PREEN_OK },
 	{ PR_0_JOURNAL_RECOVERY_CLEAR, "PR_0_JOURNAL_RECOVERY_CLEAR",
 	  "Superblock needs_recovery flag is clear, but journal has data.\n", PROMPT_NONE, 0 },
-	{ PR_0_JOURNAL_RESET_JOURNAL, "PR_0_JOURNAL_RESET_JOURNAL", "Clear journal", PROMPT_NULL, 0 },
+	{ PR_0_JOURNAL_RESET_JOURNAL, "PR_0_JOURNAL_RESET_JOURNAL", "Clear journal", PROMPT_NULL, PF_PREEN_NOMSG },
 	{ PR_0_JOURNAL_UNSUPP_ROCOMPAT, "PR_0_JOURNAL_UNSUPP_ROCOMPAT",
 	  "Journal superblock has an unknown read-only feature flag set.\n", PROMPT_ABORT, 0 },
 	{ PR_0_JOURNAL_UNSUPP_INCOMPAT, "PR_0_JOURNAL_UNSUPP_INCOMPAT",

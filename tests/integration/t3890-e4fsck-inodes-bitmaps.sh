@@ -140,6 +140,8 @@ for opts in "-t ext4" "-t ext4 -O ^metadata_csum -b 1024" "-t ext3"; do
 	damage_case "dtime on a file $tag" "$opts" "set_inode_field /d/small dtime 12345"
 	damage_case "i_size too small $tag" "$opts" "set_inode_field /big size 1000"
 	damage_case "i_blocks wrong $tag" "$opts" "set_inode_field /d/small blocks 200"
+	# Not a whole number of blocks: the repair stores the count whole (no remainder survives).
+	damage_case "i_blocks wrong, odd $tag" "$opts" "set_inode_field /d/small blocks 101"
 	damage_case "directory size wrong $tag" "$opts" "set_inode_field /d size 9999"
 	damage_case "used block free in the bitmap $tag" "$opts" "freeb @BIG0@"
 	# /lost+found is made again while /big's blocks look free: it must not take them.
