@@ -769,7 +769,7 @@ static int valid_mode_type(uint16_t mode)
  * then the device, fifo, socket or symlink rules), as a problem code; 0
  * when nothing is.
  */
-static uint32_t bad_kind(struct pass2 *p, uint32_t ino, const struct ext4fs_inode *in)
+static uint32_t bad_kind(struct ext4fs_fs *fs, uint32_t ino, const struct ext4fs_inode *in)
 {
 	if (!valid_mode_type(in->i_mode))
 		return PR_2_BAD_MODE;
@@ -778,7 +778,7 @@ static uint32_t bad_kind(struct pass2 *p, uint32_t ino, const struct ext4fs_inod
 	case EXT4FS_S_IFBLK: return ext4fs_inode_special_ok(in) ? 0 : PR_2_BAD_BLOCK_DEV;
 	case EXT4FS_S_IFIFO: return ext4fs_inode_special_ok(in) ? 0 : PR_2_BAD_FIFO;
 	case EXT4FS_S_IFSOCK: return ext4fs_inode_special_ok(in) ? 0 : PR_2_BAD_SOCKET;
-	case EXT4FS_S_IFLNK: return ext4fs_symlink_ok(p->fs, ino, in) ? 0 : PR_2_INVALID_SYMLINK;
+	case EXT4FS_S_IFLNK: return ext4fs_symlink_ok(fs, ino, in) ? 0 : PR_2_INVALID_SYMLINK;
 	}
 	return 0;
 }
@@ -788,20 +788,20 @@ static uint32_t bad_kind(struct pass2 *p, uint32_t ino, const struct ext4fs_inod
  * but the library's release would: its i_block is zeroed first, so that
  * nothing is freed for it.  0, or -1 (reported).
  */
-static int forget_map(struct pass2 *p, uint32_t ino)
+static int forget_map(struct e4fsck *ctx, uint32_t ino)
 {
 	struct problem_ctx pc = { .ino = ino };
 	struct ext4fs_inode in;
-	int err = ext4fs_inode_read(p->fs, ino, &in);
+	int err = ext4fs_inode_read(ctx->fs, ino, &in);
 
 	if (!err) {
 		memset(in.i_block, 0, sizeof(in.i_block));
 		in.i_flags &= ~(uint32_t)EXT4FS_EXTENTS_FL;
-		err = ext4fs_inode_write(p->fs, ino, &in);
+		err = ext4fs_inode_write(ctx->fs, ino, &in);
 	}
 	if (err) {
 		pc.errcode = err;
-		fix_problem(p->ctx, PR_2_DEALLOC_INODE, &pc);
+		fix_problem(ctx, PR_2_DEALLOC_INODE, &pc);
 		return -1;
 	}
 	return 0;
@@ -815,10 +815,10 @@ struct zero_field {
 };
 
 /* Ask about one field (the inode changes, not the block); 1 when it is to be zeroed.  *unfixed counts the ones left. */
-static int ask_zero(struct block_ctx *b, struct problem_ctx *pc, const struct zero_field *f, int *unfixed)
+static int ask_zero(struct e4fsck *ctx, struct problem_ctx *pc, const struct zero_field *f, int *unfixed)
 {
 	pc->num = f->value;
-	if (say(b, f->code, pc))
+	if (fix_problem(ctx, f->code, pc))
 		return 1;
 	if (f->counts)
 		(*unfixed)++;
@@ -831,15 +831,14 @@ static int ask_zero(struct block_ctx *b, struct problem_ctx *pc, const struct ze
  * an attribute block outside the file system, i_size_high of a directory
  * without largedir.  Each yes zeroes the field in *in; returns 1 when one did.
  */
-static int zero_fields(struct block_ctx *b, struct problem_ctx *pc, struct ext4fs_inode *in, int *unfixed)
+static int zero_fields(struct e4fsck *ctx, struct problem_ctx *pc, struct ext4fs_inode *in, int *unfixed)
 {
-	struct pass2 *p = b->p;
-	uint32_t os = ext4fs_sb(p->fs)->s_creator_os;
+	uint32_t os = ext4fs_sb(ctx->fs)->s_creator_os;
 	int changed = 0;
 
 	if (in->i_faddr) {
 		struct zero_field f = { PR_2_FADDR_ZERO, in->i_faddr, 1 };
-		if (ask_zero(b, pc, &f, unfixed)) {
+		if (ask_zero(ctx, pc, &f, unfixed)) {
 			in->i_faddr = 0;
 			changed = 1;
 		}
@@ -848,42 +847,42 @@ static int zero_fields(struct block_ctx *b, struct problem_ctx *pc, struct ext4f
 		/* The Hurd keeps i_frag and i_fsize where Linux keeps i_blocks_hi. */
 		struct zero_field frag = { PR_2_FRAG_ZERO, in->i_blocks_high & 0xff, 1 };
 		struct zero_field fsize = { PR_2_FSIZE_ZERO, in->i_blocks_high >> 8, 1 };
-		if (frag.value && ask_zero(b, pc, &frag, unfixed)) {
+		if (frag.value && ask_zero(ctx, pc, &frag, unfixed)) {
 			in->i_blocks_high &= 0xff00;
 			changed = 1;
 		}
-		if (fsize.value && ask_zero(b, pc, &fsize, unfixed)) {
+		if (fsize.value && ask_zero(ctx, pc, &fsize, unfixed)) {
 			in->i_blocks_high &= 0x00ff;
 			changed = 1;
 		}
 	}
 	if (os == EXT4FS_OS_LINUX && in->i_blocks_high &&
-	    !ext4fs_has_ro_compat(p->fs, EXT4FS_FEATURE_RO_COMPAT_HUGE_FILE)) {
+	    !ext4fs_has_ro_compat(ctx->fs, EXT4FS_FEATURE_RO_COMPAT_HUGE_FILE)) {
 		struct zero_field f = { PR_2_BLOCKS_HI_ZERO, in->i_blocks_high, 0 };
-		if (ask_zero(b, pc, &f, unfixed)) {
+		if (ask_zero(ctx, pc, &f, unfixed)) {
 			in->i_blocks_high = 0;
 			changed = 1;
 		}
 	}
-	if (os == EXT4FS_OS_LINUX && in->i_file_acl_high && !p->ctx->geo->is_64bit) {
+	if (os == EXT4FS_OS_LINUX && in->i_file_acl_high && !ctx->geo->is_64bit) {
 		struct zero_field f = { PR_2_FILE_ACL_HI_ZERO, in->i_file_acl_high, 1 };
-		if (ask_zero(b, pc, &f, unfixed)) {
+		if (ask_zero(ctx, pc, &f, unfixed)) {
 			in->i_file_acl_high = 0;
 			changed = 1;
 		}
 	}
-	uint64_t acl = ext4fs_inode_file_acl(p->fs, in);
-	if (acl && !ext4fs_block_ptr_valid(p->fs, acl)) {
+	uint64_t acl = ext4fs_inode_file_acl(ctx->fs, in);
+	if (acl && !ext4fs_block_ptr_valid(ctx->fs, acl)) {
 		struct zero_field f = { PR_2_FILE_ACL_BAD, acl, 1 };
-		if (ask_zero(b, pc, &f, unfixed)) {
+		if (ask_zero(ctx, pc, &f, unfixed)) {
 			in->i_file_acl_lo = 0;
-			in->i_file_acl_high = p->ctx->geo->is_64bit ? 0 : in->i_file_acl_high;
+			in->i_file_acl_high = ctx->geo->is_64bit ? 0 : in->i_file_acl_high;
 			changed = 1;
 		}
 	}
-	if (in->i_size_high && EXT4FS_ISDIR(in->i_mode) && !p->largedir) {
+	if (in->i_size_high && EXT4FS_ISDIR(in->i_mode) && !ext4fs_has_incompat(ctx->fs, EXT4FS_FEATURE_INCOMPAT_LARGEDIR)) {
 		struct zero_field f = { PR_2_DIR_ACL_ZERO, in->i_size_high, 1 };
-		if (ask_zero(b, pc, &f, unfixed)) {
+		if (ask_zero(ctx, pc, &f, unfixed)) {
 			in->i_size_high = 0;
 			changed = 1;
 		}
@@ -891,64 +890,65 @@ static int zero_fields(struct block_ctx *b, struct problem_ctx *pc, struct ext4f
 	return changed;
 }
 
-/*
- * An entry naming an inode pass 1 found damaged: e2fsck's questions about it,
- * in e2fsck's order, on the inode as it is now.  A wrong kind (mode, device,
- * symlink) clears the inode and the entry; fields that should be zero are
- * zeroed one by one.  When nothing is left wrong, the inode is no longer
- * damaged; else every entry naming it asks again.  Returns 1 when the entry
- * was cleared.
- */
-static int check_bad_inode(struct block_ctx *b, unsigned char *de, uint32_t ino)
+int fsck_process_bad_inode(struct e4fsck *ctx, uint32_t dir, uint32_t ino)
 {
-	struct pass2 *p = b->p;
 	struct problem_ctx pc = { 0 };
 	struct ext4fs_inode in;
 	char mode[16];
 	int changed = 0, unfixed = 0;
 	uint32_t code;
 
-	if (ext4fs_inode_read(p->fs, ino, &in))
+	if (ext4fs_inode_read(ctx->fs, ino, &in))
 		return 0;
 	pc.ino = ino;
-	pc.dir = b->di->ino;
-	pc.path = fsck_path(p->ctx, b->di->ino, ino);
-	uint64_t acl = ext4fs_inode_file_acl(p->fs, &in);
-	if (acl && !ext4fs_has_compat(p->fs, EXT4FS_FEATURE_COMPAT_EXT_ATTR)) {
+	pc.dir = dir;
+	/* Pass 4 names no directory: e2fsck's path is then "...". */
+	pc.path = dir ? fsck_path(ctx, dir, ino) : strdup("...");
+	uint64_t acl = ext4fs_inode_file_acl(ctx->fs, &in);
+	if (acl && !ext4fs_has_compat(ctx->fs, EXT4FS_FEATURE_COMPAT_EXT_ATTR)) {
 		struct zero_field f = { PR_2_FILE_ACL_ZERO, acl, 1 };
-		if (ask_zero(b, &pc, &f, &unfixed)) {
+		if (ask_zero(ctx, &pc, &f, &unfixed)) {
 			in.i_file_acl_lo = 0;
-			in.i_file_acl_high = p->ctx->geo->is_64bit ? 0 : in.i_file_acl_high;
+			in.i_file_acl_high = ctx->geo->is_64bit ? 0 : in.i_file_acl_high;
 			changed = 1;
 		}
 	}
-	code = bad_kind(p, ino, &in);
+	code = bad_kind(ctx->fs, ino, &in);
 	if (code) {
 		snprintf(mode, sizeof(mode), "0%o", in.i_mode);
 		pc.str = mode;
 		pc.num = 0;
-		if (ask(b, code, &pc)) {
+		if (fix_problem(ctx, code, &pc)) {
 			free((char *)pc.path);
 			/* As e2fsck: the inode is deallocated as it is on the disk, its map only if e2fsck would walk it. */
-			if (code == PR_2_INVALID_SYMLINK && !ext4fs_symlink_has_map(p->fs, &in) && forget_map(p, ino))
+			if (code == PR_2_INVALID_SYMLINK && !ext4fs_symlink_has_map(ctx->fs, &in) && forget_map(ctx, ino))
 				return 0;
-			if (fsck_release_inode(p->ctx, ino) == 0)
-				forget_path(p);
-			ext4fs_dirent_inode_set(de, 0);
+			fsck_release_inode(ctx, ino);
 			return 1;
 		}
 		unfixed++;
 		pc.str = NULL;
 	}
-	changed |= zero_fields(b, &pc, &in, &unfixed);
+	changed |= zero_fields(ctx, &pc, &in, &unfixed);
 	free((char *)pc.path);
 	if (changed) {
-		if (ext4fs_inode_write(p->fs, ino, &in) == 0)
-			p->ctx->fs_changed = 1;
+		if (ext4fs_inode_write(ctx->fs, ino, &in) == 0)
+			ctx->fs_changed = 1;
 	}
 	if (!unfixed)
-		bitmap_paged_clear_range(&p->ctx->inode_bad, ino, 1);
+		bitmap_paged_clear_range(&ctx->inode_bad, ino, 1);
 	return 0;
+}
+
+/* An entry naming an inode pass 1 found damaged: returns 1 when the inode, and so the entry, was cleared. */
+static int check_bad_inode(struct block_ctx *b, unsigned char *de, uint32_t ino)
+{
+	if (!fsck_process_bad_inode(b->p->ctx, b->di->ino, ino))
+		return 0;
+	forget_path(b->p);
+	ext4fs_dirent_inode_set(de, 0);
+	b->modified = 1;
+	return 1;
 }
 
 /* The file type an entry naming ino should carry. */

@@ -64,10 +64,17 @@ static int has_inode_xattrs(struct e4fsck *ctx, uint32_t ino, const struct ext4f
  * An inode in use that no entry names.  Returns 1 when pass 4 is done with
  * it (cleared, or left unattached), 0 to go on to the count check.
  */
-static int unattached(struct e4fsck *ctx, uint32_t ino, const struct ext4fs_inode *in)
+static int unattached(struct e4fsck *ctx, uint32_t ino, struct ext4fs_inode *in)
 {
 	struct problem_ctx pc = { .ino = ino };
 
+	/* As e2fsck: a damaged inode is asked about first, and a wrong kind cleared rather than reconnected. */
+	if (bitmap_paged_test(&ctx->inode_bad, ino)) {
+		if (fsck_process_bad_inode(ctx, 0, ino) || ctx->aborted)
+			return 1;
+		if (ext4fs_inode_read(ctx->fs, ino, in))
+			return 1;
+	}
 	if (ext4fs_inode_blocks_raw(ctx->fs, in) == 0 && !has_inode_xattrs(ctx, ino, in) &&
 	    (EXT4FS_ISREG(in->i_mode) || EXT4FS_ISDIR(in->i_mode)) &&
 	    fix_problem(ctx, PR_4_ZERO_LEN_INODE, &pc)) {

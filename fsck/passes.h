@@ -33,6 +33,17 @@ int fsck_check_orphan_file(struct e4fsck *ctx);
 int fsck_backup_super_differs(const struct e4fsck *ctx);
 int fsck_pass1(struct e4fsck *ctx);
 int fsck_pass2(struct e4fsck *ctx);
+
+/*
+ * e2fsck's questions about an inode pass 1 found damaged (ctx->inode_bad),
+ * in its order: an attribute block without the feature, a wrong kind
+ * (mode, device, FIFO, socket, symlink), fields that should be zero.
+ * dir names the directory whose entry led here (0 in pass 4, which names
+ * none).  A yes to a wrong kind releases the inode: returns 1 then (the
+ * caller drops the entry), else 0.  When nothing is left wrong the inode
+ * is no longer marked damaged.
+ */
+int fsck_process_bad_inode(struct e4fsck *ctx, uint32_t dir, uint32_t ino);
 int fsck_pass3(struct e4fsck *ctx);
 int fsck_pass4(struct e4fsck *ctx);
 int fsck_pass5(struct e4fsck *ctx);

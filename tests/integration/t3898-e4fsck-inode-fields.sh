@@ -71,6 +71,14 @@ set_inode_field /d/s mode 0140644
 set_inode_field /d/s size 4096"
 	damage_case "imagic flag $tag" "$spec" "write /dev/null /d/f
 set_inode_field /d/f flags $((ext | 0x2000))"
+	# Pass 4 asks about a damaged inode no entry names before reconnecting it
+	# (e2fsck's process_bad_inode with no directory: the path is "...").
+	damage_case "unattached inodes, one with i_faddr, one with a bad mode $tag" "$spec" "write $src/big /d/a
+write /dev/null /d/b
+set_inode_field /d/a faddr 5
+set_inode_field /d/b mode 0170644
+unlink /d/a
+unlink /d/b"
 	damage_case "reserved inode 9 with a mode $tag" "$spec" "set_inode_field <9> mode 0100644"
 	damage_case "reserved inode 6 a device $tag" "$spec" "set_inode_field <6> mode 020644"
 	damage_case "index flag on an empty file $tag" "$spec" "write /dev/null /d/f
