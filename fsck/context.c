@@ -200,7 +200,8 @@ int fsck_inode_has_blocks(struct ext4fs_fs *fs, const struct ext4fs_inode *in)
 		return 0;
 	if (type == EXT4FS_S_IFLNK)
 		return !ext4fs_inode_is_fast_symlink(fs, in);
-	return type == EXT4FS_S_IFREG || type == EXT4FS_S_IFDIR || type == 0;
+	/* As e2fsck's rule: a file of no kind has no map it would walk (its i_blocks should then be 0). */
+	return type == EXT4FS_S_IFREG || type == EXT4FS_S_IFDIR;
 }
 
 void fsck_clear_inode(struct e4fsck *ctx, uint32_t ino, struct ext4fs_inode *in)
@@ -212,6 +213,12 @@ void fsck_clear_inode(struct e4fsck *ctx, uint32_t ino, struct ext4fs_inode *in)
 	in->i_flags = 0;
 	in->i_links_count = 0;
 	in->i_dtime = (uint32_t)sec;
+	/*
+	 * As e2fsck: a reserved inode is looked at whatever its link count, so
+	 * its map goes too, or the next run would find the same blocks again.
+	 */
+	if (ino < ctx->geo->first_ino)
+		memset(in->i_block, 0, sizeof(in->i_block));
 	if (bitmap_paged_test(&ctx->inode_used, ino))
 		ctx->inodes_in_use--;
 	bitmap_paged_clear_range(&ctx->inode_used, ino, 1);

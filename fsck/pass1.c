@@ -1157,9 +1157,9 @@ static int check_reserved(struct p1_worker *w, uint32_t ino, const struct ext4fs
 	struct ext4fs_inode walked = *in;
 
 	/*
-	 * A yes zeroes the mode, and e2fsck then walks the blocks of a file of
-	 * no kind: the walk here assumes that yes (after a no, e2fsck would
-	 * walk a reserved directory as a directory; e4fsck does not).
+	 * A yes zeroes the mode, and e2fsck then walks no map (a file of no
+	 * kind has none): the walk here assumes that yes (after a no, e2fsck
+	 * would walk a reserved directory as a directory; e4fsck does not).
 	 */
 	if (ino != EXT4FS_JOURNAL_INO && reserved_mode_bad(w->fs, ino, in->i_mode)) {
 		if (record(w, PR_1_RESERVED_BAD_MODE, &pctx, FIX_MODE_ZERO, 0, NULL))

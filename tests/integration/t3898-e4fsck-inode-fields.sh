@@ -71,6 +71,9 @@ set_inode_field /d/s mode 0140644
 set_inode_field /d/s size 4096"
 	damage_case "imagic flag $tag" "$spec" "write /dev/null /d/f
 set_inode_field /d/f flags $((ext | 0x2000))"
+	# A file of no kind: e2fsck walks no map for it (i_blocks should be 0, its blocks look free).
+	damage_case "a file with mode 0 $tag" "$spec" "write $src/big /d/m
+set_inode_field /d/m mode 0"
 	# Pass 4 asks about a damaged inode no entry names before reconnecting it
 	# (e2fsck's process_bad_inode with no directory: the path is "...").
 	damage_case "unattached inodes, one with i_faddr, one with a bad mode $tag" "$spec" "write $src/big /d/a
