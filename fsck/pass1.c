@@ -68,6 +68,7 @@ enum p1_fix {
 	FIX_CLEAR_ROOT,     /* the same for the root, its block map zeroed too (pass 3 makes a new root) */
 	FIX_MODE_REGULAR,   /* the orphan file's or journal's mode becomes a plain regular file */
 	FIX_ZERO_INODE,     /* yes: the unused orphan file's or journal inode's record is zeroed; no: its blocks are claimed */
+	FIX_ZERO_ONLY,      /* yes: an unused quota inode's record is zeroed; no: nothing (its blocks are not claimed) */
 	FIX_IND_CLEAR,      /* the illegal pointer in ind is zeroed */
 	FIX_EA_CHECK,       /* not a problem yet: check the xattr block value now, in inode order */
 	FIX_EXTRA_ISIZE,    /* i_extra_isize = value */
@@ -1151,10 +1152,39 @@ static int reserved_mode_bad(const struct ext4fs_fs *fs, uint32_t ino, uint16_t 
 }
 
 /* Reserved inodes below s_first_ino but the root: returns 1 when checked as an ordinary inode, 0 done, -1. */
+/*
+ * Inodes 3 and 4 when the superblock does not name them as quota files
+ * (no quota feature, or other numbers): as e2fsck, one holding anything
+ * (links, blocks, a first block pointer) is offered to be zeroed, and its
+ * map is never walked.  Returns 1 when ino is such an inode (done), 0 when
+ * it is a quota file the superblock names, -1.
+ */
+static int check_unnamed_quota_inode(struct p1_worker *w, uint32_t ino, const struct ext4fs_inode *in)
+{
+	const struct ext4fs_super *sb = ext4fs_sb(w->fs);
+	struct problem_ctx pctx = { .ino = ino };
+	uint32_t first_block;
+
+	if (ext4fs_has_ro_compat(w->fs, EXT4FS_FEATURE_RO_COMPAT_QUOTA) &&
+	    (sb->s_usr_quota_inum == ino || sb->s_grp_quota_inum == ino || sb->s_prj_quota_inum == ino))
+		return 0;
+	memcpy(&first_block, in->i_block, sizeof(first_block));
+	if ((in->i_links_count || ext4fs_inode_blocks_raw(w->fs, in) || first_block) &&
+	    record(w, PR_1_QUOTA_INODE_NOT_CLEAR, &pctx, FIX_ZERO_ONLY, 0, NULL))
+		return -1;
+	return 1;
+}
+
 static int check_reserved(struct p1_worker *w, uint32_t ino, const struct ext4fs_inode *in)
 {
 	struct problem_ctx pctx = { .ino = ino };
 	struct ext4fs_inode walked = *in;
+
+	if (ino == EXT4FS_USR_QUOTA_INO || ino == EXT4FS_GRP_QUOTA_INO) {
+		int r = check_unnamed_quota_inode(w, ino, in);
+		if (r)
+			return r < 0 ? -1 : 0;
+	}
 
 	/*
 	 * A yes zeroes the mode, and e2fsck then walks no map (a file of no
@@ -1876,9 +1906,9 @@ static int answer_repair(void *arg, struct deferred_inode *st, struct deferred *
 	struct p1_problem *p = (struct p1_problem *)d;
 	uint32_t ino = st->ino;
 
-	if (p->fix == FIX_ZERO_INODE) {
-		/* Kept (no): it holds its blocks; zeroed (yes): they are left for pass 5 to free. */
-		if (yes ? zero_inode(ctx, ino) : fsck_claim_blocks(ctx, ino))
+	if (p->fix == FIX_ZERO_INODE || p->fix == FIX_ZERO_ONLY) {
+		/* Kept (no): it holds its blocks, but for a quota inode; zeroed (yes): they are left for pass 5 to free. */
+		if (yes ? zero_inode(ctx, ino) : p->fix == FIX_ZERO_INODE && fsck_claim_blocks(ctx, ino))
 			return -1;
 		st->cleared = yes;
 		return 0;
@@ -2030,7 +2060,7 @@ static int answer_repair(void *arg, struct deferred_inode *st, struct deferred *
 			break;
 		}
 		case FIX_CSUM: case FIX_NONE: case FIX_EA_CHECK: case FIX_EA_IBODY_CLEAR: case FIX_EA_INODE_FL:
-		case FIX_EPOCH: case FIX_ZERO_INODE: case FIX_RESTART_LATER:
+		case FIX_EPOCH: case FIX_ZERO_INODE: case FIX_ZERO_ONLY: case FIX_RESTART_LATER:
 			break;
 		}
 	a->changed = 1;

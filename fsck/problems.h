@@ -137,6 +137,7 @@
 #define PR_1_READ_EA_BLOCK             0x010039
 #define PR_1_DUP_BLOCKS_PREENSTOP      0x010014
 #define PR_1_RESIZE_INODE_CREATE       0x01004E
+#define PR_1_QUOTA_INODE_NOT_CLEAR     0x010063
 #define PR_1B_PASS_HEADER              0x011000
 #define PR_1B_DUP_BLOCK_HEADER         0x011001
 #define PR_1B_DUP_BLOCK                0x011002

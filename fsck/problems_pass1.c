@@ -111,6 +111,9 @@ static const struct problem rows[] = {
 	  "Failed to iterate extents in inode %i\n\t(op %s, blk %b, lblk %c): %m\n", PROMPT_CLEAR_INODE, 0 },
 	{ PR_1_BLOCK_ITERATE, "PR_1_BLOCK_ITERATE", "Error while iterating over blocks in inode %i: %m\n",
 	  PROMPT_NONE, PF_FATAL },
+	/* Inode 3 or 4 holding something while no quota file is named there: a yes zeroes it. */
+	{ PR_1_QUOTA_INODE_NOT_CLEAR, "PR_1_QUOTA_INODE_NOT_CLEAR", "Quota inode is not in use, but contains data.  ",
+	  PROMPT_CLEAR, PF_PREEN_OK },
 	/* Writing a new resize inode at the end of pass 1 failed: "Continue" goes on without it. */
 	{ PR_1_RESIZE_INODE_CREATE, "PR_1_RESIZE_INODE_CREATE", "Resize inode (re)creation failed: %m.", PROMPT_CONTINUE,
 	  0 },

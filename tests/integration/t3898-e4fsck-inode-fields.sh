@@ -71,6 +71,8 @@ set_inode_field /d/s mode 0140644
 set_inode_field /d/s size 4096"
 	damage_case "imagic flag $tag" "$spec" "write /dev/null /d/f
 set_inode_field /d/f flags $((ext | 0x2000))"
+	# Inode 3 holding a link while no quota file is named: e2fsck offers to zero it.
+	damage_case "unnamed quota inode with a link $tag" "$spec" "set_inode_field <3> links_count 1"
 	# A file of no kind: e2fsck walks no map for it (i_blocks should be 0, its blocks look free).
 	damage_case "a file with mode 0 $tag" "$spec" "write $src/big /d/m
 set_inode_field /d/m mode 0"
