@@ -192,7 +192,7 @@ int fsck_add_dir_block(struct e4fsck *ctx, uint32_t ino, uint32_t lblk, uint64_t
 	return 0;
 }
 
-int fsck_inode_has_blocks(struct ext4fs_fs *fs, const struct ext4fs_inode *in)
+int fsck_inode_has_blocks(struct ext4fs_fs *fs, uint32_t ino, const struct ext4fs_inode *in)
 {
 	uint16_t type = in->i_mode & EXT4FS_S_IFMT;
 
@@ -200,8 +200,12 @@ int fsck_inode_has_blocks(struct ext4fs_fs *fs, const struct ext4fs_inode *in)
 		return 0;
 	if (type == EXT4FS_S_IFLNK)
 		return !ext4fs_inode_is_fast_symlink(fs, in);
-	/* As e2fsck's rule: a file of no kind has no map it would walk (its i_blocks should then be 0). */
-	return type == EXT4FS_S_IFREG || type == EXT4FS_S_IFDIR;
+	/*
+	 * As e2fsck's rule: a file of no kind has no map it would walk (its
+	 * i_blocks should then be 0), but the bad-blocks inode, whose mode is 0,
+	 * is walked by a rule of its own.
+	 */
+	return type == EXT4FS_S_IFREG || type == EXT4FS_S_IFDIR || (type == 0 && ino == EXT4FS_BAD_INO);
 }
 
 void fsck_clear_inode(struct e4fsck *ctx, uint32_t ino, struct ext4fs_inode *in)

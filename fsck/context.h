@@ -217,8 +217,11 @@ struct dir_info *fsck_dir_info(struct e4fsck *ctx, uint32_t ino);
 /* Add a directory block to check; -ENOMEM on failure. */
 int fsck_add_dir_block(struct e4fsck *ctx, uint32_t ino, uint32_t lblk, uint64_t pblk);
 
-/* Whether inode in has a block map to walk (not a fast symlink, inline data or a device node). */
-int fsck_inode_has_blocks(struct ext4fs_fs *fs, const struct ext4fs_inode *in);
+/*
+ * Whether inode ino (in) has a block map to walk: a regular file, a
+ * directory, a slow symlink, or the bad-blocks inode; not inline data.
+ */
+int fsck_inode_has_blocks(struct ext4fs_fs *fs, uint32_t ino, const struct ext4fs_inode *in);
 
 /*
  * e2fsck's "Clear inode": *in (the caller writes it) is no longer in use

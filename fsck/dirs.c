@@ -221,7 +221,7 @@ static int walk_blocks(struct e4fsck *ctx, uint32_t ino, struct fsck_block_list 
 	int err = ext4fs_inode_read(ctx->fs, ino, &in);
 
 	/* Every block the map names, past pointers outside the file system (pass 1 asked about those). */
-	if (!err && fsck_inode_has_blocks(ctx->fs, &in))
+	if (!err && fsck_inode_has_blocks(ctx->fs, ino, &in))
 		err = fsck_map_walk(ctx->fs, ino, &in, 0, visit_run, &w);
 	if (err) {
 		fsck_fatal(ctx, "%s while %s the blocks of inode %u: %s", ext4fs_strerror(err), why, ino,

@@ -247,7 +247,7 @@ int fsck_map_on_metadata(struct e4fsck *ctx, uint32_t ino, const struct ext4fs_i
 {
 	struct meta_probe m = { &ctx->fs_meta, 0 };
 
-	if (fsck_inode_has_blocks(ctx->fs, in))
+	if (fsck_inode_has_blocks(ctx->fs, ino, in))
 		fsck_map_walk(ctx->fs, ino, in, 0, probe_meta, &m);
 	return m.found;
 }

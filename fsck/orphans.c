@@ -217,7 +217,7 @@ static int walk_orphan_file(struct e4fsck *ctx, uint32_t size_code, uint32_t hol
 		.block_mapped = !ext4fs_inode_has_extents(&in),
 	};
 	*generation = in.i_generation;
-	if (!fsck_inode_has_blocks(ctx->fs, &in))
+	if (!fsck_inode_has_blocks(ctx->fs, w.ino, &in))
 		return GO_ON;
 	int err = ext4fs_block_iterate(ctx->fs, w.ino, &in, EXT4FS_ITER_DATA_ONLY, walk_visit, &w);
 	if (err < 0) {

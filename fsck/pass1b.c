@@ -278,7 +278,7 @@ static int pass1b(struct dups *d)
 		struct scan_inode s = { d, ino, &in, 0 };
 		int err = 0;
 		d->printing = 0;
-		if (fsck_inode_has_blocks(ctx->fs, &in) || ino == EXT4FS_BAD_INO)
+		if (fsck_inode_has_blocks(ctx->fs, ino, &in))
 			err = walk_blocks(ctx, ino, &in, visit_1b, &s);
 		uint64_t acl = ext4fs_inode_file_acl(ctx->fs, &in);
 		if (err != -ENOMEM && ext4fs_block_ptr_valid(ctx->fs, acl) &&
@@ -609,7 +609,7 @@ static int clone_file(struct dups *d, uint32_t ino, const char **why)
 
 	*why = NULL;
 	int bad_map = 0;
-	if (!err && fsck_inode_has_blocks(ctx->fs, &in))
+	if (!err && fsck_inode_has_blocks(ctx->fs, ino, &in))
 		err = walk_blocks(ctx, ino, &in, plan_block, &plan);
 	if (err == INDIRECT_SCAN_BAD_MAP) {
 		bad_map = 1;
@@ -736,7 +736,7 @@ static int delete_file(struct dups *d, uint32_t ino)
 	struct ext4fs_inode in;
 	int err = ext4fs_inode_read(ctx->fs, ino, &in);
 
-	if (!err && fsck_inode_has_blocks(ctx->fs, &in))
+	if (!err && fsck_inode_has_blocks(ctx->fs, ino, &in))
 		err = walk_blocks(ctx, ino, &in, delete_block, &w);
 	if (err) {
 		struct problem_ctx pctx = { .ino = ino, .str = "delete_file",
@@ -894,7 +894,7 @@ int fsck_collisions_moved(struct e4fsck *ctx)
 			return -1;
 		}
 		/* Deleted in pass 1D, or no map any more: the block is no longer the inode's. */
-		if (!bitmap_paged_test(&ctx->inode_used, c->ino) || !fsck_inode_has_blocks(ctx->fs, &in))
+		if (!bitmap_paged_test(&ctx->inode_used, c->ino) || !fsck_inode_has_blocks(ctx->fs, c->ino, &in))
 			return 1;
 		err = fsck_map_walk(ctx->fs, c->ino, &in, 0, probe_map_block, &m);
 		if (err == -ENOMEM) {
