@@ -24,40 +24,15 @@ for c in mke2fs e2fsck dumpe2fs debugfs tune2fs python3; do
 	command -v "$c" >/dev/null || { echo "make-corpus.sh: $c is required" >&2; exit 1; }
 done
 
-export E2FSPROGS_FAKE_TIME=1700000000 E2FSCK_TIME=1700000000
-export TZ=UTC LC_ALL=C
-UUID=6b1f4c2e-3d5a-4e7b-9c8d-0f1e2d3c4b5a
-HASH_SEED=0d7c4e2a-9b1f-4a36-8e5d-2c7b6a5f4e3d
-STAMP=@1700000000
+# shellcheck source=corpus-common.sh
+. "$here/corpus-common.sh"
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/make-corpus.XXXXXX")
 trap 'rm -rf -- "$work"' EXIT
 
-cat >"$work/mke2fs.conf" <<'EOF'
-[defaults]
-	base_features = sparse_super,large_file,filetype,resize_inode,dir_index,ext_attr
-	default_mntopts = acl,user_xattr
-	enable_periodic_fsck = 0
-	blocksize = 1024
-	inode_size = 256
-	inode_ratio = 4096
-	reserved_ratio = 0
-
-[fs_types]
-	floppy = {
-		inode_ratio = 4096
-	}
-	small = {
-		inode_ratio = 4096
-	}
-	ext2 = {
-		features = ^has_journal
-	}
-	ext4 = {
+corpus_mke2fs_conf "$work/mke2fs.conf" "	ext4 = {
 		features = extent,huge_file,flex_bg,metadata_csum,64bit,dir_nlink,extra_isize
-	}
-EOF
-export MKE2FS_CONFIG=$work/mke2fs.conf
+	}"
 
 # The source tree.  xattrs only when the temp file system takes user xattrs.
 src=$work/tree

@@ -12,8 +12,9 @@
 # that needs recovery (a transaction written by debugfs), one with inline
 # data, one with an orphan file, one with uninit_bg instead of
 # metadata_csum.  Everything that could vary is pinned as in
-# make-corpus.sh, so running the script again gives the same bytes (with the
-# same e2fsprogs version).
+# make-corpus.sh (corpus-common.sh), so running the script again gives the
+# same bytes (with the same e2fsprogs version), but for the two seeds with a
+# transaction debugfs writes: their journal blocks differ from run to run.
 #
 # All trailing zero bytes are cut off: the fuzz target pads an image back
 # with zeros to the size its superblock gives, so the seeds are small but
@@ -27,43 +28,18 @@ for c in mke2fs e2fsck dumpe2fs debugfs python3; do
 	command -v "$c" >/dev/null || { echo "make-fsck-corpus.sh: $c is required" >&2; exit 1; }
 done
 
-export E2FSPROGS_FAKE_TIME=1700000000 E2FSCK_TIME=1700000000
-export TZ=UTC LC_ALL=C
-UUID=6b1f4c2e-3d5a-4e7b-9c8d-0f1e2d3c4b5a
-HASH_SEED=0d7c4e2a-9b1f-4a36-8e5d-2c7b6a5f4e3d
-STAMP=@1700000000
+# shellcheck source=corpus-common.sh
+. "$here/corpus-common.sh"
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/make-fsck-corpus.XXXXXX")
 trap 'rm -rf -- "$work"' EXIT
 
-cat >"$work/mke2fs.conf" <<'EOF'
-[defaults]
-	base_features = sparse_super,large_file,filetype,resize_inode,dir_index,ext_attr
-	default_mntopts = acl,user_xattr
-	enable_periodic_fsck = 0
-	blocksize = 1024
-	inode_size = 256
-	inode_ratio = 4096
-	reserved_ratio = 0
-
-[fs_types]
-	floppy = {
-		inode_ratio = 4096
-	}
-	small = {
-		inode_ratio = 4096
-	}
-	ext2 = {
-		features = ^has_journal
-	}
-	ext3 = {
+corpus_mke2fs_conf "$work/mke2fs.conf" "	ext3 = {
 		features = has_journal
 	}
 	ext4 = {
 		features = has_journal,extent,huge_file,flex_bg,metadata_csum,64bit,dir_nlink,extra_isize
-	}
-EOF
-export MKE2FS_CONFIG=$work/mke2fs.conf
+	}"
 
 # The source tree: small, but with something for every pass to walk.
 src=$work/tree
