@@ -887,9 +887,6 @@ static int check_blocks(struct p1_worker *w, uint32_t ino, const struct ext4fs_i
 	/* A symlink's map is walked by e2fsck's rule, which goes by i_blocks, not by its size. */
 	int mapped = (EXT4FS_ISLNK(in->i_mode) ? ext4fs_symlink_has_map(w->fs, in) : fsck_inode_has_blocks(w->fs, ino, in)) &&
 		     !no_map, err = 0;
-	/* e2fsck walks a resize inode of no kind not at all: its i_blocks should then be 0. */
-	if (b.resize_map && !(in->i_mode & EXT4FS_S_IFMT))
-		mapped = 0;
 
 	/* As e2fsck: the attribute block is looked at before the block map (once, when walked twice). */
 	int acl_first = ino != w->acl_seen_ino;
