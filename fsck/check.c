@@ -356,7 +356,7 @@ static int probe_writable(struct e4fsck *ctx, char *msg, size_t len)
 /*
  * Features e4fsck cannot check, or cannot repair: bigalloc (its block
  * accounting is in clusters, which the checks do not know), and, for a
- * repairing run, whatever the library cannot write (quota, mmp, meta_bg...).
+ * repairing run, whatever the library cannot write (quota, mmp...).
  * As at boot a nonzero status drops the machine to a shell, a file system
  * that would be skipped anyway is said clean, as e2fsck says it (exit 0);
  * only a check that must run is refused (exit 8).  The quota feature's

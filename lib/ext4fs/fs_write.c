@@ -35,7 +35,7 @@
 	 EXT4FS_FEATURE_INCOMPAT_CSUM_SEED | EXT4FS_FEATURE_INCOMPAT_LARGEDIR | \
 	 EXT4FS_FEATURE_INCOMPAT_INLINE_DATA | EXT4FS_FEATURE_INCOMPAT_EA_INODE | \
 	 EXT4FS_FEATURE_INCOMPAT_ENCRYPT | EXT4FS_FEATURE_INCOMPAT_CASEFOLD | \
-	 EXT4FS_FEATURE_INCOMPAT_RECOVER)
+	 EXT4FS_FEATURE_INCOMPAT_RECOVER | EXT4FS_FEATURE_INCOMPAT_META_BG)
 
 int ext4fs__fs_require_rw(struct ext4fs_fs *fs, const char *what)
 {
@@ -704,6 +704,34 @@ static int flush_bitmaps(struct ext4fs_fs *fs, unsigned char *block)
 	return 0;
 }
 
+/*
+ * With meta_bg, descriptor block i from s_first_meta_bg on lives in its own
+ * meta group (the groups it describes): in the first, second and last
+ * group of that meta group, each copy after the group's superblock if it
+ * has one.  The first is the primary.
+ */
+static int flush_meta_bg_desc_block(struct ext4fs_fs *fs, uint32_t i, const unsigned char *block)
+{
+	const struct ext4fs_geom *geo = &fs->geom;
+	uint32_t first = i * geo->desc_per_block;
+	uint32_t copies[3] = { first, first + 1, first + geo->desc_per_block - 1 };
+
+	for (int c = 0; c < (fs->primary_only ? 1 : 3); c++) {
+		uint32_t g = copies[c];
+		uint64_t ndesc;
+
+		if (g >= geo->group_count)
+			continue;
+		ext4fs_group_meta_location(fs, g, NULL, NULL, NULL, &ndesc, NULL);
+		if (!ndesc)
+			continue;
+		int err = ext4fs_block_write(fs, ndesc, block);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
 /* Write descriptor block i (of the table) wherever a copy of the table lives. */
 static int flush_desc_block(struct ext4fs_fs *fs, uint32_t i, unsigned char *block)
 {
@@ -715,6 +743,8 @@ static int flush_desc_block(struct ext4fs_fs *fs, uint32_t i, unsigned char *blo
 
 	memset(block, 0, geo->block_size);
 	memcpy(block, fs->gd_raw + (size_t)first * geo->desc_size, (size_t)n * geo->desc_size);
+	if ((fs->sb.s_feature_incompat & EXT4FS_FEATURE_INCOMPAT_META_BG) && i >= fs->sb.s_first_meta_bg)
+		return flush_meta_bg_desc_block(fs, i, block);
 	for (uint32_t g = 0; g < (fs->primary_only ? 1 : geo->group_count); g++) {
 		uint64_t odesc;
 		uint32_t odesc_blocks;
