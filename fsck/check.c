@@ -28,6 +28,8 @@
 #include "guard.h"
 #include "journal_check.h"
 #include "passes.h"
+#include "problem.h"
+#include "problems.h"
 #include "progress.h"
 #include "report.h"
 
@@ -490,13 +492,12 @@ static int report_clean(struct e4fsck *ctx)
 	if (!ctx->read_only && free_blocks <= ctx->geo->blocks_count && free_inodes <= sb->s_inodes_count &&
 	    (free_blocks != ctx->geo->free_blocks_count || free_inodes != sb->s_free_inodes_count)) {
 		struct ext4fs_super fixed = *sb;
-		/* e2fsck names the corrections, except in preen mode. */
-		if (ctx->mode != MODE_PREEN && free_inodes != sb->s_free_inodes_count)
-			printf("Setting free inodes count to %" PRIu64 " (was %" PRIu32 ")\n", free_inodes,
-			       sb->s_free_inodes_count);
-		if (ctx->mode != MODE_PREEN && free_blocks != ctx->geo->free_blocks_count)
-			printf("Setting free blocks count to %" PRIu64 " (was %" PRIu64 ")\n", free_blocks,
-			       ctx->geo->free_blocks_count);
+		struct problem_ctx pctx = { .ino = sb->s_free_inodes_count, .ino2 = (uint32_t)free_inodes,
+					    .blk = ctx->geo->free_blocks_count, .blk2 = free_blocks };
+		if (free_inodes != sb->s_free_inodes_count)
+			fix_problem(ctx, PR_0_FREE_INODE_COUNT, &pctx);
+		if (free_blocks != ctx->geo->free_blocks_count)
+			fix_problem(ctx, PR_0_FREE_BLOCK_COUNT, &pctx);
 		fixed.s_free_blocks_count_lo = (uint32_t)free_blocks;
 		fixed.s_free_blocks_count_hi = (uint32_t)(free_blocks >> 32);
 		fixed.s_free_inodes_count = (uint32_t)free_inodes;

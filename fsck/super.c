@@ -24,6 +24,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/utsname.h>
 #include "ext4fs/crc.h"
 #include "ext4fs/errors.h"
 #include "ext4fs/fs.h"
@@ -515,6 +516,74 @@ static int check_descs(struct e4fsck *ctx)
 	return 0;
 }
 
+/* A line of `path` that is exactly `line` (without its newline). */
+static int file_has_line(const char *path, const char *line)
+{
+	FILE *f = fopen(path, "re");
+	char buf[512];
+	int found = 0;
+
+	if (!f)
+		return 0;
+	while (!found && fgets(buf, sizeof(buf), f)) {
+		buf[strcspn(buf, "\n")] = '\0';
+		found = strcmp(buf, line) == 0;
+	}
+	fclose(f);
+	return found;
+}
+
+/*
+ * Whether this system can mount ext4: the kernel lists it, or it is among
+ * the running kernel's modules.  e2fsck asks before clearing test_fs only
+ * then, since without ext4 the flag is what lets ext4dev mount it.
+ */
+static int ext4_available(void)
+{
+	struct utsname u;
+	char path[sizeof(u.release) + 32];
+	FILE *f;
+	char buf[1024];
+	int found = 0;
+
+	if (file_has_line("/proc/filesystems", "\text4"))
+		return 1;
+	if (uname(&u))
+		return 0;
+	snprintf(path, sizeof(path), "/lib/modules/%s/modules.dep", u.release);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	/* A line "kernel/fs/ext4/ext4.ko[.xz]: deps": the module's file name before the colon. */
+	while (!found && fgets(buf, sizeof(buf), f)) {
+		char *colon = strchr(buf, ':');
+		if (!colon)
+			continue;
+		*colon = '\0';
+		const char *base = strrchr(buf, '/');
+		base = base ? base + 1 : buf;
+		found = strncmp(base, "ext4.ko", 7) == 0;
+	}
+	fclose(f);
+	return found;
+}
+
+/*
+ * The test_fs flag, which e2fsck clears after the descriptors on a
+ * writable run.  e2fsck does not count it as a change to the file system.
+ */
+static int check_test_fs_flag(struct e4fsck *ctx)
+{
+	struct ext4fs_super sb = *ext4fs_sb(ctx->fs);
+
+	if (!(sb.s_flags & EXT4FS_FLAGS_TEST_FILESYS) || !ext4_available())
+		return 0;
+	if (!fix_problem(ctx, PR_0_CLEAR_TESTFS_FLAG, NULL))
+		return ctx->aborted ? -1 : 0;
+	sb.s_flags &= ~(uint32_t)EXT4FS_FLAGS_TEST_FILESYS;
+	return set_super(ctx, &sb, 0);
+}
+
 /* A random (version 4) UUID, as e2fsck makes for a file system without one. */
 static int make_uuid(uint8_t uuid[16])
 {
@@ -557,6 +626,19 @@ int fsck_check_super(struct e4fsck *ctx)
 		sb.s_feature_ro_compat &= ~(uint32_t)EXT4FS_FEATURE_RO_COMPAT_GDT_CSUM;
 		dirty = 1;
 	}
+	if (!(sb.s_feature_ro_compat & EXT4FS_FEATURE_RO_COMPAT_METADATA_CSUM) &&
+	    (sb.s_feature_incompat & EXT4FS_FEATURE_INCOMPAT_CSUM_SEED) &&
+	    fix_problem(ctx, PR_0_CSUM_SEED_WITHOUT_META_CSUM, &pctx)) {
+		sb.s_feature_incompat &= ~(uint32_t)EXT4FS_FEATURE_INCOMPAT_CSUM_SEED;
+		sb.s_checksum_seed = 0;
+		dirty = 1;
+	}
+	if ((sb.s_feature_incompat & EXT4FS_FEATURE_INCOMPAT_64BIT) &&
+	    !(sb.s_feature_incompat & EXT4FS_FEATURE_INCOMPAT_EXTENTS) &&
+	    fix_problem(ctx, PR_0_64BIT_WITHOUT_EXTENTS, &pctx)) {
+		sb.s_feature_incompat |= EXT4FS_FEATURE_INCOMPAT_EXTENTS;
+		dirty = 1;
+	}
 	if (ctx->aborted || (dirty && set_super(ctx, &sb, 1)) || check_descs(ctx))
 		return -1;
 
@@ -576,7 +658,7 @@ int fsck_check_super(struct e4fsck *ctx)
 			if (set_desc(ctx, g, ext4fs_group(ctx->fs, g), 0))
 				return -1;
 	}
-	return 0;
+	return ctx->read_only ? 0 : check_test_fs_flag(ctx);
 }
 
 /* ctime()'s layout without its newline, in local time as e2fsck prints. */
@@ -606,7 +688,30 @@ static int future_time(struct e4fsck *ctx, int64_t when, int64_t now, uint32_t c
 	return fix_problem(ctx, code, &pctx);
 }
 
-int fsck_check_super_times(struct e4fsck *ctx)
+/*
+ * A file system with dir_index but no word on how its directories hash
+ * names gets the hint of this machine's char signedness, as e2fsck gives
+ * it (the kernel's default is the same).  Only on a writable run.
+ */
+static int check_dirhash_hint(struct e4fsck *ctx)
+{
+	struct ext4fs_super sb = *ext4fs_sb(ctx->fs);
+	const char c = (char)0xFF;
+
+	if (ctx->read_only || !(sb.s_feature_compat & EXT4FS_FEATURE_COMPAT_DIR_INDEX) ||
+	    (sb.s_flags & (EXT4FS_FLAGS_SIGNED_HASH | EXT4FS_FLAGS_UNSIGNED_HASH)))
+		return 0;
+	/* A message, not a question: the hint is added in every writable mode. */
+	fix_problem(ctx, PR_0_DIRHASH_HINT, NULL);
+	if (ctx->aborted)
+		return -1;
+	sb.s_flags |= (int)c < 0 ? EXT4FS_FLAGS_SIGNED_HASH : EXT4FS_FLAGS_UNSIGNED_HASH;
+	/* As in e2fsck: the file system was modified, but nothing was repaired (exit 0). */
+	ctx->fs_modified = 1;
+	return set_super(ctx, &sb, 0);
+}
+
+static int check_future_times(struct e4fsck *ctx)
 {
 	struct ext4fs_super sb = *ext4fs_sb(ctx->fs);
 	int64_t now = ctx->now;
@@ -629,6 +734,12 @@ int fsck_check_super_times(struct e4fsck *ctx)
 	}
 	/* e2fsck does not count a corrected clock as a change to the file system. */
 	return dirty ? set_super(ctx, &sb, 0) : 0;
+}
+
+/* The future times of the superblock, then the hints e2fsck adds after them. */
+int fsck_check_super_times(struct e4fsck *ctx)
+{
+	return check_future_times(ctx) || check_dirhash_hint(ctx) ? -1 : 0;
 }
 
 /* e2fsck's clearing of the resize inode: its first 128 bytes zeroed, what lies beyond them kept. */

@@ -633,6 +633,15 @@ int ext4fs_super_set(struct ext4fs_fs *fs, const struct ext4fs_super *sb)
 	if (ro_changed == EXT4FS_FEATURE_RO_COMPAT_GDT_CSUM &&
 	    (old->s_feature_ro_compat & sb->s_feature_ro_compat & EXT4FS_FEATURE_RO_COMPAT_METADATA_CSUM))
 		ro_changed = 0;
+	uint32_t incompat_changed = sb->s_feature_incompat ^ old->s_feature_incompat;
+	/*
+	 * Two incompat changes leave every block meaning what it meant: adding
+	 * extents (a format new files may use; old ones are read as before),
+	 * and dropping csum_seed where no checksum is kept.
+	 */
+	incompat_changed &= ~(sb->s_feature_incompat & EXT4FS_FEATURE_INCOMPAT_EXTENTS);
+	if (!(old->s_feature_ro_compat & sb->s_feature_ro_compat & EXT4FS_FEATURE_RO_COMPAT_METADATA_CSUM))
+		incompat_changed &= ~(old->s_feature_incompat & EXT4FS_FEATURE_INCOMPAT_CSUM_SEED);
 	if (sb->s_blocks_count_lo != old->s_blocks_count_lo ||
 	    sb->s_blocks_count_hi != old->s_blocks_count_hi ||
 	    sb->s_inodes_count != old->s_inodes_count ||
@@ -643,10 +652,11 @@ int ext4fs_super_set(struct ext4fs_fs *fs, const struct ext4fs_super *sb)
 	    sb->s_inode_size != old->s_inode_size ||
 	    sb->s_desc_size != old->s_desc_size ||
 	    sb->s_log_groups_per_flex != old->s_log_groups_per_flex ||
-	    sb->s_feature_incompat != old->s_feature_incompat || ro_changed)
+	    incompat_changed || ro_changed)
 		return ext4fs__fs_fail(fs, EXT4FS_E_INVALID_ARG,
 				       "changing the geometry or features through the superblock is not supported");
 	fs->sb = *sb;
+	fs->geom.has_extents = (sb->s_feature_incompat & EXT4FS_FEATURE_INCOMPAT_EXTENTS) != 0;
 	fs->geom.free_blocks_count = super_free_blocks(sb);
 	fs->geom.r_blocks_count = (uint64_t)sb->s_r_blocks_count_lo |
 				  ((uint64_t)sb->s_r_blocks_count_hi << 32);

@@ -100,4 +100,17 @@ same_as_e2fsck "image shorter than the file system [$L1K]" "$L1K" 'truncate -s 1
 same_as_e2fsck "no UUID [$L1K]" "$L1K" "ssv uuid null"
 same_as_e2fsck "uninit flags without the feature [$L3]" "$L3" "set_bg 1 flags 1"
 
+# The superblock's features and flags that e2fsck fixes (issue 17).
+for spec in "$L4K" "$L3"; do
+	tag="[${spec%@*}]"
+	same_as_e2fsck "no dirhash hint $tag" "$spec" "ssv flags 0"
+	same_as_e2fsck "test_fs flag set $tag" "$spec" "ssv flags 5"
+done
+same_as_e2fsck "metadata_csum_seed without metadata_csum [$L4K]" "$L4K" "feature -metadata_csum metadata_csum_seed"
+# With -n e2fsck goes on to ask of every extent-mapped inode whether to
+# set the feature (PR_1_EXTENT_FEATURE, not covered yet): -p and -y only.
+SAME_MODES="p y" same_as_e2fsck "64bit without extents [$L1K]" "$L1K" "feature -extent"
+same_as_e2fsck "superblock free counts wrong [$L1K]" "$L1K" "ssv free_blocks_count 100
+ssv free_inodes_count 100"
+
 exit "$failed"

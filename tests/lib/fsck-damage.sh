@@ -206,13 +206,15 @@ clean_out() { neutral "$1" "$2" | sed -e 's/now = [^)]*)/now = NOW)/'; }
 # damaged by CMDS (debugfs commands, or with "sh" a shell command on $1);
 # in -n, -p and -y, e4fsck exits and prints as e2fsck on a copy (the clock
 # made neutral); -n changes nothing; the result is what e2fsck leaves
-# (clean, or still refused).
+# (clean, or still refused).  SAME_MODES: the modes compared, when some
+# other problem makes one of them differ (say why at the case).
 same_as_e2fsck() {
 	local name=$1 spec=$2 cmds=$3 how=${4:-debugfs} m rc want ok=1
+	rm -f "$T/on.img"
 	base_image "$T/s.img" "$spec"
 	if [ "$how" = sh ]; then bash -c "$cmds" damage "$T/s.img"; else debugfs -w -f - "$T/s.img" >/dev/null 2>&1 <<<"$cmds"; fi
 	local before; before=$(md5sum <"$T/s.img")
-	for m in n p y; do
+	for m in ${SAME_MODES:-n p y}; do
 		cp "$T/s.img" "$T/o$m.img"; cp "$T/s.img" "$T/t$m.img"
 		rc=0; "$E4FSCK" -f$m "$T/o$m.img" >"$T/o.$m" 2>&1 || rc=$?
 		want=0; e2fsck -f$m "$T/t$m.img" >"$T/t.$m" 2>&1 || want=$?
@@ -223,7 +225,7 @@ same_as_e2fsck() {
 			bad "$name: -f$m output differs from e2fsck's:"; sed 's/^/    /' "$T/diff" | head -n 12; ok=0
 		fi
 	done
-	[ "$(md5sum <"$T/on.img")" = "$before" ] || { bad "$name: -fn changed the image"; ok=0; }
+	[ ! -f "$T/on.img" ] || [ "$(md5sum <"$T/on.img")" = "$before" ] || { bad "$name: -fn changed the image"; ok=0; }
 	rc=0; e2fsck -fn "$T/oy.img" >/dev/null 2>&1 || rc=$?
 	want=0; e2fsck -fn "$T/ty.img" >/dev/null 2>&1 || want=$?
 	[ "$rc" = "$want" ] || { bad "$name: e2fsck -fn gives $rc after e4fsck -fy, $want after e2fsck -fy"; ok=0; }
