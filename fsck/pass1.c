@@ -41,6 +41,7 @@
 #include "ext4fs/resize_inode.h"
 #include "ext4fs/scan.h"
 #include "ext4fs/super.h"
+#include "ext4fs/xattr.h"
 #include "deferred.h"
 #include "dirs.h"
 #include "context.h"
@@ -83,6 +84,8 @@ enum p1_fix {
 	FIX_CLEAR_FULLY,    /* cleared as e2fsck's clear_inode: a reserved inode's map too, the bad blocks inode kept in use */
 	FIX_MODE_ZERO,      /* i_mode = 0 (a reserved inode's mode) */
 	FIX_MODE_DIR,       /* yes: a directory's mode, its held blocks claimed (value: 1 when fragmented); no: none */
+	FIX_INLINE_FEATURE, /* the superblock gets the inline_data feature */
+	FIX_INLINE_DROP,    /* i_size = 0, no inline-data flag, i_block zeroed (its data is lost) */
 };
 
 /* A problem a worker found: when it is asked (q, deferred.h) and what a yes repairs. */
@@ -1233,6 +1236,163 @@ static int extents_flag_missing(const struct p1_worker *w, uint32_t ino, const s
 	return ext4fs_extent_node_header_ok(in->i_block, sizeof(in->i_block));
 }
 
+/*
+ * The answer the mode gives to code, where e2fsck goes on checking the inode
+ * as that answer left it: the worker, which cannot ask, goes on with the
+ * inode as it will be.  On a terminal the answer is taken to be yes (a no
+ * there is still obeyed, but the later questions about that inode are those
+ * of a yes).
+ */
+static int answer_expected(const struct p1_worker *w, uint32_t code)
+{
+	const struct problem *p = problem_find(code);
+
+	if (!p || w->ctx->read_only || w->ctx->mode == MODE_NO || (p->flags & PF_CHECK_ONLY))
+		return 0;
+	if (w->ctx->mode == MODE_PREEN)
+		return (p->flags & (PF_PREEN_OK | PF_PREEN_NOMSG)) != 0;
+	return 1;
+}
+
+/* e2fsck's test of i_block as a block map: every word names a block inside the file system (or none). */
+static int could_be_block_map(const struct p1_worker *w, const struct ext4fs_inode *in)
+{
+	for (unsigned i = 0; i < sizeof(in->i_block) / 4; i++)
+		if (ext4fs_blockmap_slot_get(in->i_block, i) >= w->ctx->geo->blocks_count)
+			return 0;
+	return 1;
+}
+
+/*
+ * Record code for the inode, asked only after a no to the question before
+ * it when after_no; *after_no is then set for the next one.  0 or -1.
+ */
+static int record_chain(struct p1_worker *w, uint32_t code, const struct problem_ctx *pctx, enum p1_fix fix,
+			uint64_t value, int *after_no)
+{
+	if (record(w, code, pctx, fix, value, NULL))
+		return -1;
+	w->probs[w->nprobs - 1].q.rules |= *after_no ? DEFER_AFTER_NO : 0;
+	*after_no = 1;
+	return 0;
+}
+
+/* The first question of a chain expected to be answered yes: *in loses flags (*settled: one was). */
+static void expect_flags_cleared(const struct p1_worker *w, uint32_t code, struct ext4fs_inode *in, uint32_t flags,
+				 int *settled)
+{
+	if (*settled || !answer_expected(w, code))
+		return;
+	in->i_flags &= ~flags;
+	*settled = 1;
+}
+
+/*
+ * Both the inline-data and the extents flag on an inode in use (of a file
+ * system with either feature): e2fsck's questions, from the most telling
+ * sign down, each after a no to the one before (all are recorded, for a
+ * terminal's answers).  *in becomes the inode as the expected answers leave
+ * it (check_inode() keeps the questions after a yes that clears it from
+ * being asked).  0 or -1.
+ */
+static int check_inline_and_extents(struct p1_worker *w, uint32_t ino, struct ext4fs_inode *in)
+{
+	const uint32_t both = EXT4FS_INLINE_DATA_FL | EXT4FS_EXTENTS_FL;
+	const struct ext4fs_inode seen = *in;       /* each test follows a no: the inode as found */
+	struct problem_ctx pctx = { .ino = ino };
+	int after_no = 0, settled = 0;
+
+	if ((seen.i_flags & both) != both || (!ext4fs_has_incompat(w->fs, EXT4FS_FEATURE_INCOMPAT_EXTENTS) &&
+					      !ext4fs_has_incompat(w->fs, EXT4FS_FEATURE_INCOMPAT_INLINE_DATA)))
+		return 0;
+	uint16_t type = seen.i_mode & EXT4FS_S_IFMT;
+	if (type == EXT4FS_S_IFCHR || type == EXT4FS_S_IFBLK || type == EXT4FS_S_IFIFO || type == EXT4FS_S_IFSOCK) {
+		if (record(w, PR_1_SPECIAL_EXTENTS_IDATA, &pctx, FIX_FLAGS_CLEAR, both, NULL))
+			return -1;
+		expect_flags_cleared(w, PR_1_SPECIAL_EXTENTS_IDATA, in, both, &settled);
+		return 0;
+	}
+	if (ext4fs_extent_node_header_ok(seen.i_block, sizeof(seen.i_block))) {
+		if (record_chain(w, PR_1_CLEAR_INLINE_DATA_FOR_EXTENT, &pctx, FIX_FLAGS_CLEAR, EXT4FS_INLINE_DATA_FL,
+				 &after_no))
+			return -1;
+		expect_flags_cleared(w, PR_1_CLEAR_INLINE_DATA_FOR_EXTENT, in, EXT4FS_INLINE_DATA_FL, &settled);
+	}
+	/* What fits in i_block and the rest of the record, computed as e2fsck computes it (unsigned). */
+	uint64_t isize = w->ctx->geo->inode_size;
+	uint64_t ea_room = isize > 128 ? isize - (128 + (uint64_t)seen.i_extra_isize) : 0;
+	if (ext4fs_inode_size(&seen) < EXT4FS_INLINE_IBLOCK_SIZE + ea_room) {
+		if (record_chain(w, PR_1_CLEAR_EXTENT_FOR_INLINE_DATA, &pctx, FIX_FLAGS_CLEAR, EXT4FS_EXTENTS_FL,
+				 &after_no))
+			return -1;
+		expect_flags_cleared(w, PR_1_CLEAR_EXTENT_FOR_INLINE_DATA, in, EXT4FS_EXTENTS_FL, &settled);
+	}
+	if (could_be_block_map(w, &seen)) {
+		if (record_chain(w, PR_1_CLEAR_EXTENT_INLINE_DATA_FLAGS, &pctx, FIX_FLAGS_CLEAR, both, &after_no))
+			return -1;
+		expect_flags_cleared(w, PR_1_CLEAR_EXTENT_INLINE_DATA_FLAGS, in, both, &settled);
+	}
+	/* Cleared, the inode is asked nothing more, whatever *in says. */
+	return record_chain(w, PR_1_CLEAR_EXTENT_INLINE_DATA_INODE, &pctx, FIX_CLEAR_INODE, 0, &after_no);
+}
+
+/* Whether the inode's system.data attribute can be read, by e2fsck's measure: 1, 0, or -1 (an I/O or memory failure). */
+static int inline_attr_found(struct p1_worker *w, uint32_t ino, const struct ext4fs_inode *in)
+{
+	void *value = NULL;
+	size_t len;
+	int err = ext4fs_xattr_get(w->fs, ino, in, "system.data", &value, &len);
+
+	free(value);
+	if (!err)
+		return 1;
+	/* A missing or damaged attribute (in the record or its block) is e2fsck's "not found". */
+	if (err == -ENODATA || err == EXT4FS_E_XATTR_CORRUPT || err == EXT4FS_E_XATTR_CSUM ||
+	    err == EXT4FS_E_INLINE_CORRUPT)
+		return 0;
+	worker_fail(w, "reading the system.data attribute failed");
+	return -1;
+}
+
+/*
+ * The inline-data flag on an inode in use past the reserved ones: without
+ * the feature, e2fsck offers to set it (when the attribute is there) or else
+ * to clear the inode; with it, the attribute must be there.  Whether the
+ * feature is set is known only when asked (an earlier inode's yes sets it):
+ * answer_prepare() decides which question is asked.  *in becomes the inode
+ * as the expected answers leave it.  0 or -1.
+ */
+static int check_inline_flag(struct p1_worker *w, uint32_t ino, struct ext4fs_inode *in)
+{
+	struct problem_ctx pctx = { .ino = ino };
+
+	if (!(in->i_flags & EXT4FS_INLINE_DATA_FL) || ino < w->ctx->geo->first_ino)
+		return 0;
+	int found = inline_attr_found(w, ino, in);
+	if (found < 0)
+		return -1;
+	if (!ext4fs_has_incompat(w->fs, EXT4FS_FEATURE_INCOMPAT_INLINE_DATA)) {
+		if (found && record(w, PR_1_INLINE_DATA_FEATURE, &pctx, FIX_INLINE_FEATURE, 0, NULL))
+			return -1;
+		if (found && answer_expected(w, PR_1_INLINE_DATA_FEATURE))
+			return 0;
+		if (record(w, PR_1_INLINE_DATA_SET, &pctx, FIX_CLEAR_INODE, 0, NULL))
+			return -1;
+		if (found)
+			return 0;
+	}
+	if (found)
+		return 0;
+	if (record(w, PR_1_INLINE_DATA_NO_ATTR, &pctx, FIX_INLINE_DROP, 0, NULL))
+		return -1;
+	if (answer_expected(w, PR_1_INLINE_DATA_NO_ATTR)) {
+		ext4fs_inode_set_size(in, 0);
+		in->i_flags &= ~(uint32_t)EXT4FS_INLINE_DATA_FL;
+		memset(in->i_block, 0, sizeof(in->i_block));
+	}
+	return 0;
+}
+
 static int check_inode_in_use(struct p1_worker *w, uint32_t ino, const struct ext4fs_inode *in,
 			      const unsigned char *raw, int csum_ok, int low_dtime);
 static int check_blocks_of(struct p1_worker *w, uint32_t ino, const struct ext4fs_inode *in, size_t probs_before);
@@ -1255,6 +1415,19 @@ static int check_inode(struct p1_worker *w, uint32_t ino, const struct ext4fs_in
 		if (record(w, PR_1_LOW_DTIME, &pctx, in->i_links_count ? FIX_DTIME : FIX_DTIME_NOW, 0, NULL))
 			return -1;
 		low_dtime = 1;
+	}
+	/*
+	 * e2fsck's questions about the inline-data flag come before the extents
+	 * flag's, on inodes in use; the rest is checked on the inode as their
+	 * expected answers leave it.
+	 */
+	struct ext4fs_inode fixed = *in;
+	size_t inline_rec = w->nprobs;
+	if (in->i_links_count || ino < g->first_ino) {
+		if (check_inline_and_extents(w, ino, &fixed) ||
+		    (in->i_links_count && check_inline_flag(w, ino, &fixed)))
+			return -1;
+		in = &fixed;
 	}
 	size_t flag_rec = w->nprobs;
 	int flag_unsupported = extents_flag_unsupported(w, ino, in);
@@ -1280,6 +1453,10 @@ static int check_inode(struct p1_worker *w, uint32_t ino, const struct ext4fs_in
 	/* A yes to that question cleared the inode: e2fsck asks nothing more about it. */
 	for (size_t i = flag_rec + 1; flag_unsupported && i < w->nprobs; i++)
 		w->probs[i].q.rules |= DEFER_NOT_CLEARED;
+	/* Nor after a yes that cleared it for its inline-data flag. */
+	for (size_t i = inline_rec; i < flag_rec; i++)
+		for (size_t k = i + 1; w->probs[i].fix == FIX_CLEAR_INODE && k < w->nprobs; k++)
+			w->probs[k].q.rules |= DEFER_NOT_CLEARED;
 	return rc;
 }
 
@@ -1610,6 +1787,22 @@ static int set_ea_inode_flag(struct e4fsck *ctx, uint32_t inum)
 }
 
 /* The in-inode repairs that edit the record's raw bytes (ibody.c), after the decoded fields were written. */
+/* e2fsck's yes to an inode with inline data on a file system without the feature.  0, or -1 after fsck_fatal(). */
+static int set_inline_data_feature(struct e4fsck *ctx)
+{
+	struct ext4fs_super sb = *ext4fs_sb(ctx->fs);
+	int err;
+
+	sb.s_feature_incompat |= EXT4FS_FEATURE_INCOMPAT_INLINE_DATA;
+	err = ext4fs_super_set(ctx->fs, &sb);
+	if (err) {
+		fsck_fatal(ctx, "%s while setting inline_data: %s", ext4fs_strerror(err), ext4fs_errmsg(ctx->fs));
+		return -1;
+	}
+	ctx->fs_changed = 1;
+	return 0;
+}
+
 static int ibody_rewrite(struct e4fsck *ctx, uint32_t ino, uint32_t ea_off, int epoch)
 {
 	unsigned char *raw = malloc(ctx->geo->inode_size);
@@ -1813,6 +2006,12 @@ static int answer_prepare(void *arg, struct deferred_inode *st, struct deferred 
 		a->changed = 1;
 		return DEFER_DONE;
 	}
+	/* An earlier inode's yes may have set the feature since: e2fsck then asks about the attribute instead. */
+	int inline_fs = ext4fs_has_incompat(ctx->fs, EXT4FS_FEATURE_INCOMPAT_INLINE_DATA);
+	if ((p->q.code == PR_1_INLINE_DATA_FEATURE || p->q.code == PR_1_INLINE_DATA_SET) && inline_fs)
+		return DEFER_SKIP;
+	if (p->q.code == PR_1_INLINE_DATA_NO_ATTR && !inline_fs)
+		return DEFER_SKIP;
 	if (p->fix == FIX_RESTART_LATER) {
 		/* A message only: whatever follows is asked as if it had not been said. */
 		fix_problem(ctx, p->q.code, &p->q.pctx);
@@ -1937,6 +2136,8 @@ static int answer_repair(void *arg, struct deferred_inode *st, struct deferred *
 	}
 	if (p->fix == FIX_EA_INODE_FL)
 		return set_ea_inode_flag(ctx, (uint32_t)p->value) ? -1 : 0;
+	if (p->fix == FIX_INLINE_FEATURE)
+		return set_inline_data_feature(ctx);
 	if (!a->have_inode) {
 		int err = ext4fs_inode_read(ctx->fs, ino, &a->in);
 		if (err) {
@@ -2012,6 +2213,11 @@ static int answer_repair(void *arg, struct deferred_inode *st, struct deferred *
 		case FIX_FLAGS_CLEAR:
 			a->in.i_flags &= ~(uint32_t)p->value;
 			break;
+		case FIX_INLINE_DROP:
+			ext4fs_inode_set_size(&a->in, 0);
+			a->in.i_flags &= ~(uint32_t)EXT4FS_INLINE_DATA_FL;
+			memset(a->in.i_block, 0, sizeof(a->in.i_block));
+			break;
 		case FIX_CLEAR_ROOT:
 			/* As e2fsck does for reserved inodes: a map left behind would be walked again. */
 			fsck_clear_inode(ctx, ino, &a->in);
@@ -2057,7 +2263,7 @@ static int answer_repair(void *arg, struct deferred_inode *st, struct deferred *
 			break;
 		}
 		case FIX_CSUM: case FIX_NONE: case FIX_EA_CHECK: case FIX_EA_IBODY_CLEAR: case FIX_EA_INODE_FL:
-		case FIX_EPOCH: case FIX_ZERO_INODE: case FIX_ZERO_ONLY: case FIX_RESTART_LATER:
+		case FIX_EPOCH: case FIX_ZERO_INODE: case FIX_ZERO_ONLY: case FIX_RESTART_LATER: case FIX_INLINE_FEATURE:
 			break;
 		}
 	a->changed = 1;

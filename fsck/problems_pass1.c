@@ -46,6 +46,28 @@ static const struct problem rows[] = {
 	{ PR_1_SPECIAL_EXTENTS_IDATA, "PR_1_SPECIAL_EXTENTS_IDATA",
 	  "Special (device/socket/fifo) file (inode %i) has extents\nor inline-data flag set.  ", PROMPT_CLEAR,
 	  PF_PREEN_NO | PF_NOT_AN_ERROR },
+	/*
+	 * Both the inline-data and the extents flag: e2fsck's questions, in this
+	 * order, each asked after a no to the one before; a yes clears the flag
+	 * (flags) the inode's i_block does not fit, or the inode.
+	 */
+	{ PR_1_CLEAR_INLINE_DATA_FOR_EXTENT, "PR_1_CLEAR_INLINE_DATA_FOR_EXTENT",
+	  "Inode %i has extent header but inline data flag is set.\n", PROMPT_FIX, 0 },
+	{ PR_1_CLEAR_EXTENT_FOR_INLINE_DATA, "PR_1_CLEAR_EXTENT_FOR_INLINE_DATA",
+	  "Inode %i seems to have inline data but extent flag is set.\n", PROMPT_FIX, 0 },
+	{ PR_1_CLEAR_EXTENT_INLINE_DATA_FLAGS, "PR_1_CLEAR_EXTENT_INLINE_DATA_FLAGS",
+	  "Inode %i seems to have block map but inline data and extent flags set.\n", PROMPT_FIX, 0 },
+	{ PR_1_CLEAR_EXTENT_INLINE_DATA_INODE, "PR_1_CLEAR_EXTENT_INLINE_DATA_INODE",
+	  "Inode %i has inline data and extent flags set but i_block contains junk.\n", PROMPT_CLEAR_INODE, 0 },
+	/* The inline-data flag without the feature: a yes sets the feature when system.data is there ... */
+	{ PR_1_INLINE_DATA_FEATURE, "PR_1_INLINE_DATA_FEATURE",
+	  "Inode %i has inline data, but superblock is missing INLINE_DATA feature\n", PROMPT_FIX, PF_PREEN_OK },
+	/* ... else (or after a no) clears the inode. */
+	{ PR_1_INLINE_DATA_SET, "PR_1_INLINE_DATA_SET",
+	  "Inode %i has INLINE_DATA_FL flag on filesystem without inline data support.\n", PROMPT_CLEAR, 0 },
+	/* No readable system.data attribute: a yes makes it an empty file (size 0, no flag, i_block zeroed). */
+	{ PR_1_INLINE_DATA_NO_ATTR, "PR_1_INLINE_DATA_NO_ATTR",
+	  "Inode %i has INLINE_DATA_FL flag but extended attribute not found.  ", PROMPT_TRUNCATE, 0 },
 	{ PR_1_SET_NONZSIZE, "PR_1_SET_NONZSIZE", "Special (device/socket/fifo) inode %i has non-zero size.  ", PROMPT_FIX,
 	  PF_PREEN_OK },
 	{ PR_1_FAST_SYMLINK_EXTENT_FL, "PR_1_FAST_SYMLINK_EXTENT_FL", "Fast symlink %i has EXTENT_FL set.  ", PROMPT_CLEAR,

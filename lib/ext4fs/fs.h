@@ -445,9 +445,11 @@ int ext4fs_group_desc_set_exact(struct ext4fs_fs *fs, uint32_t g,
  * Replace the superblock (debug4fs set_super_value, tune4fs).  Geometry
  * fields and incompatible or read-only-compatible features must not change
  * (EXT4FS_E_INVALID_ARG), except where no block changes meaning: uninit_bg
- * beside metadata_csum (it selects no checksum), adding extents, and
- * dropping csum_seed without metadata_csum.  The checksum is recomputed at
- * flush.  Errors: EXT4FS_E_READ_ONLY, EXT4FS_E_INVALID_ARG.
+ * beside metadata_csum (it selects no checksum), inline_data (which only
+ * allows inodes to keep their data in themselves; e4fsck sets it for
+ * inodes that do so), adding extents, and dropping csum_seed without
+ * metadata_csum.  The checksum is recomputed at flush.  Errors:
+ * EXT4FS_E_READ_ONLY, EXT4FS_E_INVALID_ARG.
  */
 int ext4fs_super_set(struct ext4fs_fs *fs, const struct ext4fs_super *sb);
 

@@ -633,12 +633,14 @@ int ext4fs_super_set(struct ext4fs_fs *fs, const struct ext4fs_super *sb)
 	if (ro_changed == EXT4FS_FEATURE_RO_COMPAT_GDT_CSUM &&
 	    (old->s_feature_ro_compat & sb->s_feature_ro_compat & EXT4FS_FEATURE_RO_COMPAT_METADATA_CSUM))
 		ro_changed = 0;
-	uint32_t incompat_changed = sb->s_feature_incompat ^ old->s_feature_incompat;
 	/*
-	 * Two incompat changes leave every block meaning what it meant: adding
-	 * extents (a format new files may use; old ones are read as before),
-	 * and dropping csum_seed where no checksum is kept.
+	 * Some incompat changes leave every block meaning what it meant:
+	 * inline_data (the library reads an inode's inline data by its flag),
+	 * adding extents (a format new files may use; old ones are read as
+	 * before), and dropping csum_seed where no checksum is kept.
 	 */
+	uint32_t incompat_changed = (sb->s_feature_incompat ^ old->s_feature_incompat) &
+				    ~(uint32_t)EXT4FS_FEATURE_INCOMPAT_INLINE_DATA;
 	incompat_changed &= ~(sb->s_feature_incompat & EXT4FS_FEATURE_INCOMPAT_EXTENTS);
 	if (!(old->s_feature_ro_compat & sb->s_feature_ro_compat & EXT4FS_FEATURE_RO_COMPAT_METADATA_CSUM))
 		incompat_changed &= ~(old->s_feature_incompat & EXT4FS_FEATURE_INCOMPAT_CSUM_SEED);

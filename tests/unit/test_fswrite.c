@@ -91,6 +91,27 @@ static void uninit_bg_beside_metadata_csum(void **state)
 	rw_image_close(&img);
 }
 
+/* inline_data may be set or dropped (it changes no layout); another incompatible feature may not. */
+static void inline_data_feature_set(void **state)
+{
+	struct rw_image img;
+	struct ext4fs_super sb;
+
+	(void)state;
+	rw_image_open(&img, 16384, 4096, NULL);
+	sb = *ext4fs_sb(img.fs);
+	sb.s_feature_incompat |= EXT4FS_FEATURE_INCOMPAT_INLINE_DATA;
+	assert_int_equal(ext4fs_super_set(img.fs, &sb), 0);
+	assert_true(ext4fs_has_incompat(img.fs, EXT4FS_FEATURE_INCOMPAT_INLINE_DATA));
+	sb.s_feature_incompat &= ~(uint32_t)EXT4FS_FEATURE_INCOMPAT_INLINE_DATA;
+	assert_int_equal(ext4fs_super_set(img.fs, &sb), 0);
+	assert_false(ext4fs_has_incompat(img.fs, EXT4FS_FEATURE_INCOMPAT_INLINE_DATA));
+	sb.s_feature_incompat |= EXT4FS_FEATURE_INCOMPAT_INLINE_DATA | EXT4FS_FEATURE_INCOMPAT_LARGEDIR;
+	assert_int_equal(ext4fs_super_set(img.fs, &sb), EXT4FS_E_INVALID_ARG);
+	rw_image_assert_clean(&img);
+	rw_image_close(&img);
+}
+
 static void mark_blocks_and_reopen(void **state)
 {
 	struct rw_image img;
@@ -718,6 +739,7 @@ int main(void)
 		cmocka_unit_test(mark_blocks_and_reopen),
 		cmocka_unit_test(backup_open_rewrites_primary),
 		cmocka_unit_test(uninit_bg_beside_metadata_csum),
+		cmocka_unit_test(inline_data_feature_set),
 		cmocka_unit_test(cross_group_runs),
 		cmocka_unit_test(inode_alloc_write_free),
 		cmocka_unit_test(inode_alloc_spreads_when_full),
