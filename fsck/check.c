@@ -637,7 +637,7 @@ static int restart_check(struct e4fsck *ctx)
 	 * then, and a copy is never taken from the metadata, so there are fewer
 	 * such blocks each time).
 	 */
-	if (ctx->restart != RESTART_MOVED && ctx->nrestart_cleared <= ctx->restart_mark) {
+	if (ctx->restart == RESTART_CLEARED && ctx->nrestart_cleared <= ctx->restart_mark) {
 		fsck_fatal(ctx, "pass 1 asked to restart without clearing an inode; stopping rather than "
 			   "restarting for ever");
 		return -1;

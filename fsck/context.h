@@ -21,6 +21,7 @@
 /* struct e4fsck's restart: why the check starts again. */
 #define RESTART_CLEARED 1   /* pass 1 cleared an inode whose blocks it had partly claimed */
 #define RESTART_MOVED   2   /* passes 1B-1D moved map blocks off the file system's metadata */
+#define RESTART_LPF     3   /* pass 3 unlinked an inline-data /lost+found, a directory now unconnected */
 
 
 /* How problems are answered. */
@@ -126,9 +127,10 @@ struct e4fsck {
 	 * (RESTART_CLEARED), or a map or extent tree block of an inode lay on the
 	 * file system's metadata (fs_meta, below) and passes 1B-1D have moved it
 	 * since (RESTART_MOVED, set by pass 2 after its directory blocks): the
-	 * check starts again from the superblock checks.
+	 * check starts again from the superblock checks.  Or pass 3 unlinked a
+	 * /lost+found with inline data and made a new one (RESTART_LPF).
 	 */
-	int restart;                /* 0, RESTART_CLEARED or RESTART_MOVED */
+	int restart;                /* 0 or RESTART_* */
 	uint32_t *restart_cleared;  /* the inodes cleared so, over all runs: none may come back */
 	size_t nrestart_cleared, caprestart_cleared;
 	size_t restart_mark;        /* nrestart_cleared when the run began: each restart must add to it */

@@ -14,6 +14,7 @@
 #include "ext4fs/array.h"
 #include "ext4fs/bitmap.h"
 #include "ext4fs/blockmap.h"
+#include "ext4fs/codec.h"
 #include "ext4fs/dir.h"
 #include "ext4fs/errors.h"
 #include "ext4fs/fsops.h"
@@ -362,8 +363,14 @@ int fsck_fix_dotdot(struct e4fsck *ctx, uint32_t dir, uint32_t parent)
 	uint8_t ftype = ext4fs_has_incompat(ctx->fs, EXT4FS_FEATURE_INCOMPAT_FILETYPE) ? EXT4FS_FT_DIR : 0;
 	int err = ext4fs_inode_read(ctx->fs, dir, &in), rc = 0;
 
-	if (!err)
+	if (!err && (in.i_flags & EXT4FS_INLINE_DATA_FL)) {
+		/* An inline directory's '..' is the parent's number in i_block's first word. */
+		old = ext4fs_blockmap_slot_get(in.i_block, 0);
+		ext4fs_blockmap_slot_set(in.i_block, 0, parent);
+		err = ext4fs_inode_write(ctx->fs, dir, &in);
+	} else if (!err) {
 		err = ext4fs_dir_set_entry(ctx->fs, dir, &in, "..", 2, parent, ftype, &old);
+	}
 	if (err) {
 		pc.errcode = err;
 		fix_problem(ctx, err == EXT4FS_E_NOT_FOUND ? PR_3_FIX_PARENT_NOFIND : PR_3_FIX_PARENT_ERR, &pc);
@@ -422,38 +429,54 @@ nomem:
 	return -1;
 }
 
+/* The entry /lost+found naming ino goes, and ino loses that link.  0, or -1 after e2fsck's error message. */
+static int unlink_lost_found(struct e4fsck *ctx, uint32_t ino)
+{
+	struct ext4fs_inode root;
+	int err = ext4fs_inode_read(ctx->fs, EXT4FS_ROOT_INO, &root);
+
+	if (!err)
+		err = ext4fs_dir_remove(ctx->fs, EXT4FS_ROOT_INO, &root, LOST_FOUND, strlen(LOST_FOUND), NULL);
+	if (err) {
+		struct problem_ctx pc = { .errcode = err, .str = "ext4fs_dir_remove" };
+		fix_problem(ctx, PR_3_CREATE_LPF_ERROR, &pc);
+		return -1;
+	}
+	ctx->fs_changed = 1;
+	fsck_adjust_links(ctx, ino, -1);
+	return 0;
+}
+
 uint32_t fsck_lost_found(struct e4fsck *ctx)
 {
 	struct problem_ctx pc = { 0 };
 	uint32_t ino = 0;
+	struct ext4fs_inode in;
 	int err;
 
 	if (ctx->lost_found)
 		return ctx->lost_found;
 	err = ext4fs_dir_lookup(ctx->fs, EXT4FS_ROOT_INO, LOST_FOUND, strlen(LOST_FOUND), &ino);
-	if (!err && bitmap_paged_test(&ctx->inode_dir, ino)) {
+	/*
+	 * As e2fsck: an inline-data /lost+found (the kernel could not add
+	 * entries to it when it is full) is unlinked; being a directory, it is
+	 * then unconnected, and the check starts again after this pass to find it.
+	 */
+	if (!err && !ctx->read_only && ext4fs_inode_read(ctx->fs, ino, &in) == 0 &&
+	    (in.i_flags & EXT4FS_INLINE_DATA_FL)) {
+		if (!fix_problem(ctx, PR_3_LPF_INLINE_DATA, NULL) || unlink_lost_found(ctx, ino))
+			return 0;
+		if (EXT4FS_ISDIR(in.i_mode))
+			ctx->restart = RESTART_LPF;
+	} else if (!err && bitmap_paged_test(&ctx->inode_dir, ino)) {
 		ctx->lost_found = ino;
 		return ino;
-	}
-	if (ctx->read_only)
+	} else if (ctx->read_only) {
 		return 0;
-	if (!err) {
-		struct ext4fs_inode root;
+	} else if (!err) {
 		pc.ino = ino;
-		if (!fix_problem(ctx, PR_3_LPF_NOTDIR, &pc))
+		if (!fix_problem(ctx, PR_3_LPF_NOTDIR, &pc) || unlink_lost_found(ctx, ino))
 			return 0;
-		err = ext4fs_inode_read(ctx->fs, EXT4FS_ROOT_INO, &root);
-		if (!err)
-			err = ext4fs_dir_remove(ctx->fs, EXT4FS_ROOT_INO, &root, LOST_FOUND, strlen(LOST_FOUND),
-						NULL);
-		if (err) {
-			pc.errcode = err;
-			pc.str = "ext4fs_dir_remove";
-			fix_problem(ctx, PR_3_CREATE_LPF_ERROR, &pc);
-			return 0;
-		}
-		ctx->fs_changed = 1;
-		fsck_adjust_links(ctx, ino, -1);
 		pc.ino = 0;
 	} else if (err != EXT4FS_E_NOT_FOUND) {
 		pc.errcode = err;

@@ -98,6 +98,7 @@
 #define PR_3_ROOT_NOT_DIR_ABORT          0x030014
 #define PR_3_NO_ROOT_INODE_ABORT         0x030015
 #define PR_3_LPF_NOTDIR                  0x030017
+#define PR_3_LPF_INLINE_DATA             0x030018
 
 /* Pass 3A: rebuilding directories */
 #define PR_3A_OPTIMIZE_DIR_ERR           0x031002

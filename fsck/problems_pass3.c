@@ -37,6 +37,8 @@ static const struct problem rows[] = {
 	{ PR_3_NO_ROOT_INODE_ABORT, "PR_3_NO_ROOT_INODE_ABORT", "Cannot proceed without a root inode.\n",
 	  PROMPT_NONE, PF_FATAL },
 	{ PR_3_LPF_NOTDIR, "PR_3_LPF_NOTDIR", "/lost+found is not a directory (ino=%i)\n", PROMPT_UNLINK, 0 },
+	/* A yes unlinks it (a new one is made) and, as it was a directory, starts the check again. */
+	{ PR_3_LPF_INLINE_DATA, "PR_3_LPF_INLINE_DATA", "/lost+found has inline data\n", PROMPT_CLEAR, 0 },
 	/* Pass 3A: %q the directory, %s what went wrong */
 	{ PR_3A_OPTIMIZE_DIR_ERR, "PR_3A_OPTIMIZE_DIR_ERR", "Failed to optimize directory %q (%d): %s\n",
 	  PROMPT_NONE, 0 },

@@ -16,7 +16,9 @@
 #   fifo (e2fsck's special-file question);
 #   the inline-data flag without a system.data attribute (truncated);
 #   the inline_data feature dropped: the first inline inode sets it again,
-#   an inode without the attribute is cleared first, or truncated after.
+#   an inode without the attribute is cleared first, or truncated after;
+#   /lost+found with inline data (a directory, a file): unlinked and made
+#   again, the old one connected to the new one after a restart.
 
 set -eu
 
@@ -87,5 +89,16 @@ inline_case "inline_data feature dropped, the first file without system.data" fi
 ea_rm f system.data"
 inline_case "inline_data feature dropped, the second file without system.data" files "feature -inline_data
 ea_rm f2 system.data"
+
+# ------------------------------------------------------- /lost+found
+# e2fsck -n never looks at /lost+found when nothing needs it.  A directory
+# unlinked, the check starts again to connect it to the new /lost+found.
+DAMAGE_N_QUIET=1 inline_case "/lost+found an inline directory" files "rmdir lost+found
+mkdir lost+found"
+DAMAGE_N_QUIET=1 inline_case "/lost+found an inline directory holding a file" files "rmdir lost+found
+mkdir lost+found
+write $src/small lost+found/x"
+DAMAGE_N_QUIET=1 inline_case "/lost+found an inline file" files "rmdir lost+found
+write $src/small lost+found"
 
 exit "$failed"
