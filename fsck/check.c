@@ -801,7 +801,8 @@ void fsck_check(struct e4fsck *ctx)
 	}
 	if (!ctx->read_only && !ctx->aborted && !(ctx->exit_status & FSCK_ERROR) && mark_checked(ctx))
 		return;
-	if (ctx->fs_changed)
+	/* As e2fsck: errors left behind make the exit status 4 alone, whatever was repaired. */
+	if (ctx->fs_changed && !(ctx->exit_status & FSCK_UNCORRECTED))
 		ctx->exit_status |= FSCK_NONDESTRUCT;
 	report_summary(ctx);
 }
