@@ -13,7 +13,8 @@
 #   both the inline-data and the extents flag: an extent tree (the inline
 #   flag goes), data short enough to be inline (the extents flag goes),
 #   i_block that could be a block map (both go), junk (the inode goes), a
-#   fifo (e2fsck's special-file question);
+#   fifo (e2fsck's special-file question); on a terminal, a no to one
+#   question and a yes to the next;
 #   the inline-data flag without a system.data attribute (truncated);
 #   the inline_data feature dropped: the first inline inode sets it again,
 #   an inode without the attribute is cleared first, or truncated after;
@@ -78,6 +79,13 @@ $zero_map"
 # A no leaves both flags, and e2fsck's fifo check stays quiet about them.
 DAMAGE_N_QUIET=1 inline_case "fifo with both flags" files "mknod p p
 sif p flags 0x10080000"
+
+# On a terminal, a no to the first question of the chain brings the next:
+# "seems to have inline data" declined, "contains junk" accepted clears /f.
+name="inline file with the extents flag, answered no then yes on a terminal"
+base_image "$T/tty.img" files
+debugfs -w -R "sif f flags 0x10080000" "$T/tty.img" >/dev/null 2>&1
+tty_case "$name" ny '^Clear inode<y>? yes' && pass "$name"
 
 # ------------------------------------------------------- system.data gone
 inline_case "inline file without system.data" files "ea_rm f system.data"
