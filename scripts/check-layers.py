@@ -38,7 +38,7 @@ LAYERS = [
      "bitmap.c bitmap.h bitmap_internal.h journal.c journal.h journal_internal.h journal_recover.c "
      "journal_write.c"),
     ("write", "a writable handle: opening, live bitmaps, accounting, block writes, flush",
-     "fs_write.c fs_open.c fs_write_internal.h"),
+     "fs_write.c fs_open.c fs_write_internal.h mmp.c mmp.h mmp_internal.h"),
     ("alloc", "the block allocator (buddies, preallocation) and the inode allocator",
      "alloc.c buddy.c buddy_internal.h ialloc.c alloc.h"),
     ("edit", "the objects' writing side: inodes, extent trees and block maps, file data, "

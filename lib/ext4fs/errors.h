@@ -88,7 +88,14 @@ extern "C" {
 	X(UNDO_CORRUPT,     "Undo file corrupt") \
 	X(UNDO_WRONG_FS,    "Wrong undo file for this filesystem") \
 	X(JOURNAL_FULL, "Transaction is too large for the journal") \
-	X(TXN_FAILED, "A transaction failed to commit; the handle accepts no more changes")
+	X(TXN_FAILED, "A transaction failed to commit; the handle accepts no more changes") \
+	X(MMP_MAGIC,        "MMP: invalid magic number") \
+	X(MMP_FAILED,       "MMP: device currently active") \
+	X(MMP_FSCK_ON,      "MMP: e2fsck being run") \
+	X(MMP_BAD_BLOCK,    "MMP: block number beyond filesystem range") \
+	X(MMP_UNKNOWN_SEQ,  "MMP: undergoing an unknown operation") \
+	X(MMP_CHANGE_ABORT, "MMP: filesystem still in use") \
+	X(MMP_CSUM,         "MMP block checksum does not match")
 
 /* Library error codes: -(EXT4FS_ERR_BASE + index in the table + 1). */
 enum ext4fs_error_index {
@@ -161,6 +168,13 @@ enum ext4fs_error_index {
 #define EXT4FS_E_UNDO_WRONG_FS      EXT4FS_ERRCODE_(UNDO_WRONG_FS)
 #define EXT4FS_E_JOURNAL_FULL       EXT4FS_ERRCODE_(JOURNAL_FULL)
 #define EXT4FS_E_TXN_FAILED         EXT4FS_ERRCODE_(TXN_FAILED)
+#define EXT4FS_E_MMP_MAGIC          EXT4FS_ERRCODE_(MMP_MAGIC)
+#define EXT4FS_E_MMP_FAILED         EXT4FS_ERRCODE_(MMP_FAILED)
+#define EXT4FS_E_MMP_FSCK_ON        EXT4FS_ERRCODE_(MMP_FSCK_ON)
+#define EXT4FS_E_MMP_BAD_BLOCK      EXT4FS_ERRCODE_(MMP_BAD_BLOCK)
+#define EXT4FS_E_MMP_UNKNOWN_SEQ    EXT4FS_ERRCODE_(MMP_UNKNOWN_SEQ)
+#define EXT4FS_E_MMP_CHANGE_ABORT   EXT4FS_ERRCODE_(MMP_CHANGE_ABORT)
+#define EXT4FS_E_MMP_CSUM           EXT4FS_ERRCODE_(MMP_CSUM)
 
 /*
  * Message for a code returned by the library (negative library code or

@@ -808,3 +808,16 @@ int ext4fs__fs_abandon(struct ext4fs_fs *fs, int err, char *errmsg, size_t errms
 	ext4fs_close(fs);
 	return err;
 }
+
+int ext4fs__fs_close_flush_notify(struct ext4fs_fs *fs)
+{
+	int first = 0;
+
+	for (unsigned i = fs->nlisteners; i-- > 0;)
+		if (fs->listeners[i].ops->close_flush) {
+			int err = fs->listeners[i].ops->close_flush(fs, fs->listeners[i].ctx);
+			if (err && !first)
+				first = err;
+		}
+	return first;
+}

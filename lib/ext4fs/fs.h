@@ -69,6 +69,16 @@ struct ext4fs_open_opts {
 	uint64_t superblock;   /* block number of a backup superblock; 0 = primary */
 	unsigned block_size;   /* block size to read the backup with; 0 = try each */
 	uint64_t offset;       /* byte offset of the file system in the image */
+	/*
+	 * Multi-mount protection (mmp.h): a writable open of a file system
+	 * with the mmp feature waits while it claims the MMP block, through
+	 * mmp_sleep(mmp_sleep_ctx, seconds) when given (tests pass one that
+	 * does not sleep), else sleep(3).  mmp_skip: open for writing without
+	 * the protocol, for a checker that repairs the MMP block itself.
+	 */
+	void (*mmp_sleep)(void *ctx, unsigned seconds);
+	void *mmp_sleep_ctx;
+	int mmp_skip;
 };
 
 /* Numbers derived from the superblock, checked at open. */
@@ -280,8 +290,11 @@ uint32_t ext4fs_super_csum(const unsigned char *raw_super);
  * A writable open is refused (EXT4FS_E_RO_UNSUPP_FEATURE or
  * EXT4FS_E_UNSUPP_FEATURE naming the feature) for features whose metadata
  * this library does not keep up to date yet (bigalloc, meta_bg, quota,
- * mmp, a journal device, unknown ro_compat bits), and with
+ * a journal device, unknown ro_compat bits), and with
  * EXT4FS_E_NEEDS_RECOVERY when the journal holds transactions to replay.
+ * With the mmp feature a writable open follows the MMP protocol (mmp.h)
+ * and fails with its EXT4FS_E_MMP_* errors; the close writes the clean
+ * sequence back.
  */
 
 /*
@@ -302,7 +315,9 @@ void ext4fs_set_primary_only(struct ext4fs_fs *fs, int on);
 
 /*
  * Flush (as ext4fs_flush) and close.  Returns the flush's error, 0 for a
- * read-only handle; the handle is freed in every case.  ext4fs_close() on a
+ * read-only handle; with mmp, then the MMP block's release (mmp.h):
+ * EXT4FS_E_MMP_CHANGE_ABORT when another node wrote the block meanwhile,
+ * or its read and write errors.  The handle is freed in every case.  ext4fs_close() on a
  * writable handle also flushes but cannot report a failure.
  */
 int ext4fs_close_flush(struct ext4fs_fs *fs);

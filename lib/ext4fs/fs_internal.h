@@ -28,6 +28,8 @@ struct ext4fs__listener_ops {
 	/* Group descriptors were set by hand: drop what was derived from the old counts
 	   (a listener may unregister itself here, and only itself). */
 	void (*descs_changed)(struct ext4fs_fs *fs, void *ctx);
+	/* ext4fs_close_flush() has flushed and will close: a last write whose failure it reports. */
+	int (*close_flush)(struct ext4fs_fs *fs, void *ctx);
 	/* The handle is closing (the listener is already unregistered): release ctx. */
 	void (*close)(struct ext4fs_fs *fs, void *ctx);
 };
@@ -127,6 +129,9 @@ int ext4fs__fs_listening(const struct ext4fs_fs *fs, const struct ext4fs__listen
 
 /* Tell every listener that blocks changed state in the live bitmap (the write layer calls this). */
 void ext4fs__fs_space_changed(struct ext4fs_fs *fs, uint64_t blk, uint64_t count, int used);
+
+/* Tell every listener that the handle is about to close after a flush; the first error, else 0. */
+int ext4fs__fs_close_flush_notify(struct ext4fs_fs *fs);
 
 /* Tell every listener that group descriptors were set by hand. */
 void ext4fs__fs_descs_changed(struct ext4fs_fs *fs);

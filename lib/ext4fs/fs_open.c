@@ -12,6 +12,7 @@
 #include "bitmap_internal.h"
 #include "fs_internal.h"
 #include "fs_write_internal.h"
+#include "mmp_internal.h"
 
 /*
  * The descriptor copies beside a backup superblock are as old as the backup
@@ -95,6 +96,9 @@ int ext4fs_open_io(struct ext4fs_io *io, const struct ext4fs_open_opts *opts,
 		err = ext4fs_group_descs_check(fs, NULL);
 		if (!err)
 			err = ext4fs__fs_write_open(fs);
+		/* A rehearsal writes nothing to the disk, so it claims nothing either. */
+		if (!err && !(opts->flags & EXT4FS_OPEN_REHEARSE))
+			err = ext4fs__mmp_start(fs, opts);
 		if (err)
 			goto fail;
 	}

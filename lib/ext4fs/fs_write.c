@@ -35,7 +35,7 @@
 	 EXT4FS_FEATURE_INCOMPAT_CSUM_SEED | EXT4FS_FEATURE_INCOMPAT_LARGEDIR | \
 	 EXT4FS_FEATURE_INCOMPAT_INLINE_DATA | EXT4FS_FEATURE_INCOMPAT_EA_INODE | \
 	 EXT4FS_FEATURE_INCOMPAT_ENCRYPT | EXT4FS_FEATURE_INCOMPAT_CASEFOLD | \
-	 EXT4FS_FEATURE_INCOMPAT_RECOVER | EXT4FS_FEATURE_INCOMPAT_META_BG)
+	 EXT4FS_FEATURE_INCOMPAT_MMP | EXT4FS_FEATURE_INCOMPAT_RECOVER | EXT4FS_FEATURE_INCOMPAT_META_BG)
 
 int ext4fs__fs_require_rw(struct ext4fs_fs *fs, const char *what)
 {
@@ -940,6 +940,8 @@ int ext4fs_close_flush(struct ext4fs_fs *fs)
 		return 0;
 	if (fs_writable(fs) && fs->group_dirty)
 		err = ext4fs_flush(fs);
+	if (!err)
+		err = ext4fs__fs_close_flush_notify(fs);
 	/* Flushed and told: the close must not write again (a superblock write it failed would go unseen). */
 	if (!err)
 		fs->flushed_for_close = 1;
