@@ -25,6 +25,7 @@
 #include "ext4fs/super.h"
 #include "check.h"
 #include "context.h"
+#include "mmp_check.h"
 #include "guard.h"
 #include "journal_check.h"
 #include "passes.h"
@@ -358,7 +359,7 @@ static int probe_writable(struct e4fsck *ctx, char *msg, size_t len)
 /*
  * Features e4fsck cannot check, or cannot repair: bigalloc (its block
  * accounting is in clusters, which the checks do not know), and, for a
- * repairing run, whatever the library cannot write (quota, mmp...).
+ * repairing run, whatever the library cannot write (quota...).
  * As at boot a nonzero status drops the machine to a shell, a file system
  * that would be skipped anyway is said clean, as e2fsck says it (exit 0);
  * only a check that must run is refused (exit 8).  The quota feature's
@@ -710,7 +711,7 @@ void fsck_check(struct e4fsck *ctx)
 	 */
 	ctx->read_only = ctx->mode == MODE_NO;
 	if (check_mounted(ctx) || refuse_directory(ctx) || fsck_choose_super(ctx) || fsck_open(ctx, 0) ||
-	    unchecked_features(ctx))
+	    fsck_check_mmp(ctx) || unchecked_features(ctx))
 		return;
 	if (!ctx->read_only &&
 	    fsck_reopen(ctx, ext4fs_has_incompat(ctx->fs, EXT4FS_FEATURE_INCOMPAT_RECOVER) ? EXT4FS_OPEN_RECOVERY

@@ -16,6 +16,7 @@
 #include "support/comerr.h"
 #include "support/fsopen.h"
 #include "context.h"
+#include "mmp_check.h"
 
 void fsck_fatal(struct e4fsck *ctx, const char *fmt, ...)
 {
@@ -52,6 +53,10 @@ int fsck_open(struct e4fsck *ctx, unsigned flags)
 	opts.block_size = ctx->blocksize;
 	ctx->open_opts = opts;
 	err = sup_fs_open(ctx->path, &opts, ctx->undo_path, &ctx->fs, msg, sizeof(msg));
+	if (err && fsck_mmp_open_failed(ctx, err)) {
+		ctx->exit_status |= FSCK_ERROR;
+		return -1;
+	}
 	if (err) {
 		fprintf(stderr, "%s: %s while trying to open %s\n", ctx->prog, msg, ctx->path);
 		if (err == EXT4FS_E_BAD_MAGIC || err == EXT4FS_E_CORRUPT_SUPER)

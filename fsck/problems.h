@@ -44,6 +44,9 @@
 #define PR_0_OPEN_FAILED               0x000044
 #define PR_0_CHECK_DESC_FAILED         0x000045
 #define PR_0_META_AND_GDT_CSUM_SET     0x000046
+#define PR_0_MMP_INVALID_BLK           0x000042
+#define PR_0_MMP_INVALID_MAGIC         0x000043
+#define PR_0_MMP_CSUM_INVALID          0x000047
 #define PR_0_BAD_MIN_EXTRA_ISIZE       0x00004D
 #define PR_0_BAD_WANT_EXTRA_ISIZE      0x00004E
 #define PR_0_INODE_COUNT_BIG           0x000050
