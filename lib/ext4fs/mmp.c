@@ -194,7 +194,7 @@ static uint32_t new_seq(void)
 	uint32_t seq;
 
 	do {
-		if (getrandom(&seq, sizeof(seq), 0) != (ssize_t)sizeof(seq)) {
+		if (getrandom(&seq, sizeof(seq), GRND_NONBLOCK) != (ssize_t)sizeof(seq)) {
 			struct timespec ts;
 			clock_gettime(CLOCK_REALTIME, &ts);
 			seq = (uint32_t)ts.tv_nsec ^ (uint32_t)ts.tv_sec ^ ((uint32_t)getpid() << 16);
