@@ -13,12 +13,13 @@
 #
 # Compared with e2fsck in -n, -p and -y (same_as_e2fsck: exit 0 after the
 # repair, or 8/12 where e2fsck stops): a clean image, a bad MMP magic, a
-# bad MMP checksum, the fsck sequence left behind, an unknown sequence, an
-# MMP block number outside the file system.  With damage_case: a wrong
-# link count on an mmp file system.  After e4fsck -fy, dumpe2fs -h shows
-# the clean sequence.  An MMP block number on the inode table is e4fsck's
-# own (DESIGN.md): reported as an invalid block, the table left alone,
-# where e2fsck writes an MMP record over it.
+# bad MMP checksum, the fsck sequence left behind, an unknown sequence, a
+# stale active sequence, an MMP block number outside the file system, a
+# long interval (announced).  With damage_case: a wrong link count on an
+# mmp file system.  After e4fsck -fy, dumpe2fs -h shows the clean
+# sequence.  An MMP block number on the inode table is e4fsck's own
+# (DESIGN.md): reported as an invalid block, the table left alone, where
+# e2fsck writes an MMP record over it.
 
 set -eu
 
@@ -90,6 +91,8 @@ same_as_e2fsck "unknown MMP sequence" "$SPEC" 'set_seq "$1" 0xF0000000' sh
 same_as_e2fsck "stale active MMP sequence" "$SPEC" 'set_seq "$1" 42' sh
 mmp_clean "stale active sequence, after -fy" "$T/oy.img"
 same_as_e2fsck "MMP block beyond the end" "$SPEC" "ssv mmp_block 100000"
+# A wait of more than 20 s is announced ("MMP interval is 15 seconds...").
+same_as_e2fsck "long MMP interval announced" "-t ext4 -O mmp -E mmp_update_interval=15@8M" ""
 
 damage_case "wrong link count on an mmp file system" "$SPEC" "sif /d links_count 5"
 mmp_clean "wrong link count, after -fy" "$T/dmg.img"
