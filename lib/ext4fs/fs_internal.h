@@ -10,7 +10,7 @@
 #include "extset.h"
 
 #define EXT4FS_CACHE_SLOTS 64   /* direct-mapped block cache: metadata re-reads are local */
-#define FS_LISTENERS_MAX 4      /* the write layer and the block allocator, with room to spare */
+#define FS_LISTENERS_MAX 6      /* write layer, MMP claim, block allocator, transactions, and room to spare */
 
 struct ext4fs_fs;
 
