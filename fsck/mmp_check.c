@@ -11,6 +11,7 @@
 #include "ext4fs/fs.h"
 #include "ext4fs/mmp.h"
 #include "ext4fs/super.h"
+#include "support/fsopen.h"
 #include "context.h"
 #include "mmp_check.h"
 #include "problem.h"
@@ -57,7 +58,8 @@ static int repair(struct e4fsck *ctx, int clear_blk)
 
 	opts.flags |= EXT4FS_OPEN_RW;
 	opts.mmp_skip = 1;
-	err = ext4fs_open(ctx->path, &opts, &fs, msg, sizeof(msg));
+	/* Through the undo file, when there is one, as every writable handle of the check. */
+	err = sup_fs_open(ctx->path, &opts, ctx->undo_path, &fs, msg, sizeof(msg));
 	if (err) {
 		fsck_fatal(ctx, "%s while opening %s to repair the MMP block", msg, ctx->path);
 		return -1;

@@ -94,6 +94,24 @@ same_as_e2fsck "MMP block beyond the end" "$SPEC" "ssv mmp_block 100000"
 # A wait of more than 20 s is announced ("MMP interval is 15 seconds...").
 same_as_e2fsck "long MMP interval announced" "-t ext4 -O mmp -E mmp_update_interval=15@8M" ""
 
+# -z: the MMP repair goes through the undo file, as e2fsck's does; e2undo restores the damage.
+if command -v e2undo >/dev/null 2>&1; then
+	name="bad MMP magic repaired with -z, undone by e2undo"
+	spec_image "$T/undo.img" "$SPEC"
+	bash -c "$mmp_offset"'
+printf "\0\0\0\0" | dd of="$1" bs=1 seek=$off conv=notrunc status=none' damage "$T/undo.img"
+	cp "$T/undo.img" "$T/undo-ref.img"
+	rm -f "$T/fsck.undo"
+	rc=0; "$E4FSCK" -fy -z "$T/fsck.undo" "$T/undo.img" >"$T/undo.out" 2>&1 || rc=$?
+	if [ "$rc" = 0 ] && e2undo "$T/fsck.undo" "$T/undo.img" >/dev/null 2>&1 && cmp -s "$T/undo.img" "$T/undo-ref.img"; then
+		pass "$name"
+	else
+		bad "$name: exit $rc, or e2undo did not restore the image"; sed 's/^/    /' "$T/undo.out" | head -n 5
+	fi
+else
+	echo "SKIP -z: no e2undo"
+fi
+
 damage_case "wrong link count on an mmp file system" "$SPEC" "sif /d links_count 5"
 mmp_clean "wrong link count, after -fy" "$T/dmg.img"
 
