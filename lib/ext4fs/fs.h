@@ -70,11 +70,12 @@ struct ext4fs_open_opts {
 	unsigned block_size;   /* block size to read the backup with; 0 = try each */
 	uint64_t offset;       /* byte offset of the file system in the image */
 	/*
-	 * Multi-mount protection (mmp.h): a writable open of a file system
-	 * with the mmp feature waits while it claims the MMP block, through
-	 * mmp_sleep(mmp_sleep_ctx, seconds) when given (tests pass one that
-	 * does not sleep), else sleep(3).  mmp_skip: open for writing without
-	 * the protocol, for a checker that repairs the MMP block itself.
+	 * Multi-mount protection (mmp.h): a writable open (or one with
+	 * EXT4FS_OPEN_RECOVERY) of a file system with the mmp feature waits
+	 * while it claims the MMP block, through mmp_sleep(mmp_sleep_ctx,
+	 * seconds) when given (tests pass one that does not sleep), else
+	 * sleep(3).  mmp_skip: open for writing without the protocol, for a
+	 * checker that repairs the MMP block itself.
 	 */
 	void (*mmp_sleep)(void *ctx, unsigned seconds);
 	void *mmp_sleep_ctx;

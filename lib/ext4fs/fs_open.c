@@ -101,6 +101,11 @@ int ext4fs_open_io(struct ext4fs_io *io, const struct ext4fs_open_opts *opts,
 			err = ext4fs__mmp_start(fs, opts);
 		if (err)
 			goto fail;
+	} else if (opts->flags & EXT4FS_OPEN_RECOVERY) {
+		/* A journal replay writes the file system as much as a writable handle does. */
+		err = ext4fs__mmp_start(fs, opts);
+		if (err)
+			goto fail;
 	}
 	if (opts->superblock) {
 		err = distrust_backup_descs(fs);

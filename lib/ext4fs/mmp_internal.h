@@ -8,7 +8,7 @@
 #include "ext4fs/fs.h"
 
 /*
- * Claim the file system for a writable handle (mmp feature, unless
+ * Claim the file system for a writable or recovery handle (mmp feature, unless
  * opts->mmp_skip): refuse an MMP block on group metadata, read the block,
  * refuse a checker's sequence, wait out an active one, write a random
  * sequence, wait, find it unchanged and write the checker's sequence.  The

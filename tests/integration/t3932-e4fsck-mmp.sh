@@ -15,7 +15,7 @@
 # repair, or 8/12 where e2fsck stops): a clean image, a bad MMP magic, a
 # bad MMP checksum, the fsck sequence left behind, an unknown sequence, a
 # stale active sequence, an MMP block number outside the file system, a
-# long interval (announced).  With damage_case: a wrong link count on an
+# long interval (announced), a journal to replay.  With damage_case: a wrong link count on an
 # mmp file system.  After e4fsck -fy, dumpe2fs -h shows the clean
 # sequence.  An MMP block number on the inode table is e4fsck's own
 # (DESIGN.md): reported as an invalid block, the table left alone, where
@@ -94,6 +94,11 @@ same_as_e2fsck "MMP block beyond the end" "$SPEC" "ssv mmp_block 100000"
 # A wait of more than 20 s is announced ("MMP interval is 15 seconds...").
 same_as_e2fsck "long MMP interval announced" "-t ext4 -O mmp -E mmp_update_interval=15@8M" ""
 
+# A journal to replay: the replay's handle claims the block too (test_mmp), and gives it back.
+same_as_e2fsck "mmp file system needing recovery" "$SPEC" "jo
+jw -b 300 $src/big
+jc"
+mmp_clean "needing recovery, after -fy" "$T/oy.img"
 # -z: the MMP repair goes through the undo file, as e2fsck's does; e2undo restores the damage.
 if command -v e2undo >/dev/null 2>&1; then
 	name="bad MMP magic repaired with -z, undone by e2undo"

@@ -218,6 +218,25 @@ static void test_clean_claim_and_release(void **state)
 	mimg_free(&m);
 }
 
+/* A journal replay's handle claims the file system too, and gives it back at close. */
+static void test_recovery_claims(void **state)
+{
+	struct mimg m;
+	struct sleeper s = { .m = &m };
+	struct ext4fs_fs *fs;
+
+	(void)state;
+	mimg_make(&m, 1);
+	assert_int_equal(open_fs(&m, EXT4FS_OPEN_RECOVERY, &s, &fs), 0);
+	assert_int_equal(s.calls, 1);
+	assert_int_equal(ld32(mmp_raw(&m) + T_OFF_SEQ), EXT4FS_MMP_SEQ_FSCK);
+	ext4fs_close(fs);
+	assert_int_equal(ld32(mmp_raw(&m) + T_OFF_SEQ), EXT4FS_MMP_SEQ_CLEAN);
+	write_record(&m, EXT4FS_MMP_SEQ_FSCK, 5);
+	assert_int_equal(open_fs(&m, EXT4FS_OPEN_RECOVERY, &s, &fs), EXT4FS_E_MMP_FSCK_ON);
+	mimg_free(&m);
+}
+
 static void test_read_only_untouched(void **state)
 {
 	struct mimg m;
@@ -401,6 +420,7 @@ int main(void)
 		cmocka_unit_test(test_codec_layout),
 		cmocka_unit_test(test_codec_known_csum),
 		cmocka_unit_test(test_clean_claim_and_release),
+		cmocka_unit_test(test_recovery_claims),
 		cmocka_unit_test(test_read_only_untouched),
 		cmocka_unit_test(test_fsck_and_unknown_refused),
 		cmocka_unit_test(test_active_stale_claimed),
