@@ -139,7 +139,9 @@ struct ext4fs_group_desc {
  * EXT4FS_E_SB_CSUM, EXT4FS_E_GD_BAD_BLOCK_MAP, EXT4FS_E_GD_BAD_INODE_MAP,
  * EXT4FS_E_GD_BAD_INODE_TABLE (a location outside the file system or, for a
  * writable handle, failing ext4fs_group_descs_check()),
- * EXT4FS_E_UNSUPP_FEATURE, EXT4FS_E_OUT_OF_IMAGE.  On failure *out is NULL
+ * EXT4FS_E_UNSUPP_FEATURE, EXT4FS_E_OUT_OF_IMAGE, and for a writable or
+ * recovery open with the mmp feature the claim's EXT4FS_E_MMP_* errors
+ * (see ext4fs_open_opts).  On failure *out is NULL
  * and, if errmsg is not NULL, a description of the failure is copied into
  * errmsg (errmsg_len bytes at most, NUL-terminated).
  * Opened on a backup superblock (opts->superblock), the handle does not
@@ -318,8 +320,9 @@ void ext4fs_set_primary_only(struct ext4fs_fs *fs, int on);
  * Flush (as ext4fs_flush) and close.  Returns the flush's error, 0 for a
  * read-only handle; with mmp, then the MMP block's release (mmp.h):
  * EXT4FS_E_MMP_CHANGE_ABORT when another node wrote the block meanwhile,
- * or its read and write errors.  The handle is freed in every case.  ext4fs_close() on a
- * writable handle also flushes but cannot report a failure.
+ * or its read and write errors.  The handle is freed in every case.
+ * ext4fs_close() on a writable handle also flushes (and releases the MMP
+ * block) but cannot report a failure.
  */
 int ext4fs_close_flush(struct ext4fs_fs *fs);
 
