@@ -84,7 +84,7 @@ enum p1_fix {
 	FIX_CLEAR_FULLY,    /* cleared as e2fsck's clear_inode: a reserved inode's map too, the bad blocks inode kept in use */
 	FIX_MODE_ZERO,      /* i_mode = 0 (a reserved inode's mode) */
 	FIX_MODE_DIR,       /* yes: a directory's mode, its held blocks claimed (value: 1 when fragmented); no: none */
-	FIX_INLINE_FEATURE, /* the superblock gets the inline_data feature */
+	FIX_SET_INCOMPAT,   /* the superblock gets the incompat feature in value (inline_data, extents) */
 	FIX_INLINE_DROP,    /* i_size = 0, no inline-data flag, i_block zeroed (its data is lost) */
 };
 
@@ -130,6 +130,8 @@ struct p1_worker {
 	uint32_t hold_ino;          /* an inode whose blocks are held back, not claimed (0: none) */
 	int hold_answer;            /* the answer (1 yes, 0 no) the walk being held assumes */
 	uint32_t acl_seen_ino;      /* an inode whose attribute block a first walk already recorded */
+	int extents_assumed;        /* the extents feature is missing, and a yes to adding it is expected */
+	uint32_t extent_root_ino;   /* an inode walked as an extent tree although the feature is missing (0: none) */
 	struct held_run {
 		uint32_t ino, lblk;     /* lblk: a directory block's, with dir set */
 		uint64_t blk, n;
@@ -553,6 +555,16 @@ static int check_special(struct p1_worker *w, uint32_t ino, const struct ext4fs_
 }
 
 /*
+ * Whether the inode's extents flag means an extent tree: the feature is
+ * set, or this worker met an inode whose yes to adding it is expected
+ * (e2fsck walks every later inode as an extent file once it said yes).
+ */
+static int extents_fs(const struct p1_worker *w)
+{
+	return w->extents_assumed || ext4fs_has_incompat(w->fs, EXT4FS_FEATURE_INCOMPAT_EXTENTS);
+}
+
+/*
  * A symlink, by e2fsck's rules: an extents flag on one without blocks is
  * offered to be cleared; a sound one (judged as a yes would leave it) with
  * the immutable or append-only flag is offered to lose them.  An unsound
@@ -566,8 +578,7 @@ static int check_symlink(struct p1_worker *w, uint32_t ino, const struct ext4fs_
 	size_t flag_rec = 0;
 	int flag_asked = 0;
 
-	if (ext4fs_has_incompat(w->fs, EXT4FS_FEATURE_INCOMPAT_EXTENTS) && (in->i_flags & EXT4FS_EXTENTS_FL) &&
-	    !ext4fs_symlink_has_map(w->fs, in)) {
+	if (extents_fs(w) && (in->i_flags & EXT4FS_EXTENTS_FL) && !ext4fs_symlink_has_map(w->fs, in)) {
 		if (record(w, PR_1_FAST_SYMLINK_EXTENT_FL, &pctx, FIX_FLAGS_CLEAR, EXT4FS_EXTENTS_FL, NULL))
 			return -1;
 		flag_rec = w->nprobs - 1;
@@ -739,7 +750,7 @@ static uint64_t dir_block_guess(struct p1_worker *w, uint32_t ino, const struct 
 		return 0;
 	if ((in->i_flags & EXT4FS_INLINE_DATA_FL) && ext4fs_has_incompat(w->fs, EXT4FS_FEATURE_INCOMPAT_INLINE_DATA))
 		return 0;       /* e2fsck's look at inline entries is not made here yet */
-	if ((in->i_flags & EXT4FS_EXTENTS_FL) && ext4fs_has_incompat(w->fs, EXT4FS_FEATURE_INCOMPAT_EXTENTS)) {
+	if ((in->i_flags & EXT4FS_EXTENTS_FL) && extents_fs(w)) {
 		uint32_t run;
 		int unwritten;
 		*not_device = 1;
@@ -898,8 +909,7 @@ static int check_blocks(struct p1_worker *w, uint32_t ino, const struct ext4fs_i
 
 	int stopped = 0;            /* the extent walk gave up as e2fsck's does: nothing more about the blocks */
 	size_t first_rec = w->nprobs;
-	if (mapped && (in->i_flags & EXT4FS_EXTENTS_FL) &&
-	    ext4fs_has_incompat(w->fs, EXT4FS_FEATURE_INCOMPAT_EXTENTS))
+	if (mapped && (in->i_flags & EXT4FS_EXTENTS_FL) && (extents_fs(w) || w->extent_root_ino == ino))
 		err = fsck_extents_scan(w->fs, ino, in, b.max_dir_blocks, &extent_ops, &b);
 	else if (mapped)
 		err = fsck_indirect_scan(w->fs, ino, in, &indirect_ops, &b);
@@ -1205,18 +1215,17 @@ static int check_reserved(struct p1_worker *w, uint32_t ino, const struct ext4fs
 
 /*
  * The extents flag on a file system without the feature, on an inode e2fsck
- * checks (in use, or the bad blocks, root or journal inode) whose i_block
- * is no extent root: e2fsck offers to clear the inode.  (When i_block is an
- * extent root, e2fsck offers to set the feature instead, which e4fsck does
- * not do yet: such an inode is checked as before.)
+ * checks (in use, or the bad blocks, root or journal inode): e2fsck offers
+ * to set the feature when i_block is an extent root, and (otherwise, or
+ * after a no) to clear the inode.
  */
 static int extents_flag_unsupported(const struct p1_worker *w, uint32_t ino, const struct ext4fs_inode *in)
 {
-	if (!(in->i_flags & EXT4FS_EXTENTS_FL) || ext4fs_has_incompat(w->fs, EXT4FS_FEATURE_INCOMPAT_EXTENTS))
+	if (!(in->i_flags & EXT4FS_EXTENTS_FL) || extents_fs(w))
 		return 0;
 	if (!in->i_links_count && ino != EXT4FS_BAD_INO && ino != EXT4FS_ROOT_INO && ino != EXT4FS_JOURNAL_INO)
 		return 0;
-	return !ext4fs_extent_node_header_ok(in->i_block, sizeof(in->i_block));
+	return 1;
 }
 
 /*
@@ -1227,7 +1236,7 @@ static int extents_flag_unsupported(const struct p1_worker *w, uint32_t ino, con
  */
 static int extents_flag_missing(const struct p1_worker *w, uint32_t ino, const struct ext4fs_inode *in)
 {
-	if ((in->i_flags & EXT4FS_EXTENTS_FL) || !ext4fs_has_incompat(w->fs, EXT4FS_FEATURE_INCOMPAT_EXTENTS))
+	if ((in->i_flags & EXT4FS_EXTENTS_FL) || !extents_fs(w))
 		return 0;
 	if (!in->i_links_count || (ino < ext4fs_geom(w->fs)->first_ino && ino != EXT4FS_ROOT_INO))
 		return 0;
@@ -1302,7 +1311,7 @@ static int check_inline_and_extents(struct p1_worker *w, uint32_t ino, struct ex
 	struct problem_ctx pctx = { .ino = ino };
 	int after_no = 0, settled = 0;
 
-	if ((seen.i_flags & both) != both || (!ext4fs_has_incompat(w->fs, EXT4FS_FEATURE_INCOMPAT_EXTENTS) &&
+	if ((seen.i_flags & both) != both || (!extents_fs(w) &&
 					      !ext4fs_has_incompat(w->fs, EXT4FS_FEATURE_INCOMPAT_INLINE_DATA)))
 		return 0;
 	uint16_t type = seen.i_mode & EXT4FS_S_IFMT;
@@ -1372,7 +1381,8 @@ static int check_inline_flag(struct p1_worker *w, uint32_t ino, struct ext4fs_in
 	if (found < 0)
 		return -1;
 	if (!ext4fs_has_incompat(w->fs, EXT4FS_FEATURE_INCOMPAT_INLINE_DATA)) {
-		if (found && record(w, PR_1_INLINE_DATA_FEATURE, &pctx, FIX_INLINE_FEATURE, 0, NULL))
+		if (found && record(w, PR_1_INLINE_DATA_FEATURE, &pctx, FIX_SET_INCOMPAT,
+				    EXT4FS_FEATURE_INCOMPAT_INLINE_DATA, NULL))
 			return -1;
 		if (found && answer_expected(w, PR_1_INLINE_DATA_FEATURE))
 			return 0;
@@ -1430,16 +1440,35 @@ static int check_inode(struct p1_worker *w, uint32_t ino, const struct ext4fs_in
 		in = &fixed;
 	}
 	size_t flag_rec = w->nprobs;
-	int flag_unsupported = extents_flag_unsupported(w, ino, in);
+	int flag_unsupported = extents_flag_unsupported(w, ino, in), after_no = 0;
+	if (flag_unsupported && ext4fs_extent_node_header_ok(in->i_block, sizeof(in->i_block))) {
+		/*
+		 * An extent root: e2fsck first offers the feature, whose yes makes
+		 * this inode and every later one extent files (at the answer, a
+		 * yes given for an earlier inode skips the question).
+		 */
+		if (record_chain(w, PR_1_EXTENT_FEATURE, &pctx, FIX_SET_INCOMPAT, EXT4FS_FEATURE_INCOMPAT_EXTENTS,
+				 &after_no))
+			return -1;
+		if (answer_expected(w, PR_1_EXTENT_FEATURE)) {
+			w->extents_assumed = 1;
+			flag_unsupported = 0;
+		}
+		/* Kept (a no), e2fsck's block walk still follows the extent root: the blocks are claimed. */
+		w->extent_root_ino = ino;
+		flag_rec = w->nprobs;
+	}
 	if (flag_unsupported) {
 		/*
 		 * Kept (a no), e2fsck's walk of a map with the extents flag but no
 		 * extent root finds no blocks: none are claimed, the size and
 		 * block count questions follow from an empty map.
 		 */
-		if (record(w, PR_1_EXTENTS_SET, &pctx, FIX_CLEAR_FULLY, 0, NULL))
+		if (record_chain(w, PR_1_EXTENTS_SET, &pctx, FIX_CLEAR_FULLY, 0, &after_no))
 			return -1;
-		w->no_map_ino = ino;
+		flag_rec = w->nprobs - 1;
+		if (w->extent_root_ino != ino)
+			w->no_map_ino = ino;
 	}
 	if (!flag_unsupported && extents_flag_missing(w, ino, in)) {
 		if (record(w, PR_1_UNSET_EXTENT_FL, &pctx, FIX_EXTENTS_FL, 0, NULL))
@@ -1449,6 +1478,7 @@ static int check_inode(struct p1_worker *w, uint32_t ino, const struct ext4fs_in
 	}
 	int rc = check_inode_in_use(w, ino, in, raw, csum_ok, low_dtime);
 	w->no_map_ino = 0;
+	w->extent_root_ino = 0;
 	w->unset_ino = 0;
 	/* A yes to that question cleared the inode: e2fsck asks nothing more about it. */
 	for (size_t i = flag_rec + 1; flag_unsupported && i < w->nprobs; i++)
@@ -1788,15 +1818,16 @@ static int set_ea_inode_flag(struct e4fsck *ctx, uint32_t inum)
 
 /* The in-inode repairs that edit the record's raw bytes (ibody.c), after the decoded fields were written. */
 /* e2fsck's yes to an inode with inline data on a file system without the feature.  0, or -1 after fsck_fatal(). */
-static int set_inline_data_feature(struct e4fsck *ctx)
+static int set_incompat_feature(struct e4fsck *ctx, uint32_t feature)
 {
 	struct ext4fs_super sb = *ext4fs_sb(ctx->fs);
 	int err;
 
-	sb.s_feature_incompat |= EXT4FS_FEATURE_INCOMPAT_INLINE_DATA;
+	sb.s_feature_incompat |= feature;
 	err = ext4fs_super_set(ctx->fs, &sb);
 	if (err) {
-		fsck_fatal(ctx, "%s while setting inline_data: %s", ext4fs_strerror(err), ext4fs_errmsg(ctx->fs));
+		fsck_fatal(ctx, "%s while setting a feature (0x%x): %s", ext4fs_strerror(err), feature,
+			   ext4fs_errmsg(ctx->fs));
 		return -1;
 	}
 	ctx->fs_changed = 1;
@@ -2012,6 +2043,8 @@ static int answer_prepare(void *arg, struct deferred_inode *st, struct deferred 
 		return DEFER_SKIP;
 	if (p->q.code == PR_1_INLINE_DATA_NO_ATTR && !inline_fs)
 		return DEFER_SKIP;
+	if (p->q.code == PR_1_EXTENT_FEATURE && ext4fs_has_incompat(ctx->fs, EXT4FS_FEATURE_INCOMPAT_EXTENTS))
+		return DEFER_SKIP;
 	if (p->fix == FIX_RESTART_LATER) {
 		/* A message only: whatever follows is asked as if it had not been said. */
 		fix_problem(ctx, p->q.code, &p->q.pctx);
@@ -2136,8 +2169,8 @@ static int answer_repair(void *arg, struct deferred_inode *st, struct deferred *
 	}
 	if (p->fix == FIX_EA_INODE_FL)
 		return set_ea_inode_flag(ctx, (uint32_t)p->value) ? -1 : 0;
-	if (p->fix == FIX_INLINE_FEATURE)
-		return set_inline_data_feature(ctx);
+	if (p->fix == FIX_SET_INCOMPAT)
+		return set_incompat_feature(ctx, (uint32_t)p->value);
 	if (!a->have_inode) {
 		int err = ext4fs_inode_read(ctx->fs, ino, &a->in);
 		if (err) {
@@ -2263,7 +2296,7 @@ static int answer_repair(void *arg, struct deferred_inode *st, struct deferred *
 			break;
 		}
 		case FIX_CSUM: case FIX_NONE: case FIX_EA_CHECK: case FIX_EA_IBODY_CLEAR: case FIX_EA_INODE_FL:
-		case FIX_EPOCH: case FIX_ZERO_INODE: case FIX_ZERO_ONLY: case FIX_RESTART_LATER: case FIX_INLINE_FEATURE:
+		case FIX_EPOCH: case FIX_ZERO_INODE: case FIX_ZERO_ONLY: case FIX_RESTART_LATER: case FIX_SET_INCOMPAT:
 			break;
 		}
 	a->changed = 1;

@@ -104,6 +104,7 @@
 #define PR_1_SET_NONZSIZE              0x010032
 #define PR_1_TREAT_AS_DIRECTORY        0x010055
 #define PR_1_EXTENTS_SET               0x01005A
+#define PR_1_EXTENT_FEATURE            0x01005B
 #define PR_1_UNSET_EXTENT_FL           0x01005C
 #define PR_1_FAST_SYMLINK_EXTENT_FL    0x01005D
 #define PR_1_SPECIAL_EXTENTS_IDATA     0x010076

@@ -76,6 +76,9 @@ static const struct problem rows[] = {
 	{ PR_1_TREAT_AS_DIRECTORY, "PR_1_TREAT_AS_DIRECTORY",
 	  "Inode %i is a %s but it looks like it is really a directory.\n", PROMPT_FIX, 0 },
 	/* A yes clears the inode; a no keeps it, with a map e2fsck finds empty (pass1.c). */
+	/* An extent root without the feature: a yes sets it (then, or after a no, PR_1_EXTENTS_SET). */
+	{ PR_1_EXTENT_FEATURE, "PR_1_EXTENT_FEATURE",
+	  "Inode %i is in extent format, but superblock is missing EXTENTS feature\n", PROMPT_FIX, 0 },
 	{ PR_1_EXTENTS_SET, "PR_1_EXTENTS_SET",
 	  "Inode %i has EXTENTS_FL flag set on filesystem without extents support.\n", PROMPT_CLEAR, 0 },
 	/* A yes gives it the flag; its map is then walked as an extent tree, after a no as a block map. */

@@ -108,8 +108,11 @@ for spec in "$L4K" "$L3"; do
 done
 same_as_e2fsck "metadata_csum_seed without metadata_csum [$L4K]" "$L4K" "feature -metadata_csum metadata_csum_seed"
 # With -n e2fsck goes on to ask of every extent-mapped inode whether to
-# set the feature (PR_1_EXTENT_FEATURE, not covered yet): -p and -y only.
-SAME_MODES="p y" same_as_e2fsck "64bit without extents [$L1K]" "$L1K" "feature -extent"
+# set the feature (PR_1_EXTENT_FEATURE), and walks it as an extent file
+# after the no.
+same_as_e2fsck "64bit without extents [$L1K]" "$L1K" "feature -extent"
+# Without 64bit the question is pass 1's, at the first extent-mapped inode.
+damage_case "extents feature missing [-O ^64bit]" "-t ext4 -O ^64bit,^metadata_csum -b 1024@16M" "feature -extent"
 same_as_e2fsck "superblock free counts wrong [$L1K]" "$L1K" "ssv free_blocks_count 100
 ssv free_inodes_count 100"
 
