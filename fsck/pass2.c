@@ -1460,6 +1460,29 @@ static void free_pass2(struct pass2 *p)
 	forget_path(p);
 }
 
+/*
+ * Regular files of 2 GiB or more (pass 1 counted them, the count -v
+ * prints) need the large_file feature; e2fsck adds it at the end of pass 2.
+ * 0 or -1.
+ */
+static int check_large_file_feature(struct e4fsck *ctx)
+{
+	struct ext4fs_super sb = *ext4fs_sb(ctx->fs);
+
+	if (!ctx->stats.large_files || (sb.s_feature_ro_compat & EXT4FS_FEATURE_RO_COMPAT_LARGE_FILE))
+		return 0;
+	if (!fix_problem(ctx, PR_2_FEATURE_LARGE_FILES, NULL))
+		return ctx->aborted ? -1 : 0;
+	sb.s_feature_ro_compat |= EXT4FS_FEATURE_RO_COMPAT_LARGE_FILE;
+	int err = ext4fs_super_set(ctx->fs, &sb);
+	if (err) {
+		fsck_fatal(ctx, "%s while setting large_file: %s", ext4fs_strerror(err), ext4fs_errmsg(ctx->fs));
+		return -1;
+	}
+	ctx->fs_changed = 1;
+	return 0;
+}
+
 int fsck_pass2(struct e4fsck *ctx)
 {
 	struct pass2 p = { .ctx = ctx, .fs = ctx->fs, .bs = ctx->geo->block_size };
@@ -1541,7 +1564,7 @@ int fsck_pass2(struct e4fsck *ctx)
 			check_index_final(&p, &ctx->dirs[d], &p.st[d]);
 	if (!ctx->read_only && drop_indexes(&p))
 		goto nomem;
-	rc = 0;
+	rc = check_large_file_feature(ctx);
 	goto out;
 nomem:
 	fsck_fatal(ctx, "out of memory in pass 2");

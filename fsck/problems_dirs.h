@@ -56,6 +56,7 @@
 #define PR_2_SET_FILETYPE                0x020027
 #define PR_2_BAD_FILETYPE                0x020028
 #define PR_2_CLEAR_FILETYPE              0x020029
+#define PR_2_FEATURE_LARGE_FILES         0x020033
 #define PR_2_NULL_NAME                   0x020030
 #define PR_2_INVALID_SYMLINK             0x020031
 #define PR_2_HTREE_NOTREF                0x020034

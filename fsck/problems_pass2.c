@@ -107,6 +107,8 @@ static const struct problem rows[] = {
 	  PROMPT_NONE, PF_PREEN_OK },
 	{ PR_2_BAD_FILETYPE, "PR_2_BAD_FILETYPE",
 	  ENTRY " has an incorrect filetype (was %M, should be %N).\n", PROMPT_FIX, 0 },
+	{ PR_2_FEATURE_LARGE_FILES, "PR_2_FEATURE_LARGE_FILES",
+	  "Filesystem contains large files, but lacks LARGE_FILE flag in superblock.\n", PROMPT_FIX, PF_PREEN_OK },
 	{ PR_2_CLEAR_FILETYPE, "PR_2_CLEAR_FILETYPE", ENTRY " has filetype set.\n", PROMPT_CLEAR,
 	  PF_PREEN_OK },
 	{ PR_2_NULL_NAME, "PR_2_NULL_NAME", ENTRY " has a zero-length name.\n", PROMPT_CLEAR, 0 },

@@ -466,8 +466,8 @@ int ext4fs_group_desc_set_exact(struct ext4fs_fs *fs, uint32_t g,
  * (EXT4FS_E_INVALID_ARG), except where no block changes meaning: uninit_bg
  * beside metadata_csum (it selects no checksum), inline_data (which only
  * allows inodes to keep their data in themselves; e4fsck sets it for
- * inodes that do so), adding extents, and dropping csum_seed without
- * metadata_csum.  The checksum is recomputed at flush.  Errors:
+ * inodes that do so), adding extents or large_file, and dropping csum_seed
+ * without metadata_csum.  The checksum is recomputed at flush.  Errors:
  * EXT4FS_E_READ_ONLY, EXT4FS_E_INVALID_ARG.
  */
 int ext4fs_super_set(struct ext4fs_fs *fs, const struct ext4fs_super *sb);

@@ -633,6 +633,8 @@ int ext4fs_super_set(struct ext4fs_fs *fs, const struct ext4fs_super *sb)
 	if (ro_changed == EXT4FS_FEATURE_RO_COMPAT_GDT_CSUM &&
 	    (old->s_feature_ro_compat & sb->s_feature_ro_compat & EXT4FS_FEATURE_RO_COMPAT_METADATA_CSUM))
 		ro_changed = 0;
+	/* Adding large_file only lets sizes of 2 GiB or more be kept, which the library reads anyway. */
+	ro_changed &= ~(sb->s_feature_ro_compat & EXT4FS_FEATURE_RO_COMPAT_LARGE_FILE);
 	/*
 	 * Some incompat changes leave every block meaning what it meant:
 	 * inline_data (the library reads an inode's inline data by its flag),

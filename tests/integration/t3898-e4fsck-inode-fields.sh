@@ -138,6 +138,12 @@ damage_case "extents flag without extents, empty file [-t ext2]" "$ext2" "write 
 set_inode_field /d/f flags 0x80000"
 damage_case "extents flag without extents, file with blocks [-t ext2]" "$ext2" "write $src/big /d/f
 set_inode_field /d/f flags 0x80000"
+# A sparse file of 3 GB without large_file: the feature is added after pass 2.
+for spec in "$ext2" "$ext4"; do
+	damage_case "large file without large_file [${spec%@*}]" "$spec" "write $src/big /d/f
+set_inode_field /d/f size 3000000000
+feature -large_file"
+done
 damage_case "extents flag without extents, directory [-t ext2]" "$ext2" "mkdir /d/sub
 set_inode_field /d/sub flags 0x80000"
 
