@@ -895,7 +895,15 @@ static int check_blocks(struct p1_worker *w, uint32_t ino, const struct ext4fs_i
 										       : (1ULL << 31) / g->block_size;
 	struct problem_ctx pctx = { .ino = ino };
 	uint64_t acl = ext4fs_inode_file_acl(w->fs, in);
-	/* Without the feature, e2fsck neither reads nor counts the block: pass 2 offers to zero the field. */
+	/*
+	 * Without the feature, e2fsck neither reads nor counts the block: pass 2
+	 * offers to zero the field.  The bad blocks inode's list is walked for
+	 * its blocks alone: e2fsck looks at no attribute block, size or block
+	 * count of it.
+	 */
+	int bad_list = ino == EXT4FS_BAD_INO;
+	if (bad_list)
+		acl = 0;
 	int acl_valid = ext4fs_has_compat(w->fs, EXT4FS_FEATURE_COMPAT_EXT_ATTR) && ext4fs_block_ptr_valid(w->fs, acl);
 	int no_map = ino == w->no_map_ino;
 	/* A symlink's map is walked by e2fsck's rule, which goes by i_blocks, not by its size. */
@@ -961,8 +969,10 @@ static int check_blocks(struct p1_worker *w, uint32_t ino, const struct ext4fs_i
 		}
 	}
 	/* As e2fsck: files bigger than a group cannot be contiguous, and the bad blocks list is no file. */
-	if (b.fragmented && b.blocks < g->blocks_per_group && ino != EXT4FS_BAD_INO)
+	if (b.fragmented && b.blocks < g->blocks_per_group && !bad_list)
 		w->files_fragmented++;
+	if (bad_list)
+		return 0;
 	if (stopped) {
 		/*
 		 * e2fsck counts no blocks for an inode whose walk failed: cleared
@@ -1185,10 +1195,34 @@ static int check_unnamed_quota_inode(struct p1_worker *w, uint32_t ino, const st
 	return 1;
 }
 
-static int check_reserved(struct p1_worker *w, uint32_t ino, const struct ext4fs_inode *in)
+/*
+ * e2fsck's test of the bad blocks inode before it reads the list: a mode,
+ * an owner, links, inline data, an attribute block or a bad checksum mean
+ * the record is something else (the low 16 bits of the owner and the low
+ * 32 of the block, as e2fsck's base record holds them).
+ */
+static int answer_expected(const struct p1_worker *w, uint32_t code);
+
+static int bad_blocks_inode_invalid(const struct p1_worker *w, const struct ext4fs_inode *in, int csum_ok)
+{
+	return (!csum_ok && w->ctx->geo->has_metadata_csum) || in->i_mode || in->i_uid || in->i_gid ||
+	       in->i_links_count || (in->i_flags & EXT4FS_INLINE_DATA_FL) || in->i_file_acl_lo;
+}
+
+static int check_reserved(struct p1_worker *w, uint32_t ino, const struct ext4fs_inode *in, int csum_ok)
 {
 	struct problem_ctx pctx = { .ino = ino };
 	struct ext4fs_inode walked = *in;
+
+	if (ino == EXT4FS_BAD_INO && bad_blocks_inode_invalid(w, in, csum_ok)) {
+		/* A yes zeroes the record: the list walked is then empty. */
+		if (record(w, PR_1_INVALID_BAD_INODE, &pctx, FIX_ZERO_ONLY, 0, NULL))
+			return -1;
+		if (answer_expected(w, PR_1_INVALID_BAD_INODE)) {
+			memset(&walked, 0, sizeof(walked));
+			return check_blocks(w, ino, &walked);
+		}
+	}
 
 	if (ino == EXT4FS_USR_QUOTA_INO || ino == EXT4FS_GRP_QUOTA_INO) {
 		int r = check_unnamed_quota_inode(w, ino, in);
@@ -1504,7 +1538,7 @@ static int check_inode_in_use(struct p1_worker *w, uint32_t ino, const struct ex
 			return rc;
 	} else if (ino < g->first_ino) {
 		bitmap_paged_set_range(&w->inode_used, ino, 1);
-		int rc = check_reserved(w, ino, in);
+		int rc = check_reserved(w, ino, in, csum_ok);
 		if (rc <= 0)
 			return rc;
 	} else if (ino == ext4fs_sb(w->fs)->s_orphan_file_inum) {

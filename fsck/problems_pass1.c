@@ -76,6 +76,8 @@ static const struct problem rows[] = {
 	{ PR_1_TREAT_AS_DIRECTORY, "PR_1_TREAT_AS_DIRECTORY",
 	  "Inode %i is a %s but it looks like it is really a directory.\n", PROMPT_FIX, 0 },
 	/* A yes clears the inode; a no keeps it, with a map e2fsck finds empty (pass1.c). */
+	/* The bad blocks inode with a mode, owner, links, inline data or attribute block: a yes zeroes it. */
+	{ PR_1_INVALID_BAD_INODE, "PR_1_INVALID_BAD_INODE", "The bad block inode looks invalid.  ", PROMPT_CLEAR, 0 },
 	/* An extent root without the feature: a yes sets it (then, or after a no, PR_1_EXTENTS_SET). */
 	{ PR_1_EXTENT_FEATURE, "PR_1_EXTENT_FEATURE",
 	  "Inode %i is in extent format, but superblock is missing EXTENTS feature\n", PROMPT_FIX, 0 },

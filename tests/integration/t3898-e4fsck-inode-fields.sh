@@ -138,6 +138,14 @@ damage_case "extents flag without extents, empty file [-t ext2]" "$ext2" "write 
 set_inode_field /d/f flags 0x80000"
 damage_case "extents flag without extents, file with blocks [-t ext2]" "$ext2" "write $src/big /d/f
 set_inode_field /d/f flags 0x80000"
+# The bad blocks inode: a mode, an owner, links or an attribute block make
+# it "look invalid" (zeroed on a yes); its size and block count are never
+# judged (e2fsck walks its list for the blocks alone).
+for c in "mode 0100644" "uid 5" "links_count 1" "file_acl 300"; do
+	damage_case "bad blocks inode with $c [${ext4%@*}]" "$ext4" "set_inode_field <1> $c"
+done
+same_as_e2fsck "bad blocks inode's i_blocks and size not judged [${ext4%@*}]" "$ext4" "set_inode_field <1> blocks 100
+set_inode_field <1> size 5000"
 # A sparse file of 3 GB without large_file: the feature is added after pass 2.
 for spec in "$ext2" "$ext4"; do
 	damage_case "large file without large_file [${spec%@*}]" "$spec" "write $src/big /d/f
