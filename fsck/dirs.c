@@ -281,6 +281,14 @@ int fsck_release_inode(struct e4fsck *ctx, uint32_t ino)
 	if (!err && has_blocks(ctx, &in) && ext4fs_block_iterate(ctx->fs, ino, &in, 0, visit_run, &w) == -ENOMEM)
 		err = -ENOMEM;
 	acl = err ? 0 : ext4fs_inode_file_acl(ctx->fs, &in);
+	if (!err && acl && ext4fs_has_compat(ctx->fs, EXT4FS_FEATURE_COMPAT_EXT_ATTR) &&
+	    !ext4fs_block_ptr_valid(ctx->fs, acl)) {
+		/* As e2fsck: an attribute block number that names no block is let go of, nothing freed. */
+		in.i_file_acl_lo = 0;
+		in.i_file_acl_high = 0;
+		acl = 0;
+		err = ext4fs_inode_write(ctx->fs, ino, &in);
+	}
 	if (!err)
 		err = ext4fs_inode_release(ctx->fs, ino);
 	if (err == EXT4FS_E_INODE_STATE) {

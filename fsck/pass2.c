@@ -929,6 +929,11 @@ int fsck_process_bad_inode(struct e4fsck *ctx, uint32_t dir, uint32_t ino)
 		unfixed++;
 		pc.str = NULL;
 	}
+	/* Preen mode stopped at the question: nothing more is asked. */
+	if (ctx->aborted) {
+		free((char *)pc.path);
+		return 0;
+	}
 	changed |= zero_fields(ctx, &pc, &in, &unfixed);
 	free((char *)pc.path);
 	if (changed) {

@@ -84,6 +84,11 @@ set_inode_field /d/a faddr 5
 set_inode_field /d/b mode 0170644
 unlink /d/a
 unlink /d/b"
+	# Cleared there, its attribute block number that names no block is let go of (a fuzzer's find).
+	damage_case "unattached inode with a bad mode and an attribute block outside $tag" "$spec" "write /dev/null /d/b
+set_inode_field /d/b mode 0170644
+set_inode_field /d/b file_acl 419430400
+unlink /d/b"
 	damage_case "reserved inode 9 with a mode $tag" "$spec" "set_inode_field <9> mode 0100644"
 	damage_case "reserved inode 6 a device $tag" "$spec" "set_inode_field <6> mode 020644"
 	damage_case "index flag on an empty file $tag" "$spec" "write /dev/null /d/f
