@@ -45,7 +45,7 @@ LAYERS = [
      "directory blocks, directories and htree, xattrs, a new journal, the orphan file",
      "inode_write.c extent_write.c extent_write_internal.h blockmap_write.c blockmap_write_internal.h file_write.c "
      "dir_block.c dir_internal.h dir_write.c htree_write.c htree_write_internal.h dir_rebuild.c "
-     "xattr_write.c journal_create.c orphan_file.c orphan_file.h resize_inode.c resize_inode.h"),
+     "xattr_write.c journal_create.c orphan_file.c orphan_file.h quota.c quota.h resize_inode.c resize_inode.h"),
     ("namespace", "names: lookup in a directory, paths, mknod/mkdir/symlink/link/unlink/rmdir/rename",
      "namei.c namei.h fsops.c fsops.h"),
     ("services", "the inode-table scanner; fragmentation measures; moving a file's blocks; "

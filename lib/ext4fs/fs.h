@@ -64,6 +64,14 @@ struct ext4fs_fs;
  */
 #define EXT4FS_OPEN_REHEARSE      0x10
 
+/*
+ * With EXT4FS_OPEN_RW: the caller rewrites the quota files itself before it
+ * closes (e4fsck recounts the usage), so a file system with the quota
+ * feature may be opened for writing.  Without it such an open is refused:
+ * the write path does not keep the quota files' usage up to date.
+ */
+#define EXT4FS_OPEN_QUOTA_BY_CALLER 0x20
+
 struct ext4fs_open_opts {
 	unsigned flags;
 	uint64_t superblock;   /* block number of a backup superblock; 0 = primary */
@@ -292,8 +300,9 @@ uint32_t ext4fs_super_csum(const unsigned char *raw_super);
  *
  * A writable open is refused (EXT4FS_E_RO_UNSUPP_FEATURE or
  * EXT4FS_E_UNSUPP_FEATURE naming the feature) for features whose metadata
- * this library does not keep up to date yet (bigalloc, meta_bg, quota,
- * a journal device, unknown ro_compat bits), and with
+ * this library does not keep up to date yet (bigalloc, quota unless
+ * EXT4FS_OPEN_QUOTA_BY_CALLER, a journal device, unknown ro_compat bits),
+ * and with
  * EXT4FS_E_NEEDS_RECOVERY when the journal holds transactions to replay.
  * With the mmp feature a writable open follows the MMP protocol (mmp.h)
  * and fails with its EXT4FS_E_MMP_* errors; the close writes the clean

@@ -73,7 +73,8 @@ static int attach(struct ext4fs_fs *fs)
 int ext4fs__fs_write_open(struct ext4fs_fs *fs)
 {
 	const struct ext4fs_super *sb = &fs->sb;
-	uint32_t ro = sb->s_feature_ro_compat & ~WRITE_RO_COMPAT_SUPPORTED;
+	uint32_t quota_ok = (fs->flags & EXT4FS_OPEN_QUOTA_BY_CALLER) ? EXT4FS_FEATURE_RO_COMPAT_QUOTA : 0;
+	uint32_t ro = sb->s_feature_ro_compat & ~(WRITE_RO_COMPAT_SUPPORTED | quota_ok);
 	uint32_t inc = sb->s_feature_incompat & ~WRITE_INCOMPAT_SUPPORTED;
 	int err;
 
