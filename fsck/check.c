@@ -348,7 +348,7 @@ static int probe_writable(struct e4fsck *ctx, char *msg, size_t len)
 	struct ext4fs_open_opts opts = { 0 };
 	struct ext4fs_fs *fs = NULL;
 
-	opts.flags = EXT4FS_OPEN_RW | EXT4FS_OPEN_REHEARSE | EXT4FS_OPEN_IGNORE_CSUM;
+	opts.flags = EXT4FS_OPEN_RW | EXT4FS_OPEN_REHEARSE | EXT4FS_OPEN_IGNORE_CSUM | EXT4FS_OPEN_QUOTA_BY_CALLER;
 	opts.superblock = ctx->superblock;
 	opts.block_size = ctx->blocksize;
 	int err = ext4fs_open(ctx->path, &opts, &fs, msg, len);
@@ -359,12 +359,11 @@ static int probe_writable(struct e4fsck *ctx, char *msg, size_t len)
 /*
  * Features e4fsck cannot check, or cannot repair: bigalloc (its block
  * accounting is in clusters, which the checks do not know), and, for a
- * repairing run, whatever the library cannot write (quota...).
+ * repairing run, whatever the library cannot write (a journal device...).
  * As at boot a nonzero status drops the machine to a shell, a file system
  * that would be skipped anyway is said clean, as e2fsck says it (exit 0);
- * only a check that must run is refused (exit 8).  The quota feature's
- * usage records are not checked, which is said once.  0 to go on, -1 when
- * handled.
+ * only a check that must run is refused (exit 8).  The quota files are
+ * e4fsck's to rewrite (quota.c).  0 to go on, -1 when handled.
  */
 static int unchecked_features(struct e4fsck *ctx)
 {
@@ -395,9 +394,6 @@ static int unchecked_features(struct e4fsck *ctx)
 		ctx->exit_status |= FSCK_ERROR;
 		return -1;
 	}
-	if (ext4fs_has_ro_compat(ctx->fs, EXT4FS_FEATURE_RO_COMPAT_QUOTA) && !may_skip(ctx, &r))
-		fprintf(stderr, "%s: warning: %s has the quota feature; e4fsck does not check quota usage yet\n",
-			ctx->prog, ctx->device);
 	return 0;
 }
 
@@ -790,6 +786,9 @@ void fsck_check(struct e4fsck *ctx)
 		fsck_check_orphan_file(ctx);
 	if (!rc && !ctx->aborted && !ctx->fatal && fsck_recreate_journal(ctx))
 		return;
+	/* A failure is fatal (ctx->fatal), ended below. */
+	if (!rc && !ctx->aborted && !ctx->fatal)
+		(void)fsck_check_quota(ctx);
 	if (!rc && !ctx->aborted && !ctx->fatal && discard_free_blocks(ctx))
 		return;
 	if (ctx->fatal) {

@@ -48,7 +48,8 @@ int fsck_open(struct e4fsck *ctx, unsigned flags)
 	char msg[512];
 	int err;
 
-	opts.flags = EXT4FS_OPEN_IGNORE_CSUM | flags;
+	/* The quota files are rewritten after pass 5 (quota.c). */
+	opts.flags = EXT4FS_OPEN_IGNORE_CSUM | EXT4FS_OPEN_QUOTA_BY_CALLER | flags;
 	opts.superblock = ctx->superblock;
 	opts.block_size = ctx->blocksize;
 	ctx->open_opts = opts;

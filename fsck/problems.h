@@ -70,6 +70,7 @@
 
 /* After pass 5: the orphan file (e2fsck's pass 6 numbers; rows in problems_pass0.c). */
 #define PR_6_RECREATE_JOURNAL          0x060001
+#define PR_6_UPDATE_QUOTAS             0x060002
 #define PR_6_ORPHAN_FILE_WITHOUT_JOURNAL 0x060007
 #define PR_6_ORPHAN_FILE_TRUNC_FAILED  0x060008
 #define PR_6_ORPHAN_FILE_CORRUPTED     0x060009

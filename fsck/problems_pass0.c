@@ -42,6 +42,8 @@ static const struct problem rows[] = {
 	{ PR_0_BACKUP_JNL, "PR_0_BACKUP_JNL", "Backing up journal inode block information.\n\n", PROMPT_NONE, 0 },
 	{ PR_6_RECREATE_JOURNAL, "PR_6_RECREATE_JOURNAL", "Recreate journal", PROMPT_NULL,
 	  PF_PREEN_OK | PF_NOT_AN_ERROR },
+	/* The usage counted differs from a quota file's, or the file cannot be read (fsck/quota.c). */
+	{ PR_6_UPDATE_QUOTAS, "PR_6_UPDATE_QUOTAS", "Update quota info for quota type %N", PROMPT_NULL, PF_PREEN_OK },
 	{ PR_0_BB_NOT_GROUP, "PR_0_BB_NOT_GROUP",
 	  "Block bitmap for group %g is not in group.  (block %b)\n", PROMPT_RELOCATE, PF_CHECK_ONLY },
 	{ PR_0_IB_NOT_GROUP, "PR_0_IB_NOT_GROUP",

@@ -1,0 +1,236 @@
+/*
+ * quota.c - the quota feature's usage, after pass 5 as in e2fsck: the
+ * space and inodes each user, group and project uses are counted from the
+ * inodes in use, compared with what the quota files say, and a file that
+ * disagrees (or cannot be read) is rewritten on a yes, keeping its limits.
+ *
+ * e2fsck counts an inode the way its pass 1 sees it: the root and every
+ * inode from s_first_ino on, but for the project quota file, the orphan
+ * file and EA inodes; space is the blocks its walk claimed (map blocks and
+ * the attribute block included), one inode each.  Here the count is taken
+ * from i_blocks after the passes: a repairing run has made i_blocks what
+ * e2fsck's walk claims, and a run with -n agrees with e2fsck while
+ * i_blocks is right.  The values of EA inodes (ea_inode) are not charged
+ * to their owners' inode counts yet.
+ */
+#include "config.h"
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "ext4fs/errors.h"
+#include "ext4fs/inode.h"
+#include "ext4fs/quota.h"
+#include "ext4fs/super.h"
+#include "context.h"
+#include "passes.h"
+#include "problem.h"
+#include "problems.h"
+
+/* i_projid, in the inode's extra space. */
+#define PROJID_OFFSET 0x9C
+
+struct usage {
+	struct ext4fs_quota_record *v;
+	size_t n, cap;
+};
+
+static int cmp_id(const void *a, const void *b)
+{
+	uint32_t x = ((const struct ext4fs_quota_record *)a)->id, y = ((const struct ext4fs_quota_record *)b)->id;
+
+	return x < y ? -1 : x > y;
+}
+
+static int usage_add(struct usage *u, uint32_t id, uint64_t space)
+{
+	if (u->n == u->cap) {
+		size_t cap = u->cap ? u->cap * 2 : 256;
+		struct ext4fs_quota_record *v = realloc(u->v, cap * sizeof(*v));
+		if (!v)
+			return -1;
+		u->v = v;
+		u->cap = cap;
+	}
+	u->v[u->n++] = (struct ext4fs_quota_record){ .id = id, .space = space, .inodes = 1 };
+	return 0;
+}
+
+/* One record per id, sorted. */
+static void usage_settle(struct usage *u)
+{
+	size_t k = 0;
+
+	if (u->n)
+		qsort(u->v, u->n, sizeof(*u->v), cmp_id);
+	for (size_t i = 0; i < u->n; i++) {
+		if (k && u->v[k - 1].id == u->v[i].id) {
+			u->v[k - 1].space += u->v[i].space;
+			u->v[k - 1].inodes += u->v[i].inodes;
+		} else {
+			u->v[k++] = u->v[i];
+		}
+	}
+	u->n = k;
+}
+
+static uint32_t quota_id(const struct ext4fs_inode *in, enum ext4fs_quota_type t)
+{
+	switch (t) {
+	case EXT4FS_QUOTA_USER: return ext4fs_inode_uid(in);
+	case EXT4FS_QUOTA_GROUP: return ext4fs_inode_gid(in);
+	case EXT4FS_QUOTA_PROJECT: return ext4fs_inode_has_field(in, PROJID_OFFSET, 4) ? in->i_projid : 0;
+	}
+	return 0;
+}
+
+/* What the inodes in use charge each id of each type the superblock names a file for. */
+static int count_usage(struct e4fsck *ctx, struct usage u[EXT4FS_QUOTA_TYPES], const uint32_t inum[EXT4FS_QUOTA_TYPES])
+{
+	const struct ext4fs_super *sb = ext4fs_sb(ctx->fs);
+	struct ext4fs_inode in;
+
+	for (uint64_t ino = bitmap_paged_next_set(&ctx->inode_used, 1); ino <= ctx->geo->inodes_count;
+	     ino = bitmap_paged_next_set(&ctx->inode_used, ino + 1)) {
+		if (ino != EXT4FS_ROOT_INO && ino < ctx->geo->first_ino)
+			continue;
+		if (ino == sb->s_prj_quota_inum || ino == sb->s_orphan_file_inum)
+			continue;
+		if (ext4fs_inode_read(ctx->fs, (uint32_t)ino, &in)) {
+			fsck_fatal(ctx, "%s while reading inode %" PRIu64 " to count quota usage",
+				   ext4fs_errmsg(ctx->fs), ino);
+			return -1;
+		}
+		if (in.i_flags & EXT4FS_EA_INODE_FL)
+			continue;
+		uint64_t space = ext4fs_inode_sectors(ctx->fs, &in) * 512;
+		for (int t = 0; t < EXT4FS_QUOTA_TYPES; t++)
+			if (inum[t] && usage_add(&u[t], quota_id(&in, (enum ext4fs_quota_type)t), space)) {
+				fsck_fatal(ctx, "out of memory counting quota usage");
+				return -1;
+			}
+	}
+	for (int t = 0; t < EXT4FS_QUOTA_TYPES; t++)
+		usage_settle(&u[t]);
+	return 0;
+}
+
+/*
+ * Compare the file's records with the count, in the file's (id) order, as
+ * e2fsck does, with its warnings; the file's limits go into the count, and
+ * ids the file has but no inode uses join it.  1 when they disagree, 0
+ * when not, -1 out of memory.
+ */
+static int compare(struct usage *u, const struct ext4fs_quota_file *f)
+{
+	size_t counted = u->n;
+	unsigned char *seen = calloc(counted ? counted : 1, 1);
+	int differ = 0;
+
+	if (!seen)
+		return -1;
+	fflush(stdout);
+	for (size_t i = 0; i < f->count; i++) {
+		const struct ext4fs_quota_record *disk = &f->recs[i];
+		struct ext4fs_quota_record *mem = counted ? bsearch(disk, u->v, counted, sizeof(*u->v), cmp_id) : NULL;
+		if (!mem) {
+			if (usage_add(u, disk->id, 0)) {
+				free(seen);
+				return -1;
+			}
+			mem = &u->v[u->n - 1];
+			mem->inodes = 0;
+		} else {
+			seen[mem - u->v] = 1;
+		}
+		if (mem->space != disk->space || mem->inodes != disk->inodes) {
+			differ = 1;
+			fprintf(stderr, "[QUOTA WARNING] Usage inconsistent for ID %u:actual (%lld, %lld) != "
+				"expected (%lld, %lld)\n", mem->id, (long long)mem->space, (long long)mem->inodes,
+				(long long)disk->space, (long long)disk->inodes);
+		}
+		mem->block_hard = disk->block_hard;
+		mem->block_soft = disk->block_soft;
+		mem->inode_hard = disk->inode_hard;
+		mem->inode_soft = disk->inode_soft;
+	}
+	for (size_t i = 0; i < counted; i++)
+		if (!seen[i]) {
+			differ = 1;
+			fprintf(stderr, "[QUOTA WARNING] Missing quota entry ID %d\n", (int)u->v[i].id);
+		}
+	fflush(stderr);
+	free(seen);
+	usage_settle(u);
+	return differ;
+}
+
+/* As e2fsprogs' rewrite: a grace period starts now for whoever is over a soft limit, else none. */
+static void set_grace(struct ext4fs_quota_record *r, int64_t now, uint32_t grace)
+{
+	uint64_t kib = (r->space + 1023) / 1024;
+
+	r->block_grace_end = r->block_soft && kib > r->block_soft ? (uint64_t)now + grace : 0;
+	r->inode_grace_end = r->inode_soft && r->inodes > r->inode_soft ? (uint64_t)now + grace : 0;
+}
+
+static int rewrite(struct e4fsck *ctx, enum ext4fs_quota_type t, uint32_t ino, struct usage *u)
+{
+	struct ext4fs_quota_file q = { .block_grace = EXT4FS_QUOTA_DEFAULT_GRACE,
+				       .inode_grace = EXT4FS_QUOTA_DEFAULT_GRACE, .recs = u->v, .count = u->n };
+
+	for (size_t i = 0; i < u->n; i++)
+		set_grace(&u->v[i], ctx->now, EXT4FS_QUOTA_DEFAULT_GRACE);
+	int err = ext4fs_quota_write(ctx->fs, ino, t, &q);
+	if (err) {
+		fsck_fatal(ctx, "%s while writing quota file %u: %s", ext4fs_strerror(err), ino,
+			   ext4fs_errmsg(ctx->fs));
+		return -1;
+	}
+	ctx->fs_changed = 1;
+	return 0;
+}
+
+int fsck_check_quota(struct e4fsck *ctx)
+{
+	const struct ext4fs_super *sb = ext4fs_sb(ctx->fs);
+	struct usage u[EXT4FS_QUOTA_TYPES] = { 0 };
+	uint32_t inum[EXT4FS_QUOTA_TYPES];
+	int rc = 0;
+
+	if (!ext4fs_has_ro_compat(ctx->fs, EXT4FS_FEATURE_RO_COMPAT_QUOTA))
+		return 0;
+	for (int t = 0; t < EXT4FS_QUOTA_TYPES; t++)
+		inum[t] = ext4fs_quota_inum(sb, (enum ext4fs_quota_type)t);
+	if (count_usage(ctx, u, inum)) {
+		rc = -1;
+		goto out;
+	}
+	for (int t = 0; t < EXT4FS_QUOTA_TYPES && !rc; t++) {
+		struct ext4fs_quota_file f;
+		if (!inum[t])
+			continue;
+		int differ = 0, err = ext4fs_quota_read(ctx->fs, inum[t], (enum ext4fs_quota_type)t, &f);
+		if (err) {
+			/* e2fsck names a file it cannot read on stderr, then offers to write it anew. */
+			fflush(stdout);
+			fprintf(stderr, "[ERROR] %s\n", ext4fs_errmsg(ctx->fs));
+			fflush(stderr);
+		} else {
+			differ = compare(&u[t], &f);
+		}
+		ext4fs_quota_file_free(&f);
+		if (differ < 0) {
+			fsck_fatal(ctx, "out of memory comparing quota usage");
+			rc = -1;
+			break;
+		}
+		struct problem_ctx pctx = { .num = (uint64_t)t };
+		if ((err || differ) && fix_problem(ctx, PR_6_UPDATE_QUOTAS, &pctx))
+			rc = rewrite(ctx, (enum ext4fs_quota_type)t, inum[t], &u[t]);
+	}
+out:
+	for (int t = 0; t < EXT4FS_QUOTA_TYPES; t++)
+		free(u[t].v);
+	return rc;
+}
