@@ -67,7 +67,7 @@ enum p1_fix {
 	FIX_EXTENT,         /* the extent tree repair in ext */
 	FIX_CLEAR_INODE,    /* the inode is no longer in use (e2fsck's "Clear inode") */
 	FIX_CLEAR_ROOT,     /* the same for the root, its block map zeroed too (pass 3 makes a new root) */
-	FIX_MODE_REGULAR,   /* the orphan file's or journal's mode becomes a plain regular file */
+	FIX_MODE_REGULAR,   /* the orphan file's, journal's or a quota file's mode becomes a plain regular file */
 	FIX_ZERO_INODE,     /* yes: the unused orphan file's or journal inode's record is zeroed; no: its blocks are claimed */
 	FIX_ZERO_ONLY,      /* yes: an unused quota inode's record is zeroed; no: nothing (its blocks are not claimed) */
 	FIX_IND_CLEAR,      /* the illegal pointer in ind is zeroed */
@@ -1228,6 +1228,16 @@ static int check_reserved(struct p1_worker *w, uint32_t ino, const struct ext4fs
 		int r = check_unnamed_quota_inode(w, ino, in);
 		if (r)
 			return r < 0 ? -1 : 0;
+		/*
+		 * A named quota file: its map is walked whatever its mode, as
+		 * e2fsck walks it, by the mode the answer leaves (a yes makes it a
+		 * regular file's; -n keeps it; an interactive no is walked as a yes).
+		 */
+		if (!EXT4FS_ISREG(in->i_mode) && record(w, PR_1_QUOTA_BAD_MODE, &pctx, FIX_MODE_REGULAR, 0, NULL))
+			return -1;
+		if (w->ctx->mode != MODE_NO)
+			walked.i_mode = EXT4FS_S_IFREG;
+		return check_blocks(w, ino, &walked) ? -1 : 0;
 	}
 
 	/*

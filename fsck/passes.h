@@ -29,6 +29,8 @@ int fsck_check_resize_inode(struct e4fsck *ctx);
 int fsck_release_orphans(struct e4fsck *ctx);
 /* After pass 5: check the orphan file and write its blocks back empty (orphans.c); 0 or -1. */
 int fsck_check_orphan_file(struct e4fsck *ctx);
+/* Before pass 1, as e2fsck: a quota file named by a reserved inode's number or one past the last is forgotten (quota.c). */
+int fsck_validate_quota_inodes(struct e4fsck *ctx);
 /* After pass 5: count quota usage, compare it with the quota files and rewrite them (quota.c); 0 or -1. */
 int fsck_check_quota(struct e4fsck *ctx);
 /* Whether the first backup superblock's features, size or UUID differ from the primary's (orphans.c). */

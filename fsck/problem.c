@@ -67,6 +67,14 @@ const char *problem_prompt_text(enum prompt p)
 }
 
 /* Append to buf[*len..size), keeping it terminated. */
+/* %U: a quota type's name, as e2fsck says it. */
+static const char *quota_type_name(uint64_t type)
+{
+	static const char *const names[] = { "user", "group", "project" };
+
+	return type < 3 ? names[type] : "unknown quota type";
+}
+
 static void put(char *buf, size_t size, size_t *len, const char *s)
 {
 	while (*s && *len + 1 < size)
@@ -105,6 +113,7 @@ void problem_format(const struct e4fsck *ctx, const struct problem *p, const str
 		case 'x': snprintf(num, sizeof(num), "0x%04" PRIx64, pctx->num); break;
 		case 'y': snprintf(num, sizeof(num), "0x%04" PRIx64, pctx->num2); break;
 		case 's': put(buf, size, &len, pctx->str ? pctx->str : ""); break;
+		case 'U': put(buf, size, &len, quota_type_name(pctx->num)); break;
 		case 'n': put(buf, size, &len, pctx->name ? pctx->name : ""); break;
 		case 'p': put(buf, size, &len, pctx->path ? pctx->path : ""); break;
 		case 'P': put(buf, size, &len, pctx->path2 ? pctx->path2 : ""); break;

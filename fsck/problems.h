@@ -49,6 +49,7 @@
 #define PR_0_MMP_CSUM_INVALID          0x000047
 #define PR_0_BAD_MIN_EXTRA_ISIZE       0x00004D
 #define PR_0_BAD_WANT_EXTRA_ISIZE      0x00004E
+#define PR_0_INVALID_QUOTA_INO         0x00004F
 #define PR_0_INODE_COUNT_BIG           0x000050
 #define PR_0_DISABLE_RESIZE_INODE      0x000051
 #define PR_0_DIRHASH_HINT              0x000034
@@ -156,6 +157,7 @@
 #define PR_1_READ_EA_BLOCK             0x010039
 #define PR_1_DUP_BLOCKS_PREENSTOP      0x010014
 #define PR_1_RESIZE_INODE_CREATE       0x01004E
+#define PR_1_QUOTA_BAD_MODE            0x010062
 #define PR_1_QUOTA_INODE_NOT_CLEAR     0x010063
 #define PR_1B_PASS_HEADER              0x011000
 #define PR_1B_DUP_BLOCK_HEADER         0x011001

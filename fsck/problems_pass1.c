@@ -138,6 +138,8 @@ static const struct problem rows[] = {
 	  "Failed to iterate extents in inode %i\n\t(op %s, blk %b, lblk %c): %m\n", PROMPT_CLEAR_INODE, 0 },
 	{ PR_1_BLOCK_ITERATE, "PR_1_BLOCK_ITERATE", "Error while iterating over blocks in inode %i: %m\n",
 	  PROMPT_NONE, PF_FATAL },
+	/* Inode 3 or 4 named as a quota file but not a regular file: a yes makes its mode a plain one. */
+	{ PR_1_QUOTA_BAD_MODE, "PR_1_QUOTA_BAD_MODE", "Quota inode is not a regular file.  ", PROMPT_CLEAR, PF_PREEN_OK },
 	/* Inode 3 or 4 holding something while no quota file is named there: a yes zeroes it. */
 	{ PR_1_QUOTA_INODE_NOT_CLEAR, "PR_1_QUOTA_INODE_NOT_CLEAR", "Quota inode is not in use, but contains data.  ",
 	  PROMPT_CLEAR, PF_PREEN_OK },

@@ -27,6 +27,10 @@
 #include "problem.h"
 #include "problems.h"
 
+/* Reserved inodes the library has no name for: the exclude bitmap's and the replica's. */
+#define EXCLUDE_INO 9
+#define REPLICA_INO 10
+
 /* i_projid, in the inode's extra space. */
 #define PROJID_OFFSET 0x9C
 
@@ -188,6 +192,46 @@ static int rewrite(struct e4fsck *ctx, enum ext4fs_quota_type t, uint32_t ino, s
 		return -1;
 	}
 	ctx->fs_changed = 1;
+	return 0;
+}
+
+/* The reserved inodes e2fsck will not take as a quota file, and numbers past the last inode. */
+static int quota_inum_invalid(const struct e4fsck *ctx, uint32_t ino)
+{
+	switch (ino) {
+	case EXT4FS_BAD_INO:
+	case EXT4FS_ROOT_INO:
+	case EXT4FS_BOOT_LOADER_INO:
+	case EXT4FS_UNDEL_DIR_INO:
+	case EXT4FS_RESIZE_INO:
+	case EXT4FS_JOURNAL_INO:
+	case EXCLUDE_INO:
+	case REPLICA_INO:
+		return 1;
+	}
+	return ino > ext4fs_sb(ctx->fs)->s_inodes_count;
+}
+
+int fsck_validate_quota_inodes(struct e4fsck *ctx)
+{
+	for (int t = 0; t < EXT4FS_QUOTA_TYPES; t++) {
+		struct ext4fs_super sb = *ext4fs_sb(ctx->fs);
+		struct problem_ctx pctx = { .ino = ext4fs_quota_inum(&sb, (enum ext4fs_quota_type)t), .num = (uint64_t)t };
+		if (!pctx.ino || !quota_inum_invalid(ctx, pctx.ino) || !fix_problem(ctx, PR_0_INVALID_QUOTA_INO, &pctx))
+			continue;
+		if (t == EXT4FS_QUOTA_USER)
+			sb.s_usr_quota_inum = 0;
+		else if (t == EXT4FS_QUOTA_GROUP)
+			sb.s_grp_quota_inum = 0;
+		else
+			sb.s_prj_quota_inum = 0;
+		int err = ext4fs_super_set(ctx->fs, &sb);
+		if (err) {
+			fsck_fatal(ctx, "%s while fixing the superblock: %s", ext4fs_strerror(err), ext4fs_errmsg(ctx->fs));
+			return -1;
+		}
+		ctx->fs_changed = 1;
+	}
 	return 0;
 }
 

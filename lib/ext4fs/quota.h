@@ -61,7 +61,9 @@ uint32_t ext4fs_quota_inum(const struct ext4fs_super *sb, enum ext4fs_quota_type
 
 /*
  * Read quota file ino of the given type into *out (which the caller frees
- * with ext4fs_quota_file_free(), also after a failure).  Every number is
+ * with ext4fs_quota_file_free(), also after a failure).  The inode's data
+ * is read by its map as a regular file's, whatever its mode (as e2fsprogs
+ * reads it; judging the mode is a checker's business).  Every number is
  * checked before use: the header's magic and version, the info's block
  * count against the file's size, each tree reference against both; a tree
  * block reached twice or used also as a data block, an id found twice, a

@@ -11,8 +11,11 @@
 # record of a quota file; each case goes through damage_case (the same
 # lines and exit status as e2fsck in -fn, -fp, -fy, a clean result), and
 # then the repaired quota files must hold what e2fsck's repair writes
-# (debugfs list_quota, and the files' bytes).  As root with loop devices,
-# a repaired image must mount.
+# (debugfs list_quota, and the files' bytes).  The quota inodes' own
+# problems: a quota file that is no regular file (PR_1_QUOTA_BAD_MODE), a
+# quota file named by a reserved inode or past the last one
+# (PR_0_INVALID_QUOTA_INO).  As root with loop devices, a repaired image
+# must mount.
 
 set -eu
 
@@ -107,9 +110,19 @@ for spec in "$LUG" "$LUGP"; do
 	else
 		bad "limits kept $tag: $(debugfs -R 'list_quota user' "$T/dmg.img" 2>/dev/null | tr '\n' '|')"
 	fi
+	# A quota file that is no regular file (PR_1_QUOTA_BAD_MODE): read all the same, its mode made regular.
+	damage_case "user quota file's mode 0 $tag" "$spec" "sif <3> mode 0"
+	damage_case "group quota file a character device $tag" "$spec" "sif <4> mode 020644"
+	damage_case "user quota file a symbolic link $tag" "$spec" "sif <3> mode 0120777"
+	# A quota file named by a reserved inode (PR_0_INVALID_QUOTA_INO); inode 3, unlinked, is not walked.
+	# e2fsck's library names a quota file it cannot read with its source's path: not compared.
+	DAMAGE_SED='/^\[ERROR\] /d' damage_case "user quota file named by inode 1 $tag" "$spec" "sif <3> links_count 0
+ssv usr_quota_inum 1"
 	case $spec in *project*)
 		damage_case "project id changed $tag" "$spec" "sif /big projid 7"
 		same_quota "project id changed $tag"
+		# Past the last inode: forgotten; the project file's inode is then an unattached file.
+		DAMAGE_SED='/^\[ERROR\] /d' damage_case "project quota file past the last inode $tag" "$spec" "ssv prj_quota_inum 99999"
 	esac
 done
 
