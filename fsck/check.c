@@ -736,7 +736,7 @@ void fsck_check(struct e4fsck *ctx)
 	}
 	/* e2fsck's order: the superblock and descriptors, the orphan list, the clock, then whether to go on. */
 	if (fsck_check_super(ctx) || fsck_release_orphans(ctx) || fsck_check_super_times(ctx) ||
-	    fsck_validate_quota_inodes(ctx) || fsck_backup_journal_map(ctx)) {
+	    fsck_validate_quota_inodes(ctx) || fsck_hide_quota_inodes(ctx) || fsck_backup_journal_map(ctx)) {
 		if (ctx->aborted)
 			preen_halt(ctx);
 		return;

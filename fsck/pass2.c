@@ -1046,7 +1046,10 @@ static int check_entry(struct block_ctx *b, unsigned char *de, uint32_t off, int
 	}
 	if (!ino)
 		return 0;
-	if ((ino != EXT4FS_ROOT_INO && ino < ctx->geo->first_ino) || ino > ctx->geo->inodes_count)
+	const struct ext4fs_super *sb = ext4fs_sb(ctx->fs);
+	/* As e2fsck: no entry may name a quota file, also one the superblock names above s_first_ino. */
+	if ((ino != EXT4FS_ROOT_INO && ino < ctx->geo->first_ino) || ino > ctx->geo->inodes_count ||
+	    ino == sb->s_usr_quota_inum || ino == sb->s_grp_quota_inum || ino == sb->s_prj_quota_inum)
 		code = PR_2_BAD_INO;
 	else if (dot_state > 1 && name_len == 1 && de[DE_NAME] == '.')
 		code = PR_2_DUP_DOT;

@@ -11,7 +11,7 @@
  * real one (not an error; only when writable, as e2fsck).
  *
  * Inodes no directory can name are skipped: the reserved ones below
- * s_first_ino except the root, the quota and orphan-file inodes, and
+ * s_first_ino except the root, the project quota and orphan-file inodes, and
  * extended-attribute inodes (their count is references from attributes).
  */
 #include "config.h"
@@ -37,8 +37,8 @@ static int not_named_by_entries(struct e4fsck *ctx, uint32_t ino)
 
 	if (ino == EXT4FS_BAD_INO || (ino > EXT4FS_ROOT_INO && ino < ctx->geo->first_ino))
 		return 1;
-	return ino == sb->s_usr_quota_inum || ino == sb->s_grp_quota_inum ||
-	       ino == sb->s_prj_quota_inum || ino == sb->s_orphan_file_inum;
+	/* As e2fsck, of the quota files only the project one: a user or group file above s_first_ino is counted. */
+	return ino == sb->s_prj_quota_inum || ino == sb->s_orphan_file_inum;
 }
 
 /* Attributes stored in the inode's extra space (they make a file worth keeping). */

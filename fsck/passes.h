@@ -31,6 +31,8 @@ int fsck_release_orphans(struct e4fsck *ctx);
 int fsck_check_orphan_file(struct e4fsck *ctx);
 /* Before pass 1, as e2fsck: a quota file named by a reserved inode's number or one past the last is forgotten (quota.c). */
 int fsck_validate_quota_inodes(struct e4fsck *ctx);
+/* Then, unless -n: a user or group quota file in a visible inode moves into inode 3 or 4 (quota.c). */
+int fsck_hide_quota_inodes(struct e4fsck *ctx);
 /* After pass 5: count quota usage, compare it with the quota files and rewrite them (quota.c); 0 or -1. */
 int fsck_check_quota(struct e4fsck *ctx);
 /* Whether the first backup superblock's features, size or UUID differ from the primary's (orphans.c). */

@@ -114,6 +114,8 @@ void problem_format(const struct e4fsck *ctx, const struct problem *p, const str
 		case 'y': snprintf(num, sizeof(num), "0x%04" PRIx64, pctx->num2); break;
 		case 's': put(buf, size, &len, pctx->str ? pctx->str : ""); break;
 		case 'U': put(buf, size, &len, quota_type_name(pctx->num)); break;
+		/* e2fsck's %Q, ino's path in dir: PR_0_HIDE_QUOTA, its only user, gives it in path. */
+		case 'Q': put(buf, size, &len, pctx->path ? pctx->path : ""); break;
 		case 'n': put(buf, size, &len, pctx->name ? pctx->name : ""); break;
 		case 'p': put(buf, size, &len, pctx->path ? pctx->path : ""); break;
 		case 'P': put(buf, size, &len, pctx->path2 ? pctx->path2 : ""); break;

@@ -49,6 +49,7 @@
 #define PR_0_MMP_CSUM_INVALID          0x000047
 #define PR_0_BAD_MIN_EXTRA_ISIZE       0x00004D
 #define PR_0_BAD_WANT_EXTRA_ISIZE      0x00004E
+#define PR_0_HIDE_QUOTA                0x000041
 #define PR_0_INVALID_QUOTA_INO         0x00004F
 #define PR_0_INODE_COUNT_BIG           0x000050
 #define PR_0_DISABLE_RESIZE_INODE      0x000051

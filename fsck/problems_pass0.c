@@ -64,6 +64,8 @@ static const struct problem rows[] = {
 	  PROMPT_NONE, PF_PREEN_NO },
 	{ PR_0_INODE_COUNT_WRONG, "PR_0_INODE_COUNT_WRONG", "Inode count in superblock is %i, should be %j.\n",
 	  PROMPT_FIX, PF_AFTER_NO },
+	/* A user or group quota file in a visible inode, moved into 3 or 4; %Q is its path, given in path. */
+	{ PR_0_HIDE_QUOTA, "PR_0_HIDE_QUOTA", "Hiding %U quota inode %i (%Q).\n", PROMPT_NONE, PF_PREEN_OK },
 	/* A quota file named by a reserved inode or past the last one: a yes forgets it (fsck/quota.c). */
 	{ PR_0_INVALID_QUOTA_INO, "PR_0_INVALID_QUOTA_INO", "Invalid %U quota inode %i.  ", PROMPT_FIX, 0 },
 	{ PR_0_INODE_COUNT_BIG, "PR_0_INODE_COUNT_BIG", "Superblock would have too many inodes (%N).\n",

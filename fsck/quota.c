@@ -18,11 +18,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "ext4fs/dir.h"
 #include "ext4fs/errors.h"
 #include "ext4fs/inode.h"
 #include "ext4fs/quota.h"
 #include "ext4fs/super.h"
 #include "context.h"
+#include "dirs.h"
 #include "passes.h"
 #include "problem.h"
 #include "problems.h"
@@ -169,6 +171,26 @@ static int compare(struct usage *u, const struct ext4fs_quota_file *f)
 	return differ;
 }
 
+/* Name quota file ino in the superblock for type t; 0 or -1. */
+static int set_quota_inum(struct e4fsck *ctx, enum ext4fs_quota_type t, uint32_t ino)
+{
+	struct ext4fs_super sb = *ext4fs_sb(ctx->fs);
+
+	if (t == EXT4FS_QUOTA_USER)
+		sb.s_usr_quota_inum = ino;
+	else if (t == EXT4FS_QUOTA_GROUP)
+		sb.s_grp_quota_inum = ino;
+	else
+		sb.s_prj_quota_inum = ino;
+	int err = ext4fs_super_set(ctx->fs, &sb);
+	if (err) {
+		fsck_fatal(ctx, "%s while fixing the superblock: %s", ext4fs_strerror(err), ext4fs_errmsg(ctx->fs));
+		return -1;
+	}
+	ctx->fs_changed = 1;
+	return 0;
+}
+
 /* As e2fsprogs' rewrite: a grace period starts now for whoever is over a soft limit, else none. */
 static void set_grace(struct ext4fs_quota_record *r, int64_t now, uint32_t grace)
 {
@@ -178,10 +200,16 @@ static void set_grace(struct ext4fs_quota_record *r, int64_t now, uint32_t grace
 	r->inode_grace_end = r->inode_soft && r->inodes > r->inode_soft ? (uint64_t)now + grace : 0;
 }
 
-static int rewrite(struct e4fsck *ctx, enum ext4fs_quota_type t, uint32_t ino, struct usage *u)
+/*
+ * As e2fsprogs writes a quota file: the user and group files into their
+ * reserved inodes (3 and 4) whatever the superblock named, the project
+ * file into the inode it names; the superblock then names the file.
+ */
+static int rewrite(struct e4fsck *ctx, enum ext4fs_quota_type t, uint32_t named, struct usage *u)
 {
 	struct ext4fs_quota_file q = { .block_grace = EXT4FS_QUOTA_DEFAULT_GRACE,
 				       .inode_grace = EXT4FS_QUOTA_DEFAULT_GRACE, .recs = u->v, .count = u->n };
+	uint32_t ino = t == EXT4FS_QUOTA_USER ? EXT4FS_USR_QUOTA_INO : t == EXT4FS_QUOTA_GROUP ? EXT4FS_GRP_QUOTA_INO : named;
 
 	for (size_t i = 0; i < u->n; i++)
 		set_grace(&u->v[i], ctx->now, EXT4FS_QUOTA_DEFAULT_GRACE);
@@ -192,7 +220,7 @@ static int rewrite(struct e4fsck *ctx, enum ext4fs_quota_type t, uint32_t ino, s
 		return -1;
 	}
 	ctx->fs_changed = 1;
-	return 0;
+	return ino != named ? set_quota_inum(ctx, t, ino) : 0;
 }
 
 /* The reserved inodes e2fsck will not take as a quota file, and numbers past the last inode. */
@@ -215,22 +243,135 @@ static int quota_inum_invalid(const struct e4fsck *ctx, uint32_t ino)
 int fsck_validate_quota_inodes(struct e4fsck *ctx)
 {
 	for (int t = 0; t < EXT4FS_QUOTA_TYPES; t++) {
-		struct ext4fs_super sb = *ext4fs_sb(ctx->fs);
-		struct problem_ctx pctx = { .ino = ext4fs_quota_inum(&sb, (enum ext4fs_quota_type)t), .num = (uint64_t)t };
-		if (!pctx.ino || !quota_inum_invalid(ctx, pctx.ino) || !fix_problem(ctx, PR_0_INVALID_QUOTA_INO, &pctx))
+		struct problem_ctx pctx = { .ino = ext4fs_quota_inum(ext4fs_sb(ctx->fs), (enum ext4fs_quota_type)t),
+					    .num = (uint64_t)t };
+		if (!pctx.ino || !quota_inum_invalid(ctx, pctx.ino))
 			continue;
-		if (t == EXT4FS_QUOTA_USER)
-			sb.s_usr_quota_inum = 0;
-		else if (t == EXT4FS_QUOTA_GROUP)
-			sb.s_grp_quota_inum = 0;
-		else
-			sb.s_prj_quota_inum = 0;
-		int err = ext4fs_super_set(ctx->fs, &sb);
-		if (err) {
-			fsck_fatal(ctx, "%s while fixing the superblock: %s", ext4fs_strerror(err), ext4fs_errmsg(ctx->fs));
+		int yes = fix_problem(ctx, PR_0_INVALID_QUOTA_INO, &pctx);
+		/* Preen mode stops here (not a problem it repairs alone). */
+		if (ctx->aborted)
 			return -1;
-		}
-		ctx->fs_changed = 1;
+		if (!yes)
+			continue;
+		if (set_quota_inum(ctx, (enum ext4fs_quota_type)t, 0))
+			return -1;
+	}
+	return 0;
+}
+
+/* e2fsprogs' names for the quota files it links in the root (quota_get_qf_name()). */
+static const char *const visible_names[EXT4FS_QUOTA_TYPES] = { "aquota.user", "aquota.group", "aquota.project" };
+
+#define GOOD_OLD_INODE_SIZE 128
+#define I_MODE 0x00
+#define I_LINKS 0x1A
+#define I_FLAGS 0x20
+#define I_EXTRA_ISIZE 0x80
+#define I_CRTIME 0x90
+/* What e2fsprogs gives a new inode's extra space: the fields of its large inode. */
+#define NEW_EXTRA_ISIZE 32
+
+static int raw_inode(struct e4fsck *ctx, uint32_t ino, unsigned char *raw, int write)
+{
+	int err = write ? ext4fs_inode_write_raw(ctx->fs, ino, raw) : ext4fs_inode_read_raw(ctx->fs, ino, raw);
+
+	if (err)
+		fsck_fatal(ctx, "%s while %s inode %u to hide a quota file: %s", ext4fs_strerror(err),
+			   write ? "writing" : "reading", ino, ext4fs_errmsg(ctx->fs));
+	return err ? -1 : 0;
+}
+
+/*
+ * e2fsck's move of a visible quota file into its reserved inode: to gets
+ * from's first 128 bytes as a new inode (a regular file of mode 0600, one
+ * link, immutable, the extents flag on an extent file system, an extra
+ * space of its own), then from's name in the root is removed, from is
+ * freed and its first 128 bytes zeroed.  When the root has no such name
+ * the move stops there, with e2fsck's words: the superblock keeps naming
+ * from.  1 moved, 0 stopped, -1 fatal.
+ */
+static int move_quota_inode(struct e4fsck *ctx, uint32_t from, uint32_t to, enum ext4fs_quota_type t)
+{
+	uint32_t size = ctx->geo->inode_size, named = 0;
+	unsigned char *raw = calloc(1, size), *moved = calloc(1, size);
+	struct ext4fs_inode root;
+	int rc = -1;
+
+	if (!raw || !moved) {
+		fsck_fatal(ctx, "out of memory hiding a quota file");
+		goto out;
+	}
+	if (raw_inode(ctx, from, raw, 0))
+		goto out;
+	memcpy(moved, raw, GOOD_OLD_INODE_SIZE);
+	moved[I_LINKS] = 1;
+	moved[I_LINKS + 1] = 0;
+	uint16_t mode = EXT4FS_S_IFREG | 0600;
+	moved[I_MODE] = (unsigned char)mode;
+	moved[I_MODE + 1] = (unsigned char)(mode >> 8);
+	uint32_t flags = EXT4FS_IMMUTABLE_FL |
+			 (ext4fs_has_incompat(ctx->fs, EXT4FS_FEATURE_INCOMPAT_EXTENTS) ? EXT4FS_EXTENTS_FL : 0);
+	for (int i = 0; i < 4; i++)
+		moved[I_FLAGS + i] = (unsigned char)(flags >> (8 * i));
+	if (size > GOOD_OLD_INODE_SIZE) {
+		moved[I_EXTRA_ISIZE] = NEW_EXTRA_ISIZE;
+		for (int i = 0; i < 4; i++)
+			moved[I_CRTIME + i] = (unsigned char)((uint64_t)ctx->now >> (8 * i));
+	}
+	if (raw_inode(ctx, to, moved, 1))
+		goto out;
+	ctx->fs_changed = 1;
+	const char *name = visible_names[t];
+	int err = ext4fs_dir_lookup(ctx->fs, EXT4FS_ROOT_INO, name, strlen(name), &named);
+	if (err || named != from) {
+		/* libext2fs's unlink says so when no entry matches. */
+		fflush(stdout);
+		fprintf(stderr, "ext2fs_unlink: No free space in the directory in move_quota_inode\n");
+		fflush(stderr);
+		rc = 0;
+		goto out;
+	}
+	err = ext4fs_inode_read(ctx->fs, EXT4FS_ROOT_INO, &root);
+	if (!err)
+		err = ext4fs_dir_remove(ctx->fs, EXT4FS_ROOT_INO, &root, name, strlen(name), NULL);
+	if (!err) {
+		err = ext4fs_inode_mark_free(ctx->fs, from, 0);
+		/* A number the bitmap already calls free is left to pass 5, as e2fsck leaves its counts. */
+		if (err == EXT4FS_E_INODE_STATE)
+			err = 0;
+	}
+	if (err) {
+		fsck_fatal(ctx, "%s while hiding quota file %u: %s", ext4fs_strerror(err), from, ext4fs_errmsg(ctx->fs));
+		goto out;
+	}
+	memset(raw, 0, GOOD_OLD_INODE_SIZE);
+	rc = raw_inode(ctx, from, raw, 1) ? -1 : 1;
+out:
+	free(raw);
+	free(moved);
+	return rc;
+}
+
+int fsck_hide_quota_inodes(struct e4fsck *ctx)
+{
+	if (ctx->read_only || !ext4fs_has_ro_compat(ctx->fs, EXT4FS_FEATURE_RO_COMPAT_QUOTA))
+		return 0;
+	for (int t = EXT4FS_QUOTA_USER; t <= EXT4FS_QUOTA_GROUP; t++) {
+		uint32_t from = ext4fs_quota_inum(ext4fs_sb(ctx->fs), (enum ext4fs_quota_type)t);
+		uint32_t to = t == EXT4FS_QUOTA_USER ? EXT4FS_USR_QUOTA_INO : EXT4FS_GRP_QUOTA_INO;
+		if (!from || from == to)
+			continue;
+		struct problem_ctx pctx = { .ino = from, .dir = EXT4FS_ROOT_INO, .num = (uint64_t)t };
+		char *path = fsck_path(ctx, EXT4FS_ROOT_INO, from);
+		pctx.path = path ? path : "???";
+		/* A message, no question: e2fsck moves the file whatever the mode (but -n, which never gets here). */
+		fix_problem(ctx, PR_0_HIDE_QUOTA, &pctx);
+		free(path);
+		if (ctx->aborted)
+			return -1;
+		int moved = move_quota_inode(ctx, from, to, (enum ext4fs_quota_type)t);
+		if (moved < 0 || (moved && set_quota_inum(ctx, (enum ext4fs_quota_type)t, to)))
+			return -1;
 	}
 	return 0;
 }

@@ -371,8 +371,17 @@ int ext4fs_quota_write(struct ext4fs_fs *fs, uint32_t ino, enum ext4fs_quota_typ
 				       err == EXT4FS_E_NO_MEMORY ? "no memory to build it"
 								 : "unknown type, or records not sorted by id");
 	err = ext4fs_inode_read(fs, ino, &in);
-	if (!err)
+	/* The old blocks go first, read by the map as a regular file's whatever the mode says. */
+	if (!err && (ext4fs_inode_blocks_raw(fs, &in) || ext4fs_inode_size(&in))) {
+		in.i_mode = (uint16_t)((in.i_mode & 07777) | EXT4FS_S_IFREG);
 		err = ext4fs_file_truncate(fs, ino, &in, 0);
+	}
+	if (!err) {
+		ext4fs_inode_init_new(fs, ino, EXT4FS_S_IFREG | 0600, 0, 0, &in);
+		in.i_flags |= EXT4FS_IMMUTABLE_FL;
+		in.i_generation = 0;
+		err = ext4fs_inode_write(fs, ino, &in);
+	}
 	if (!err)
 		err = ext4fs_file_write(fs, ino, &in, 0, buf, len, len);
 	free(buf);

@@ -98,11 +98,16 @@ int ext4fs_quota_decode(const unsigned char *buf, size_t len, enum ext4fs_quota_
 			struct ext4fs_quota_file *out, char *why, size_t why_len);
 
 /*
- * Replace the contents of quota file ino (a regular file with a block map,
- * on a writable handle) with a file holding q, as ext4fs_quota_encode()
- * lays it out: the old blocks are freed, the new ones allocated and
- * written, i_size set.  Errors: those of ext4fs_quota_encode(),
- * ext4fs_inode_read(), ext4fs_file_truncate() and ext4fs_file_write().
+ * Make inode ino (on a writable handle) a new quota file holding q, laid
+ * out as ext4fs_quota_encode() lays it out, as e2fsprogs makes one: the
+ * blocks the inode held are freed (walked as a regular file's, whatever its
+ * mode), then the inode is written anew (a regular file, mode 0600, one
+ * link, immutable, the extents flag on an extent file system, times now,
+ * generation 0)
+ * and the file's blocks allocated and written.  The inode is not marked in
+ * use: a quota file's is already (the reserved inodes 3 and 4 always are).
+ * Errors: those of ext4fs_quota_encode(), ext4fs_inode_read(),
+ * ext4fs_file_truncate(), ext4fs_inode_write() and ext4fs_file_write().
  */
 int ext4fs_quota_write(struct ext4fs_fs *fs, uint32_t ino, enum ext4fs_quota_type type,
 		       const struct ext4fs_quota_file *q);

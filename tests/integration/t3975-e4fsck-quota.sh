@@ -14,7 +14,7 @@
 # (debugfs list_quota, and the files' bytes).  The quota inodes' own
 # problems: a quota file that is no regular file (PR_1_QUOTA_BAD_MODE), a
 # quota file named by a reserved inode or past the last one
-# (PR_0_INVALID_QUOTA_INO).  As root with loop devices, a repaired image
+# (PR_0_INVALID_QUOTA_INO), a quota file in a visible inode (PR_0_HIDE_QUOTA).  As root with loop devices, a repaired image
 # must mount.
 
 set -eu
@@ -118,6 +118,21 @@ for spec in "$LUG" "$LUGP"; do
 	# e2fsck's library names a quota file it cannot read with its source's path: not compared.
 	DAMAGE_SED='/^\[ERROR\] /d' damage_case "user quota file named by inode 1 $tag" "$spec" "sif <3> links_count 0
 ssv usr_quota_inum 1"
+	# A quota file in a visible inode (PR_0_HIDE_QUOTA, unless -n): the group file as /aquota.group
+	# (inode 4 unlinked) moves into inode 4; a user file named by a free inode cannot move (no
+	# name to unlink, e2fsck's words on stderr) and is written anew into inode 3.
+	DAMAGE_CMD=1 damage_case "group quota file visible as /aquota.group $tag" "$spec" "
+		debugfs -R 'dump <4> $T/gq' \"\$1\" >/dev/null 2>&1
+		debugfs -w -f - \"\$1\" >/dev/null 2>&1 <<-END
+			write $T/gq aquota.group
+			sif <4> links_count 0
+		END
+		ino=\$(debugfs -R 'ls -l /' \"\$1\" 2>/dev/null | awk '\$NF == \"aquota.group\" { print \$1 }')
+		debugfs -w -R \"ssv grp_quota_inum \$ino\" \"\$1\" >/dev/null 2>&1"
+	same_quota "group quota file visible as /aquota.group $tag"
+	DAMAGE_SED='/^\[ERROR\] /d' damage_case "user quota file named by a free inode $tag" "$spec" "sif <3> links_count 0
+ssv usr_quota_inum 15"
+	same_quota "user quota file named by a free inode $tag"
 	case $spec in *project*)
 		damage_case "project id changed $tag" "$spec" "sif /big projid 7"
 		same_quota "project id changed $tag"
