@@ -10,8 +10,8 @@
  * the attribute block included), one inode each.  Here the count is taken
  * from i_blocks after the passes: a repairing run has made i_blocks what
  * e2fsck's walk claims, and a run with -n agrees with e2fsck while
- * i_blocks is right.  The values of EA inodes (ea_inode) are not charged
- * to their owners' inode counts yet.
+ * i_blocks is right.  Each EA inode holding one of an inode's attribute
+ * values counts as one more inode of its owner (the kernel charges it so).
  */
 #include "config.h"
 #include <inttypes.h>
@@ -23,6 +23,7 @@
 #include "ext4fs/inode.h"
 #include "ext4fs/quota.h"
 #include "ext4fs/super.h"
+#include "ext4fs/xattr.h"
 #include "context.h"
 #include "dirs.h"
 #include "passes.h"
@@ -48,7 +49,7 @@ static int cmp_id(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static int usage_add(struct usage *u, uint32_t id, uint64_t space)
+static int usage_add(struct usage *u, uint32_t id, uint64_t space, uint64_t inodes)
 {
 	if (u->n == u->cap) {
 		size_t cap = u->cap ? u->cap * 2 : 256;
@@ -58,7 +59,7 @@ static int usage_add(struct usage *u, uint32_t id, uint64_t space)
 		u->v = v;
 		u->cap = cap;
 	}
-	u->v[u->n++] = (struct ext4fs_quota_record){ .id = id, .space = space, .inodes = 1 };
+	u->v[u->n++] = (struct ext4fs_quota_record){ .id = id, .space = space, .inodes = inodes };
 	return 0;
 }
 
@@ -78,6 +79,28 @@ static void usage_settle(struct usage *u)
 		}
 	}
 	u->n = k;
+}
+
+static int count_ea_inode_ref(const struct ext4fs_xattr *x, void *arg)
+{
+	if (x->value_inum)
+		++*(uint64_t *)arg;
+	return 0;
+}
+
+/*
+ * The inodes an inode is charged for: itself and, as the kernel charges
+ * them, each EA inode one of its attributes keeps a value in.  Attributes
+ * that cannot be read count up to where reading stopped: the passes before
+ * have repaired what e2fsck repairs, and -n counts what e2fsck's walk sees.
+ */
+static uint64_t charged_inodes(struct e4fsck *ctx, uint32_t ino, const struct ext4fs_inode *in)
+{
+	uint64_t n = 0;
+
+	if (ext4fs_has_incompat(ctx->fs, EXT4FS_FEATURE_INCOMPAT_EA_INODE))
+		(void)ext4fs_xattr_iterate(ctx->fs, ino, in, EXT4FS_XATTR_ITER_NO_EA_VALUES, count_ea_inode_ref, &n);
+	return n + 1;
 }
 
 static uint32_t quota_id(const struct ext4fs_inode *in, enum ext4fs_quota_type t)
@@ -109,9 +132,9 @@ static int count_usage(struct e4fsck *ctx, struct usage u[EXT4FS_QUOTA_TYPES], c
 		}
 		if (in.i_flags & EXT4FS_EA_INODE_FL)
 			continue;
-		uint64_t space = ext4fs_inode_sectors(ctx->fs, &in) * 512;
+		uint64_t space = ext4fs_inode_sectors(ctx->fs, &in) * 512, inodes = charged_inodes(ctx, (uint32_t)ino, &in);
 		for (int t = 0; t < EXT4FS_QUOTA_TYPES; t++)
-			if (inum[t] && usage_add(&u[t], quota_id(&in, (enum ext4fs_quota_type)t), space)) {
+			if (inum[t] && usage_add(&u[t], quota_id(&in, (enum ext4fs_quota_type)t), space, inodes)) {
 				fsck_fatal(ctx, "out of memory counting quota usage");
 				return -1;
 			}
@@ -140,12 +163,11 @@ static int compare(struct usage *u, const struct ext4fs_quota_file *f)
 		const struct ext4fs_quota_record *disk = &f->recs[i];
 		struct ext4fs_quota_record *mem = counted ? bsearch(disk, u->v, counted, sizeof(*u->v), cmp_id) : NULL;
 		if (!mem) {
-			if (usage_add(u, disk->id, 0)) {
+			if (usage_add(u, disk->id, 0, 0)) {
 				free(seen);
 				return -1;
 			}
 			mem = &u->v[u->n - 1];
-			mem->inodes = 0;
 		} else {
 			seen[mem - u->v] = 1;
 		}

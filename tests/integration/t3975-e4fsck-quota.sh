@@ -32,8 +32,13 @@ LUG="-t ext4 -b 1024 -O quota@8M"
 LUGP="-t ext4 -b 4096 -O quota,project -E quotatype=usrquota:grpquota:prjquota@16M"
 
 # Neither debugfs nor mke2fs -d (1.47.0) keeps the quota files: e2fsck -fy settles the base's.
+# With ea_inode, /big also keeps an attribute value in an EA inode, which its owner is charged for.
 base_image() {
 	spec_image "$@"
+	case $2 in *ea_inode*)
+		head -c 6000 /dev/urandom >"$T/value"
+		debugfs -w -R "ea_set -f $T/value /big user.big" "$1" >/dev/null 2>&1
+	esac
 	e2fsck -fy "$1" >/dev/null 2>&1 || true
 }
 
@@ -140,6 +145,17 @@ ssv usr_quota_inum 15"
 		DAMAGE_SED='/^\[ERROR\] /d' damage_case "project quota file past the last inode $tag" "$spec" "ssv prj_quota_inum 99999"
 	esac
 done
+
+# An owner charged for an EA inode: /big's value kept in one counts as one more inode of its user.
+LEA="-t ext4 -O quota,ea_inode@16M"
+base_image "$T/ea.img" "$LEA"
+# The EA inode comes after /big (12) and /d (13); its flags carry EXT4_EA_INODE_FL (0x200000).
+if debugfs -R "stat <14>" "$T/ea.img" 2>/dev/null | grep -q "Flags: 0x2[0-9a-f]\{5\}\b"; then
+	damage_case "owner of a file with an EA-inode value changed (-O quota,ea_inode)" "$LEA" "sif /big uid 1000"
+	same_quota "owner of a file with an EA-inode value changed (-O quota,ea_inode)"
+else
+	echo "SKIP ea_inode: debugfs did not keep the value in an EA inode"
+fi
 
 # The kernel mounts a repaired image (read-only is enough to read the quota files).
 if [ "$(root_loop_reason)" = yes ]; then
