@@ -144,6 +144,9 @@ void fsck_free_run_state(struct e4fsck *ctx)
 	ctx->nrehash = ctx->caprehash = 0;
 	xattr_table_free(&ctx->xattrs);
 	xattr_table_free(&ctx->ea_inode_refs);
+	free(ctx->kept_blocks);
+	ctx->kept_blocks = NULL;
+	ctx->nkept_blocks = ctx->capkept_blocks = 0;
 	ctx->files_fragmented = 0;
 	memset(&ctx->stats, 0, sizeof(ctx->stats));
 	ctx->inodes_in_use = ctx->blocks_in_use = 0;

@@ -182,6 +182,11 @@ struct e4fsck {
 	uint64_t inodes_in_use, blocks_in_use;
 	uint32_t *rebuild;                /* inodes whose extent trees pass 1E rebuilds */
 	size_t nrebuild, caprebuild;
+	struct fsck_kept_blocks {         /* i_blocks kept wrong (a no): what pass 1 counted, for quota.c */
+		uint32_t ino;
+		uint64_t bytes;
+	} *kept_blocks;
+	size_t nkept_blocks, capkept_blocks;
 
 	/* passes 3 and 4 (pass3.c, dirs.c) */
 	uint32_t lost_found;              /* /lost+found once found or made, 0 before */

@@ -2201,6 +2201,10 @@ static int answer_repair(void *arg, struct deferred_inode *st, struct deferred *
 		if (p->fix == FIX_MODE_DIR && !yes)
 			bitmap_paged_clear_range(&ctx->inode_dir, ino, 1);
 	}
+	/* As e2fsck, quota usage follows the blocks counted, not a count left wrong. */
+	if (!yes && p->fix == FIX_BLOCKS && ino &&
+	    fsck_quota_keep_blocks(ctx, ino, p->value * ctx->geo->block_size))
+		return -1;
 	if (!yes || p->fix == FIX_NONE || !ino)
 		return 0;
 	if (p->fix == FIX_EA_IBODY_CLEAR || p->fix == FIX_EPOCH) {

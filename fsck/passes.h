@@ -33,6 +33,8 @@ int fsck_check_orphan_file(struct e4fsck *ctx);
 int fsck_validate_quota_inodes(struct e4fsck *ctx);
 /* Then, unless -n: a user or group quota file in a visible inode moves into inode 3 or 4 (quota.c). */
 int fsck_hide_quota_inodes(struct e4fsck *ctx);
+/* Pass 1: inode ino keeps a wrong i_blocks (a no); its blocks as counted, in bytes, are its quota usage (quota.c). */
+int fsck_quota_keep_blocks(struct e4fsck *ctx, uint32_t ino, uint64_t bytes);
 /* After pass 5: count quota usage, compare it with the quota files and rewrite them (quota.c); 0 or -1. */
 int fsck_check_quota(struct e4fsck *ctx);
 /* Whether the first backup superblock's features, size or UUID differ from the primary's (orphans.c). */

@@ -9,8 +9,8 @@
  * file and EA inodes; space is the blocks its walk claimed (map blocks and
  * the attribute block included), one inode each.  Here the count is taken
  * from i_blocks after the passes: a repairing run has made i_blocks what
- * e2fsck's walk claims, and a run with -n agrees with e2fsck while
- * i_blocks is right.  Each EA inode holding one of an inode's attribute
+ * e2fsck's walk claims; where a wrong i_blocks was kept (a no), pass 1
+ * noted what it counted (fsck_quota_keep_blocks()).  Each EA inode holding one of an inode's attribute
  * values counts as one more inode of its owner (the kernel charges it so).
  */
 #include "config.h"
@@ -113,12 +113,48 @@ static uint32_t quota_id(const struct ext4fs_inode *in, enum ext4fs_quota_type t
 	return 0;
 }
 
+int fsck_quota_keep_blocks(struct e4fsck *ctx, uint32_t ino, uint64_t bytes)
+{
+	if (ctx->nkept_blocks == ctx->capkept_blocks) {
+		size_t cap = ctx->capkept_blocks ? ctx->capkept_blocks * 2 : 16;
+		struct fsck_kept_blocks *v = realloc(ctx->kept_blocks, cap * sizeof(*v));
+		if (!v) {
+			fsck_fatal(ctx, "out of memory in pass 1");
+			return -1;
+		}
+		ctx->kept_blocks = v;
+		ctx->capkept_blocks = cap;
+	}
+	ctx->kept_blocks[ctx->nkept_blocks++] = (struct fsck_kept_blocks){ .ino = ino, .bytes = bytes };
+	return 0;
+}
+
+static int cmp_kept(const void *a, const void *b)
+{
+	uint32_t x = ((const struct fsck_kept_blocks *)a)->ino, y = ((const struct fsck_kept_blocks *)b)->ino;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The bytes an inode is charged for: what pass 1 counted when its i_blocks was left wrong, else i_blocks. */
+static uint64_t charged_space(struct e4fsck *ctx, uint32_t ino, const struct ext4fs_inode *in)
+{
+	struct fsck_kept_blocks key = { .ino = ino };
+	const struct fsck_kept_blocks *k =
+		ctx->nkept_blocks ? bsearch(&key, ctx->kept_blocks, ctx->nkept_blocks, sizeof(key), cmp_kept) : NULL;
+
+	return k ? k->bytes : ext4fs_inode_sectors(ctx->fs, in) * 512;
+}
+
 /* What the inodes in use charge each id of each type the superblock names a file for. */
 static int count_usage(struct e4fsck *ctx, struct usage u[EXT4FS_QUOTA_TYPES], const uint32_t inum[EXT4FS_QUOTA_TYPES])
 {
 	const struct ext4fs_super *sb = ext4fs_sb(ctx->fs);
 	struct ext4fs_inode in;
 
+	/* Sorted for charged_space()'s lookups; an inode is asked about its i_blocks once. */
+	if (ctx->nkept_blocks)
+		qsort(ctx->kept_blocks, ctx->nkept_blocks, sizeof(*ctx->kept_blocks), cmp_kept);
 	for (uint64_t ino = bitmap_paged_next_set(&ctx->inode_used, 1); ino <= ctx->geo->inodes_count;
 	     ino = bitmap_paged_next_set(&ctx->inode_used, ino + 1)) {
 		if (ino != EXT4FS_ROOT_INO && ino < ctx->geo->first_ino)
@@ -132,7 +168,7 @@ static int count_usage(struct e4fsck *ctx, struct usage u[EXT4FS_QUOTA_TYPES], c
 		}
 		if (in.i_flags & EXT4FS_EA_INODE_FL)
 			continue;
-		uint64_t space = ext4fs_inode_sectors(ctx->fs, &in) * 512, inodes = charged_inodes(ctx, (uint32_t)ino, &in);
+		uint64_t space = charged_space(ctx, (uint32_t)ino, &in), inodes = charged_inodes(ctx, (uint32_t)ino, &in);
 		for (int t = 0; t < EXT4FS_QUOTA_TYPES; t++)
 			if (inum[t] && usage_add(&u[t], quota_id(&in, (enum ext4fs_quota_type)t), space, inodes)) {
 				fsck_fatal(ctx, "out of memory counting quota usage");

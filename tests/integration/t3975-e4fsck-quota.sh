@@ -99,6 +99,8 @@ for spec in "$LUG" "$LUGP"; do
 	same_quota "owner changed $tag"
 	damage_case "group changed $tag" "$spec" "sif /big gid 4242"
 	same_quota "group changed $tag"
+	# i_blocks wrong: usage is what e2fsck's walk counts, also when the count is left wrong (-n).
+	damage_case "i_blocks wrong $tag" "$spec" "sif /big blocks 10"
 	damage_case "a file written by debugfs $tag" "$spec" "write $src/big big2"
 	same_quota "a file written by debugfs $tag"
 	# The user quota file (inode 3): its first data block is quota block 5, id 0 its first entry.
