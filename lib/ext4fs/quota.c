@@ -102,9 +102,13 @@ static int add_entry(struct decoder *d, const unsigned char *e)
 	r.space = le64_load(e + 48);
 	r.block_grace_end = le64_load(e + 56);
 	r.inode_grace_end = le64_load(e + 64);
-	/* A record that is all zero is stored with an inode grace end of 1, so as not to read as free. */
+	/*
+	 * A record that is all zero is stored with an inode grace end of 1, so
+	 * as not to read as free; the padding is not looked at, so that what is
+	 * read is what writing it again stores.
+	 */
 	if (!r.id && !r.inode_hard && !r.inode_soft && !r.inodes && !r.block_hard && !r.block_soft && !r.space &&
-	    !r.block_grace_end && r.inode_grace_end == 1 && !le32_load(e + 4))
+	    !r.block_grace_end && r.inode_grace_end == 1)
 		r.inode_grace_end = 0;
 	d->out->recs[d->out->count++] = r;
 	return 0;

@@ -6,7 +6,8 @@
  * Each FILE (or every regular file in each DIR, in name order) is read into
  * a buffer of exactly its size and handed to the target's
  * LLVMFuzzerTestOneInput() (replay is linked with fuzz_image.c, replay_undo
- * with fuzz_undo.c, replay_fsck with fuzz_fsck.c), so the seed corpus and
+ * with fuzz_undo.c, replay_fsck with fuzz_fsck.c, replay_quota with
+ * fuzz_quota.c), so the seed corpus and
  * any crash reproducer can be checked in a normal or sanitizer build.  With
  * no arguments the directory in $FUZZ_CORPUS is used, else $srcdir/corpus
  * (automake sets srcdir for tests; CORPUS_NAME, a compile-time string,

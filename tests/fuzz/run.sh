@@ -4,8 +4,8 @@
 # usage: run.sh BUILD_FUZZ_DIR SECONDS
 #
 #   BUILD_FUZZ_DIR  the tests/fuzz directory of a build configured with
-#                   --enable-fuzzing CC=clang (it holds fuzz_image, fuzz_undo
-#                   and fuzz_fsck)
+#                   --enable-fuzzing CC=clang (it holds fuzz_image, fuzz_undo,
+#                   fuzz_fsck and fuzz_quota)
 #   SECONDS         total fuzzing time (-max_total_time)
 #
 # The seed corpus is copied to a temp dir (the fuzzer adds to it there) and
@@ -13,11 +13,12 @@
 # and a 2 GiB RSS limit.  On a crash, leak, timeout or OOM the reproducer is
 # kept in BUILD_FUZZ_DIR/artifacts/, its path is printed, and the exit status
 # is 1.  Replay a reproducer with "BUILD_FUZZ_DIR/fuzz_image FILE" or, in any
-# build, "tests/fuzz/replay FILE" (replay_undo and replay_fsck for the other
+# build, "tests/fuzz/replay FILE" (replay_undo, replay_fsck, replay_quota for the other
 # targets; FUZZ_FSCK_VERBOSE=1 shows what the checker says, see fuzz_fsck.c).
 #
-# Environment: FUZZ_TARGET (fuzz_image, the default, fuzz_undo, or
-# fuzz_fsck: the whole checker, -fn, -fy, -fn, seeded by corpus-fsck/),
+# Environment: FUZZ_TARGET (fuzz_image, the default, fuzz_undo,
+# fuzz_fsck: the whole checker, -fn, -fy, -fn, seeded by corpus-fsck/, or
+# fuzz_quota: quota files, seeded by corpus-quota/),
 # FUZZ_JOBS (parallel workers, default 1), FUZZ_CORPUS_OUT (a
 # directory to keep the grown corpus in instead of throwing it away),
 # FUZZ_ARGS (extra libFuzzer options; "-fork=1 -ignore_crashes=1" goes on
@@ -32,12 +33,14 @@ here=$(cd "$(dirname "$0")" && pwd)
 build=$(cd "$1" && pwd)
 seconds=$2
 # FUZZ_TARGET picks the target: fuzz_image (images, corpus/), fuzz_undo (undo
-# files, corpus-undo/) or fuzz_fsck (the checker over images, corpus-fsck/).
+# files, corpus-undo/), fuzz_fsck (the checker over images, corpus-fsck/) or
+# fuzz_quota (quota files, corpus-quota/).
 target=${FUZZ_TARGET:-fuzz_image}
 case $target in
 fuzz_image) seeds=$here/corpus ;;
 fuzz_undo) seeds=$here/corpus-undo ;;
 fuzz_fsck) seeds=$here/corpus-fsck ;;
+fuzz_quota) seeds=$here/corpus-quota ;;
 *) echo "run.sh: unknown FUZZ_TARGET $target" >&2; exit 2 ;;
 esac
 fuzzer=$build/$target
