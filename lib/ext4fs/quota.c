@@ -50,12 +50,13 @@ void ext4fs_quota_file_free(struct ext4fs_quota_file *q)
 
 /* -- Reading ------------------------------------------------------------- */
 
-enum { UNSEEN, SEEN_TREE, SEEN_DATA };
+/* Per block: reached as a tree block, read as a data block (either or both). */
+enum { SEEN_TREE = 1, SEEN_DATA = 2 };
 
 struct decoder {
 	const unsigned char *buf;
 	uint32_t nblocks;        /* blocks a reference may name: below both the info's count and the size */
-	unsigned char *seen;     /* per block: UNSEEN, SEEN_TREE or SEEN_DATA */
+	unsigned char *seen;     /* per block: SEEN_TREE | SEEN_DATA */
 	struct ext4fs_quota_file *out;
 	size_t cap;
 	char *why;
@@ -142,19 +143,20 @@ static int read_tree_block(struct decoder *d, uint32_t blk, int depth)
 			return corrupt(d, "tree block %u (level %d) refers to block %u, outside blocks 2-%u", blk,
 				       depth, ref, d->nblocks - 1);
 		if (depth + 1 < TREE_DEPTH) {
-			if (d->seen[ref] != UNSEEN)
+			/* A tree block reached twice could make the walk exponential: refused. */
+			if (d->seen[ref] & SEEN_TREE)
 				return corrupt(d, "tree block %u (level %d) refers to block %u, which is already "
-					       "used", blk, depth, ref);
-			d->seen[ref] = SEEN_TREE;
+					       "a tree block", blk, depth, ref);
+			d->seen[ref] |= SEEN_TREE;
 			err = read_tree_block(d, ref, depth + 1);
 		} else {
-			/* Each id of a data block has its own reference to it: the block is read once. */
-			if (d->seen[ref] == SEEN_DATA)
+			/*
+			 * Each id of a data block has its own reference to it: the block
+			 * is read once.  As e2fsprogs, any block may be read as data.
+			 */
+			if (d->seen[ref] & SEEN_DATA)
 				continue;
-			if (d->seen[ref] == SEEN_TREE)
-				return corrupt(d, "tree block %u (level %d) refers to block %u as data, which is "
-					       "a tree block", blk, depth, ref);
-			d->seen[ref] = SEEN_DATA;
+			d->seen[ref] |= SEEN_DATA;
 			err = read_data_block(d, ref);
 		}
 		if (err)
@@ -182,8 +184,10 @@ int ext4fs_quota_decode(const unsigned char *buf, size_t len, enum ext4fs_quota_
 	size_t file_blocks = len / QBLOCK;
 	if (file_blocks < ROOT_BLOCK + 1)
 		return corrupt(&d, "%zu bytes is too short for a header and a tree root", len);
-	if (le32_load(buf) != magics[type])
-		return corrupt(&d, "bad magic 0x%08x (want 0x%08x)", le32_load(buf), magics[type]);
+	out->magic = le32_load(buf);
+	/* As e2fsprogs: only a magic stored big-endian is refused; another one reads (magic says which). */
+	if (be32_load(buf) == magics[type])
+		return corrupt(&d, "magic 0x%08x stored big-endian", magics[type]);
 	if (le32_load(buf + 4) != QUOTA_VERSION)
 		return corrupt(&d, "unknown format version %u", le32_load(buf + 4));
 	const unsigned char *info = buf + HEADER_BYTES;
@@ -195,6 +199,10 @@ int ext4fs_quota_decode(const unsigned char *buf, size_t len, enum ext4fs_quota_
 		return corrupt(&d, "the info counts %u blocks, the file holds %zu", info_blocks, file_blocks);
 	if (info_blocks > MAX_BLOCKS)
 		return corrupt(&d, "%u blocks is more than a quota file may hold here (%u)", info_blocks, MAX_BLOCKS);
+	/* e2fsprogs' checks of the free lists' heads, though reading does not follow them. */
+	if (le32_load(info + 16) >= info_blocks || le32_load(info + 20) >= info_blocks)
+		return corrupt(&d, "free list head %u or %u past the %u blocks", le32_load(info + 16), le32_load(info + 20),
+			       info_blocks);
 	d.nblocks = info_blocks;
 	d.seen = calloc(d.nblocks, 1);
 	if (!d.seen)
@@ -233,7 +241,9 @@ int ext4fs_quota_read(struct ext4fs_fs *fs, uint32_t ino, enum ext4fs_quota_type
 		return ext4fs__fs_fail(fs, EXT4FS_E_INODE_CORRUPT,
 				       "quota file (inode %u): size %llu is more than a quota file may hold here",
 				       ino, (unsigned long long)size);
-	unsigned char *buf = malloc(size ? (size_t)size : 1);
+	/* A last partial block counts, read as zeros past the end (as e2fsprogs counts the size). */
+	size_t padded = (size_t)((size + QBLOCK - 1) / QBLOCK * QBLOCK);
+	unsigned char *buf = calloc(padded ? padded : 1, 1);
 	if (!buf)
 		return ext4fs__fs_fail(fs, EXT4FS_E_NO_MEMORY, "quota file (inode %u): no memory for %llu bytes",
 				       ino, (unsigned long long)size);
@@ -242,7 +252,7 @@ int ext4fs_quota_read(struct ext4fs_fs *fs, uint32_t ino, enum ext4fs_quota_type
 		err = ext4fs__fs_fail(fs, EXT4FS_E_INODE_CORRUPT, "quota file (inode %u): read %zu of %llu bytes",
 				      ino, got, (unsigned long long)size);
 	if (!err) {
-		err = ext4fs_quota_decode(buf, (size_t)size, type, out, why, sizeof(why));
+		err = ext4fs_quota_decode(buf, padded, type, out, why, sizeof(why));
 		if (err == EXT4FS_E_INODE_CORRUPT)
 			ext4fs__fs_fail(fs, err, "quota file (inode %u): %s", ino, why);
 		else if (err)

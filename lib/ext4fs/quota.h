@@ -52,6 +52,7 @@ struct ext4fs_quota_file {
 	uint32_t block_grace;    /* seconds */
 	uint32_t inode_grace;
 	uint32_t flags;          /* the info's flags word, kept as read */
+	uint32_t magic;          /* the header's magic as read (written: the type's own) */
 	struct ext4fs_quota_record *recs;  /* malloc'd */
 	size_t count;
 };
@@ -63,11 +64,15 @@ uint32_t ext4fs_quota_inum(const struct ext4fs_super *sb, enum ext4fs_quota_type
  * Read quota file ino of the given type into *out (which the caller frees
  * with ext4fs_quota_file_free(), also after a failure).  The inode's data
  * is read by its map as a regular file's, whatever its mode (as e2fsprogs
- * reads it; judging the mode is a checker's business).  Every number is
- * checked before use: the header's magic and version, the info's block
- * count against the file's size, each tree reference against both; a tree
- * block reached twice or used also as a data block, an id found twice, a
- * file larger than 128 MiB (2^17 blocks, some 1.8 million ids) are corruption.  Errors:
+ * reads it; judging the mode is a checker's business), a last partial
+ * block as if padded with zeros.  Every number is checked before use: the
+ * header's version (and, as e2fsprogs, a magic stored big-endian: another
+ * magic is not refused, out->magic says what it was), the info's block
+ * count against the file's size and the free lists' heads against the
+ * block count, each tree reference against both.  A tree block reached
+ * twice, an id found twice, a file larger than 128 MiB (2^17 blocks, some
+ * 1.8 million ids) are corruption; as e2fsprogs, any block may be read as
+ * a data block (once), whatever else it is.  Errors:
  * EXT4FS_E_INODE_CORRUPT (the message names the quota file and what is
  * wrong), EXT4FS_E_INVALID_ARG (unknown type), the errors of
  * ext4fs_inode_read() and ext4fs_file_read(), EXT4FS_E_NO_MEMORY.
@@ -88,8 +93,8 @@ int ext4fs_quota_encode(enum ext4fs_quota_type type, const struct ext4fs_quota_f
 			size_t *len);
 
 /*
- * Decode the bytes of a quota file (len bytes at buf) of the given type,
- * as ext4fs_quota_read() does.  On failure, when why is not NULL, a
+ * Decode the bytes of a quota file (len bytes at buf; a last partial block
+ * is not looked at) of the given type, as ext4fs_quota_read() does.  On failure, when why is not NULL, a
  * description (why_len bytes at most, NUL-terminated) says what is wrong.
  * Errors: EXT4FS_E_INODE_CORRUPT, EXT4FS_E_INVALID_ARG, EXT4FS_E_NO_MEMORY.
  * The caller frees *out with ext4fs_quota_file_free(), also after a failure.

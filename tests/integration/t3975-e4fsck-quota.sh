@@ -11,7 +11,9 @@
 # record of a quota file; each case goes through damage_case (the same
 # lines and exit status as e2fsck in -fn, -fp, -fy, a clean result), and
 # then the repaired quota files must hold what e2fsck's repair writes
-# (debugfs list_quota, and the files' bytes).  The quota inodes' own
+# (debugfs list_quota, and the files' bytes).  Hostile quota files (a tree
+# reference or a free list past the end) are rewritten as e2fsck rewrites
+# them.  The quota inodes' own
 # problems: a quota file that is no regular file (PR_1_QUOTA_BAD_MODE), a
 # quota file named by a reserved inode or past the last one
 # (PR_0_INVALID_QUOTA_INO), a quota file in a visible inode (PR_0_HIDE_QUOTA).  As root with loop devices, a repaired image
@@ -117,6 +119,14 @@ for spec in "$LUG" "$LUGP"; do
 	else
 		bad "limits kept $tag: $(debugfs -R 'list_quota user' "$T/dmg.img" 2>/dev/null | tr '\n' '|')"
 	fi
+	# Hostile quota files, both checkers naming the fault on stderr in their own words (not
+	# compared): the root's first reference past the file, the free block list's head past it.
+	DAMAGE_SED='/^\[ERROR\] /d' DAMAGE_CMD=1 damage_case "quota file's tree refers past its end $tag" "$spec" \
+		"quota_poke \"\$1\" 3 1 0 99999"
+	same_quota "quota file's tree refers past its end $tag"
+	DAMAGE_SED='/^\[ERROR\] /d' DAMAGE_CMD=1 damage_case "quota file's free list past its end $tag" "$spec" \
+		"quota_poke \"\$1\" 4 0 24 99"
+	same_quota "quota file's free list past its end $tag"
 	# A quota file that is no regular file (PR_1_QUOTA_BAD_MODE): read all the same, its mode made regular.
 	damage_case "user quota file's mode 0 $tag" "$spec" "sif <3> mode 0"
 	damage_case "group quota file a character device $tag" "$spec" "sif <4> mode 020644"

@@ -3,7 +3,8 @@
  * writes reads back the same (ids across many data blocks and tree
  * branches, the all-zero record of id 0), and hostile files are refused
  * with a reason, never read outside the buffer (each case edits one field
- * of a good file; random bytes must not crash the decoder).
+ * of a good file; random bytes must not crash the decoder).  As e2fsprogs,
+ * a wrong magic is read (only a byte-swapped one is refused).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -83,11 +84,16 @@ static void test_round_trip(void **state)
 		for (size_t i = 0; i < q.count; i++)
 			assert_true(same_record(&back.recs[i], &q.recs[i]));
 		ext4fs_quota_file_free(&back);
-		/* Another type's magic is refused. */
+		/* As e2fsprogs, another type's magic reads (magic says so); the magic byte-swapped does not. */
+		uint32_t magic = get32(buf);
+		assert_int_equal(ext4fs_quota_decode(buf, len, (t + 1) % EXT4FS_QUOTA_TYPES, &back, NULL, 0), 0);
+		assert_int_equal(back.magic, magic);
+		ext4fs_quota_file_free(&back);
+		for (int i = 0; i < 4; i++)
+			buf[i] = (unsigned char)(magic >> (24 - 8 * i));
 		char why[160] = "";
-		assert_int_equal(ext4fs_quota_decode(buf, len, (t + 1) % EXT4FS_QUOTA_TYPES, &back, why, sizeof(why)),
-				 EXT4FS_E_INODE_CORRUPT);
-		assert_non_null(strstr(why, "magic"));
+		assert_int_equal(ext4fs_quota_decode(buf, len, t, &back, why, sizeof(why)), EXT4FS_E_INODE_CORRUPT);
+		assert_non_null(strstr(why, "big-endian"));
 		ext4fs_quota_file_free(&back);
 		free(buf);
 	}
@@ -165,15 +171,24 @@ static void test_hostile(void **state)
 	put32(buf + 8 + 12, 1);
 	expect_corrupt(buf, len, "the file holds");
 	put32(buf + 8 + 12, 6);
+	put32(buf + 8 + 16, 6);                      /* the free block list's head past the count */
+	expect_corrupt(buf, len, "free list head");
+	put32(buf + 8 + 16, 0);
+	put32(buf + 8 + 20, 9);                      /* the free entry list's head */
+	expect_corrupt(buf, len, "free list head");
+	put32(buf + 8 + 20, 5);
 	put32(buf + 1024 + 4 * 9, 6);                /* a reference past the info's count */
 	expect_corrupt(buf, len, "outside");
 	put32(buf + 1024 + 4 * 9, 1);                /* to the root */
 	expect_corrupt(buf, len, "outside");
 	put32(buf + 1024 + 4 * 9, 2);                /* a tree block twice */
-	expect_corrupt(buf, len, "already used");
+	expect_corrupt(buf, len, "already a tree block");
 	put32(buf + 1024 + 4 * 9, 0);
-	put32(buf + 4 * 1024 + 4 * 9, 3);            /* a tree block as data */
-	expect_corrupt(buf, len, "is a tree block");
+	put32(buf + 4 * 1024 + 4 * 9, 3);            /* a tree block read as data, as e2fsprogs reads it: no entries */
+	struct ext4fs_quota_file back;
+	assert_int_equal(ext4fs_quota_decode(buf, len, EXT4FS_QUOTA_USER, &back, NULL, 0), 0);
+	assert_int_equal(back.count, 2);
+	ext4fs_quota_file_free(&back);
 	put32(buf + 4 * 1024 + 4 * 9, 0);
 	put32(buf + 5 * 1024 + 16 + 72, 1);          /* the second entry's id made 1 too */
 	expect_corrupt(buf, len, "two records");
