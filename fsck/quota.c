@@ -10,8 +10,9 @@
  * the attribute block included), one inode each.  Here the count is taken
  * from i_blocks after the passes: a repairing run has made i_blocks what
  * e2fsck's walk claims; where a wrong i_blocks was kept (a no), pass 1
- * noted what it counted (fsck_quota_keep_blocks()).  Each EA inode holding one of an inode's attribute
- * values counts as one more inode of its owner (the kernel charges it so).
+ * noted what it counted (fsck_quota_keep_blocks()).  Each EA inode holding
+ * one of an inode's attribute values counts as one more inode of its owner
+ * (the kernel charges it so).
  */
 #include "config.h"
 #include <inttypes.h>
