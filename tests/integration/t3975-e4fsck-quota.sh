@@ -16,7 +16,8 @@
 # them.  The quota inodes' own
 # problems: a quota file that is no regular file (PR_1_QUOTA_BAD_MODE), a
 # quota file named by a reserved inode or past the last one
-# (PR_0_INVALID_QUOTA_INO), a quota file in a visible inode (PR_0_HIDE_QUOTA).  As root with loop devices, a repaired image
+# (PR_0_INVALID_QUOTA_INO), a quota file in a visible inode (PR_0_HIDE_QUOTA).
+# Other writers (debug4fs -w) are still refused a quota file system.  As root with loop devices, a repaired image
 # must mount.
 
 set -eu
@@ -167,6 +168,19 @@ if debugfs -R "stat <14>" "$T/ea.img" 2>/dev/null | grep -q "Flags: 0x2[0-9a-f]\
 	same_quota "owner of a file with an EA-inode value changed (-O quota,ea_inode)"
 else
 	echo "SKIP ea_inode: debugfs did not keep the value in an EA inode"
+fi
+
+# Other writers, which do not rewrite the quota files, are still refused a quota file system
+# (only e4fsck opens it with EXT4FS_OPEN_QUOTA_BY_CALLER).
+if [ -x "$DEBUG4FS" ]; then
+	base_image "$T/refuse.img" "$LUG"
+	if "$DEBUG4FS" -w -R "mkdir x" "$T/refuse.img" 2>&1 | grep -q "writing with feature(s) quota is not supported"; then
+		pass "debug4fs -w refused on a quota file system"
+	else
+		bad "debug4fs -w was not refused on a quota file system"
+	fi
+else
+	echo "SKIP debug4fs refusal: $DEBUG4FS is not built"
 fi
 
 # The kernel mounts a repaired image (read-only is enough to read the quota files).
