@@ -50,6 +50,9 @@ if [ "${QUICK:-0}" != 1 ]; then
 		if ! FUZZ_TARGET=fuzz_undo "$top/tests/fuzz/run.sh" "$top/build-fuzz/tests/fuzz" "${FUZZ_UNDO_SECONDS:-30}"; then
 			status=1
 		fi
+		if ! FUZZ_TARGET=fuzz_quota "$top/tests/fuzz/run.sh" "$top/build-fuzz/tests/fuzz" "${FUZZ_QUOTA_SECONDS:-20}"; then
+			status=1
+		fi
 		# The whole checker (e4fsck -fn, -fy, -fn in process, issue 17): crashes,
 		# hangs and sanitizer reports.  The rule that -fy leaves what a second -fn
 		# calls clean is off here until the repairs the fuzzer found wrong are
