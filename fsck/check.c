@@ -357,9 +357,10 @@ static int probe_writable(struct e4fsck *ctx, char *msg, size_t len)
 }
 
 /*
- * Features e4fsck cannot check, or cannot repair: bigalloc (its block
- * accounting is in clusters, which the checks do not know), and, for a
- * repairing run, whatever the library cannot write (a journal device...).
+ * Features e4fsck cannot repair: bigalloc (checked with -n, but the
+ * library's allocator and accounting do not work in clusters yet), and,
+ * for a repairing run, whatever the library cannot write (a journal
+ * device...).
  * As at boot a nonzero status drops the machine to a shell, a file system
  * that would be skipped anyway is said clean, as e2fsck says it (exit 0);
  * only a check that must run is refused (exit 8).  The quota files are
@@ -371,9 +372,9 @@ static int unchecked_features(struct e4fsck *ctx)
 	struct reason r;
 	int refuse = 0;
 
-	if (ctx->geo->cluster_ratio != 1) {
-		snprintf(msg, sizeof(msg), "%s uses bigalloc (clusters of %u blocks), which e4fsck cannot check yet; "
-			 "use e2fsck", ctx->device, ctx->geo->cluster_ratio);
+	if (ctx->geo->cluster_ratio != 1 && !ctx->read_only) {
+		snprintf(msg, sizeof(msg), "%s uses bigalloc (clusters of %u blocks), which e4fsck cannot repair yet; "
+			 "check it with -n, or use e2fsck", ctx->device, ctx->geo->cluster_ratio);
 		refuse = 1;
 	} else if (!ctx->read_only && !ext4fs_has_incompat(ctx->fs, EXT4FS_FEATURE_INCOMPAT_RECOVER)) {
 		/* Only the features: any other failure is the writable open's to report, in its words. */
@@ -485,6 +486,8 @@ static int report_clean(struct e4fsck *ctx)
 		free_blocks += ext4fs_group(ctx->fs, g)->free_blocks_count;
 		free_inodes += ext4fs_group(ctx->fs, g)->free_inodes_count;
 	}
+	/* Groups count free clusters, the superblock their blocks. */
+	free_blocks *= ctx->geo->cluster_ratio;
 	const struct ext4fs_super *sb = ext4fs_sb(ctx->fs);
 	if (!ctx->read_only && free_blocks <= ctx->geo->blocks_count && free_inodes <= sb->s_inodes_count &&
 	    (free_blocks != ctx->geo->free_blocks_count || free_inodes != sb->s_free_inodes_count)) {

@@ -20,6 +20,7 @@
 #include "ext4fs/codec.h"
 #include "ext4fs/inode.h"
 #include "ext4fs/xattr.h"
+#include "clusters.h"
 #include "ibody.h"
 #include "problems.h"
 
@@ -202,7 +203,7 @@ static int check_area(struct walk *wk, struct ext4fs_fs *fs, uint32_t ino, const
 				goto out;
 			}
 			values[nvalues].inum = inum;
-			values[nvalues++].blocks = (value_size + (uint64_t)bs - 1) / bs;
+			values[nvalues++].blocks = cluster_value_blocks(bs, ext4fs_geom(fs)->cluster_ratio, value_size);
 			if (verdict < 0) {
 				/* Set the flag, or else clear the area; the walk goes on assuming the flag was set. */
 				int at = (int)wk->n;

@@ -44,6 +44,7 @@
 #include "ext4fs/xattr.h"
 #include "deferred.h"
 #include "dirs.h"
+#include "clusters.h"
 #include "context.h"
 #include "passes.h"
 #include "extents.h"
@@ -174,6 +175,7 @@ struct block_walk {
 	size_t bad_map_rec;
 	int bad_map_top;            /* under which of the inode's pointers that one lies (struct indirect_fix's top) */
 	int map_top_seen;           /* the last of the inode's pointers under which an indirect block was met */
+	struct cluster_walk cw;     /* bigalloc: the clusters charged so far (clusters.h) */
 };
 
 static void worker_fail(struct p1_worker *w, const char *what)
@@ -208,15 +210,14 @@ static int record(struct p1_worker *w, uint32_t code, const struct problem_ctx *
 	return 0;
 }
 
-/* Claim [blk, blk + n) in map found; blocks claimed before go to dup.  0 or -1 (ENOMEM). */
-static int claim_in(struct bitmap_paged *found, struct bitmap_paged *dup, uint64_t blk, uint64_t n)
+/*
+ * Claim [blk, blk + n) in map found, whole clusters with bigalloc; those
+ * claimed before go to dup.  0 or -1 (ENOMEM).
+ */
+static int claim_in(const struct ext4fs_geom *g, struct bitmap_paged *found, struct bitmap_paged *dup,
+		    uint64_t blk, uint64_t n)
 {
-	if (bitmap_paged_count(found, blk, n)) {
-		for (uint64_t b = blk; b < blk + n; b++)
-			if (bitmap_paged_test(found, b) && bitmap_paged_set_range(dup, b, 1) < 0)
-				return -1;
-	}
-	return bitmap_paged_set_range(found, blk, n) < 0 ? -1 : 0;
+	return cluster_claim(found, dup, g->cluster_ratio, blk, n);
 }
 
 /*
@@ -227,7 +228,10 @@ static int claim_meta(struct e4fsck *ctx, uint64_t blk, uint64_t n)
 {
 	if (range_set_add(&ctx->fs_meta, blk, n))
 		return -1;
-	return claim_in(&ctx->block_found, &ctx->block_dup, blk, n);
+	/* Metadata shares clusters (bitmaps side by side) without being claimed twice. */
+	if (ctx->geo->cluster_ratio > 1)
+		return cluster_mark(&ctx->block_found, ctx->geo->cluster_ratio, blk, n);
+	return claim_in(ctx->geo, &ctx->block_found, &ctx->block_dup, blk, n);
 }
 
 /*
@@ -283,7 +287,7 @@ static int claim_fs_metadata(struct e4fsck *ctx)
 	const struct ext4fs_super *sb = ext4fs_sb(ctx->fs);
 	if (ext4fs_has_incompat(ctx->fs, EXT4FS_FEATURE_INCOMPAT_MMP) && sb->s_mmp_block > g->first_data_block &&
 	    ext4fs_block_ptr_valid(ctx->fs, sb->s_mmp_block) &&
-	    claim_in(&ctx->block_found, &ctx->block_dup, sb->s_mmp_block, 1))
+	    claim_in(ctx->geo, &ctx->block_found, &ctx->block_dup, sb->s_mmp_block, 1))
 		return -1;
 	return 0;
 }
@@ -311,6 +315,59 @@ static int map_top(const struct ext4fs_geom *g, uint64_t lblk)
 	return lblk < EXT4FS_NDIR_BLOCKS + apb + apb * apb ? 2 : 3;
 }
 
+/* Claim run blk, n of the inode being walked, or hold it back (see hold_ino).  0 or -ENOMEM. */
+static int claim_run(struct block_walk *b, uint64_t blk, uint64_t n)
+{
+	struct p1_worker *w = b->w;
+
+	if (b->ino == w->hold_ino)
+		return hold_run(w, b->ino, blk, n, 0, 0) ? -ENOMEM : 0;
+	return claim_in(w->ctx->geo, &w->block_found, &w->block_dup, blk, n) ? -ENOMEM : 0;
+}
+
+/*
+ * Bigalloc: claim what run v brings into the inode's clusters, and say in
+ * *charged how many blocks (whole clusters) it adds to the inode's count,
+ * by e2fsck's rules (clusters.h).  0 or -ENOMEM.
+ */
+static int charge_clusters(struct block_walk *b, const struct ext4fs_block_visit *v, int valid, uint64_t *charged)
+{
+	uint32_t ratio = b->w->ctx->geo->cluster_ratio;
+	uint64_t from;
+
+	*charged = 0;
+	if (v->kind == EXT4FS_BLOCK_EXTENT_NODE) {
+		*charged = ratio;
+		return valid ? claim_run(b, v->pblk, 1) : 0;
+	}
+	if (b->block_mapped) {
+		for (uint32_t j = 0; j < v->count; j++) {
+			/* e2fsck's block counts of map blocks: -1, -2, -3 for single, double, triple indirect. */
+			int64_t cnt = v->kind == EXT4FS_BLOCK_DATA ? (int64_t)(v->lblk + j) : -(int64_t)v->kind;
+			if (!cluster_walk_block(&b->cw, v->pblk + j, cnt))
+				continue;
+			*charged += ratio;
+			if (valid && claim_run(b, v->pblk + j, 1))
+				return -ENOMEM;
+		}
+		return 0;
+	}
+	if (cluster_misaligned(&b->cw, v->pblk, v->lblk)) {
+		/* As e2fsck: every block of the extent is reported, and its cluster claimed twice, for pass 1B. */
+		for (uint32_t i = 0; i < v->count; i++) {
+			struct problem_ctx pctx = { .ino = b->ino, .blk = v->lblk + i, .blk2 = v->pblk + i };
+			if (record(b->w, PR_1_MISALIGNED_CLUSTER, &pctx, FIX_NONE, 0, NULL))
+				return -ENOMEM;
+			if (valid && (claim_run(b, v->pblk + i, 1) || claim_run(b, v->pblk + i, 1)))
+				return -ENOMEM;
+		}
+	}
+	*charged = cluster_walk_extent(&b->cw, v->pblk, v->lblk, v->count, &from) * ratio;
+	if (valid && from < v->pblk + v->count)
+		return claim_run(b, from, v->pblk + v->count - from);
+	return 0;
+}
+
 static int visit_block(const struct ext4fs_block_visit *v, void *arg)
 {
 	struct block_walk *b = arg;
@@ -330,18 +387,21 @@ static int visit_block(const struct ext4fs_block_visit *v, void *arg)
 			b->map_top_seen = top;
 	}
 	if (b->resize_map) {
-		b->blocks += v->count;
-		if (valid && v->kind == EXT4FS_BLOCK_DIND && claim_in(&w->block_found, &w->block_dup, v->pblk, 1))
+		/* Counted block by block, as e2fsck counts the resize inode's map, and charged in clusters' worth. */
+		b->blocks += (uint64_t)v->count * w->ctx->geo->cluster_ratio;
+		if (valid && v->kind == EXT4FS_BLOCK_DIND && claim_in(w->ctx->geo, &w->block_found, &w->block_dup, v->pblk, 1))
 			return -ENOMEM;
 		return 0;
 	}
-	if (valid && b->ino == w->hold_ino) {
-		if (hold_run(w, b->ino, v->pblk, v->count, 0, 0))
-			return -ENOMEM;
-	} else if (valid && claim_in(&w->block_found, &w->block_dup, v->pblk, v->count)) {
-		return -ENOMEM;
-	}
-	b->blocks += v->count;
+	uint64_t charged = v->count;
+	int rc = 0;
+	if (w->ctx->geo->cluster_ratio > 1)
+		rc = charge_clusters(b, v, valid, &charged);
+	else if (valid)
+		rc = claim_run(b, v->pblk, v->count);
+	if (rc)
+		return rc;
+	b->blocks += charged;
 	/*
 	 * "Non-contiguous" as e2fsck counts it: a run that does not start where
 	 * the previous one ended; an indirect block placed among the data it
@@ -891,6 +951,7 @@ static int check_blocks(struct p1_worker *w, uint32_t ino, const struct ext4fs_i
 	struct block_walk b = { .w = w, .ino = ino, .is_dir = EXT4FS_ISDIR(in->i_mode),
 				.block_mapped = !(in->i_flags & EXT4FS_EXTENTS_FL), .too_big_lblk = UINT64_MAX,
 				.resize_map = ino == EXT4FS_RESIZE_INO };
+	cluster_walk_init(&b.cw, g->cluster_ratio);
 	b.max_dir_blocks = ext4fs_has_incompat(w->fs, EXT4FS_FEATURE_INCOMPAT_LARGEDIR) ? UINT32_MAX
 										       : (1ULL << 31) / g->block_size;
 	struct problem_ctx pctx = { .ino = ino };
@@ -965,11 +1026,11 @@ static int check_blocks(struct p1_worker *w, uint32_t ino, const struct ext4fs_i
 				worker_fail(w, "out of memory counting extended attribute blocks");
 				return -1;
 			}
-			b.blocks++;
+			b.blocks += g->cluster_ratio;
 		}
 	}
 	/* As e2fsck: files bigger than a group cannot be contiguous, and the bad blocks list is no file. */
-	if (b.fragmented && b.blocks < g->blocks_per_group && !bad_list)
+	if (b.fragmented && b.blocks / g->cluster_ratio < g->blocks_per_group && !bad_list)
 		w->files_fragmented++;
 	if (bad_list)
 		return 0;
@@ -1041,6 +1102,19 @@ static int check_blocks(struct p1_worker *w, uint32_t ino, const struct ext4fs_i
 		p->ea_block = acl_valid ? acl : 0;
 		p->ibody_blocks = ibody;
 		p->unit = (uint32_t)unit;
+	}
+	/*
+	 * As e2fsck: the kernel allocates no clusters to a block-mapped file, so
+	 * a file or directory with data blocks (i_blocks beyond its attribute
+	 * block's cluster) must have an extent tree.
+	 */
+	uint64_t ea_share = acl ? (uint64_t)g->block_size * g->cluster_ratio / 512 : 0;
+	if (g->cluster_ratio > 1 && (EXT4FS_ISREG(in->i_mode) || EXT4FS_ISDIR(in->i_mode)) && have - ea_share > 0 &&
+	    (ino == EXT4FS_ROOT_INO || ino >= g->first_ino) &&
+	    !(in->i_flags & (EXT4FS_EXTENTS_FL | EXT4FS_INLINE_DATA_FL))) {
+		if (record(w, PR_1_NO_BIGALLOC_BLOCKMAP_FILES, &pctx, FIX_NONE, 0, NULL))
+			return -1;
+		w->probs[w->nprobs - 1].q.rules |= after_no ? DEFER_NOT_CLEARED : 0;
 	}
 
 	return 0;
@@ -2133,7 +2207,7 @@ static int answer_judge(void *arg, struct deferred_inode *st, struct deferred *d
 	/* FIX_BLOCKS, judged now: the attribute block and the in-inode attributes may have gone. */
 	uint64_t blocks = p->value;
 	if (p->ea_counted && a->ea_dropped) {
-		blocks--;
+		blocks -= a->ctx->geo->cluster_ratio;
 	} else if (p->ea_counted) {
 		const struct xattr_ref *r = xattr_table_find(&a->ctx->xattrs, p->ea_block);
 		if (r && r->checked)
@@ -2159,7 +2233,7 @@ static int claim_held(struct p1_answer *a, uint32_t ino, int answer, const struc
 		const struct held_run *h = &a->w->held[i];
 		if (h->ino != ino || h->answer != answer)
 			continue;
-		int err = h->dir ? 0 : claim_in(&a->ctx->block_found, &a->ctx->block_dup, h->blk, h->n);
+		int err = h->dir ? 0 : claim_in(a->ctx->geo, &a->ctx->block_found, &a->ctx->block_dup, h->blk, h->n);
 		for (uint64_t k = 0; h->dir && !err && k < h->n; k++)
 			err = fsck_add_dir_block(a->ctx, ino, (uint32_t)(h->lblk + k), h->blk + k);
 		if (err) {
@@ -2534,7 +2608,7 @@ int fsck_pass1(struct e4fsck *ctx)
 	/* Extended-attribute blocks: claimed once each, whoever names them. */
 	for (size_t i = 0; i < ctx->xattrs.cap; i++)
 		if (ctx->xattrs.slots[i].in_use && ctx->xattrs.slots[i].refs &&
-		    claim_in(&ctx->block_found, &ctx->block_dup, ctx->xattrs.slots[i].blk, 1)) {
+		    claim_in(ctx->geo, &ctx->block_found, &ctx->block_dup, ctx->xattrs.slots[i].blk, 1)) {
 			fsck_fatal(ctx, "out of memory in pass 1");
 			goto out;
 		}

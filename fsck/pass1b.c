@@ -214,12 +214,31 @@ struct scan_inode {
 	uint32_t ino;
 	const struct ext4fs_inode *in;
 	uint64_t dups;
+	/*
+	 * Bigalloc: the logical and physical cluster of the block before, so
+	 * that a cluster is counted once for each stretch of the map in it.
+	 */
+	uint64_t cur_cluster, phys_cluster;
 };
 
-static int note_block(struct scan_inode *s, uint64_t blk)
+/*
+ * Block blk of the inode, at blockcnt (its logical block, or negative for
+ * a map or attribute block, as e2fsck counts them).  A block claimed twice
+ * is printed; the inode's references are counted, as e2fsck counts them,
+ * by cluster: once where the map enters a logical or physical cluster
+ * (every block with a ratio of 1), keyed by the cluster's first block.
+ */
+static int note_block(struct scan_inode *s, uint64_t blk, int64_t blockcnt)
 {
 	struct dups *d = s->d;
+	unsigned shift = 0;
 
+	while ((1U << shift) < d->ctx->geo->cluster_ratio)
+		shift++;
+	uint64_t lc = (uint64_t)blockcnt >> shift, pc = blk >> shift;
+	int enters = blockcnt < 0 || lc != s->cur_cluster || pc != s->phys_cluster;
+	s->cur_cluster = lc;
+	s->phys_cluster = pc;
 	if (!bitmap_paged_test(&d->ctx->block_dup, blk))
 		return 0;
 	if (s->ino != EXT4FS_BAD_INO) {
@@ -236,7 +255,7 @@ static int note_block(struct scan_inode *s, uint64_t blk)
 		}
 	}
 	s->dups++;
-	return add_dup(d, s->ino, s->in, blk) ? -ENOMEM : 0;
+	return enters && add_dup(d, s->ino, s->in, pc << shift) ? -ENOMEM : 0;
 }
 
 static int visit_1b(const struct ext4fs_block_visit *v, void *arg)
@@ -247,7 +266,10 @@ static int visit_1b(const struct ext4fs_block_visit *v, void *arg)
 		/* Entries are believed as they are: a pointer of 0 or past the end is skipped, as e2fsck skips it. */
 		if (!ext4fs_block_ptr_valid(s->d->ctx->fs, v->pblk + k))
 			continue;
-		int rc = note_block(s, v->pblk + k);
+		/* e2fsck's block counts of map blocks: -1, -2, -3 for single, double, triple indirect (and a tree block). */
+		int64_t cnt = v->kind == EXT4FS_BLOCK_DATA ? (int64_t)(v->lblk + k)
+							    : v->kind == EXT4FS_BLOCK_EXTENT_NODE ? -1 : -(int64_t)v->kind;
+		int rc = note_block(s, v->pblk + k, cnt);
 		if (rc)
 			return rc;
 	}
@@ -275,14 +297,14 @@ static int pass1b(struct dups *d)
 			break;
 		if (ino != EXT4FS_BAD_INO && !bitmap_paged_test(&ctx->inode_used, ino))
 			continue;
-		struct scan_inode s = { d, ino, &in, 0 };
+		struct scan_inode s = { d, ino, &in, 0, UINT64_MAX, UINT64_MAX };
 		int err = 0;
 		d->printing = 0;
 		if (fsck_inode_has_blocks(ctx->fs, ino, &in))
 			err = walk_blocks(ctx, ino, &in, visit_1b, &s);
 		uint64_t acl = ext4fs_inode_file_acl(ctx->fs, &in);
 		if (err != -ENOMEM && ext4fs_block_ptr_valid(ctx->fs, acl) &&
-		    ext4fs_has_compat(ctx->fs, EXT4FS_FEATURE_COMPAT_EXT_ATTR) && note_block(&s, acl))
+		    ext4fs_has_compat(ctx->fs, EXT4FS_FEATURE_COMPAT_EXT_ATTR) && note_block(&s, acl, -5))
 			err = -ENOMEM;
 		if (err == -ENOMEM) {
 			ext4fs_scan_close(scan);

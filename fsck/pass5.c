@@ -55,9 +55,12 @@ static void run_flush(struct diff_run *r)
 		r->header_done = 1;
 	}
 	if (r->blocks) {
+		/* With bigalloc, as e2fsck: a run from its first cluster's first block to its last cluster's. */
 		pctx.blk = r->start;
-		pctx.blk2 = r->end;
-		code = r->start == r->end ? (r->sign > 0 ? PR_5_BLOCK_USED : PR_5_BLOCK_UNUSED)
+		pctx.blk2 = r->end & ~((uint64_t)r->ctx->geo->cluster_ratio - 1);
+		if (pctx.blk2 < pctx.blk)
+			pctx.blk2 = pctx.blk;
+		code = pctx.blk == pctx.blk2 ? (r->sign > 0 ? PR_5_BLOCK_USED : PR_5_BLOCK_UNUSED)
 					  : (r->sign > 0 ? PR_5_BLOCK_RANGE_USED : PR_5_BLOCK_RANGE_UNUSED);
 	} else {
 		pctx.ino = (uint32_t)r->start;
@@ -200,11 +203,18 @@ static int compare_bitmap(struct e4fsck *ctx, const struct ext4fs_bitmap *disk,
 	return diff_runs(disk, found, first, last, repair_run, &rp) ? -1 : 2;
 }
 
-/* Set numbers in [first, first + n) of the bitmap that stays (found, or the disk's). */
+/*
+ * Set items in [first, first + n) of the bitmap that stays (found, or the
+ * disk's), in the disk bitmap's units: clusters with bigalloc (ratio
+ * blocks each; found sets whole clusters, and only the file system's last
+ * cluster may be short), else blocks or inodes.
+ */
 static uint64_t count_kept(const struct bitmap_paged *found, const struct ext4fs_bitmap *disk, int use_found,
-			   uint64_t first, uint64_t n)
+			   uint64_t first, uint64_t n, uint32_t ratio)
 {
-	return use_found ? bitmap_paged_count(found, first, n) : ext4fs_bitmap_count_set(disk, first, first + n - 1);
+	if (!use_found)
+		return ext4fs_bitmap_count_set(disk, first, first + n - 1);
+	return (bitmap_paged_count(found, first, n) + ratio - 1) / ratio;
 }
 
 static int set_group_desc(struct e4fsck *ctx, uint32_t g, const struct ext4fs_group_desc *gd)
@@ -257,8 +267,10 @@ static int check_block_counts(struct e4fsck *ctx, const struct ext4fs_bitmap *di
 
 	for (uint32_t g = 0; g < geo->group_count; g++) {
 		uint64_t first = ext4fs_group_first_block(ctx->fs, g), last = ext4fs_group_last_block(ctx->fs, g);
-		uint64_t n = last - first + 1;
-		uint32_t free_b = (uint32_t)(n - count_kept(&ctx->block_found, disk, use_found, first, n));
+		uint64_t n = last - first + 1, ratio = geo->cluster_ratio;
+		/* Groups count free clusters; the superblock counts their blocks (below). */
+		uint32_t free_b = (uint32_t)((n + ratio - 1) / ratio -
+					     count_kept(&ctx->block_found, disk, use_found, first, n, geo->cluster_ratio));
 		struct ext4fs_group_desc gd = *ext4fs_group(ctx->fs, g);
 		struct problem_ctx pctx = { .group = g };
 
@@ -272,6 +284,7 @@ static int check_block_counts(struct e4fsck *ctx, const struct ext4fs_bitmap *di
 		}
 	}
 	struct problem_ctx pctx = { 0 };
+	total *= geo->cluster_ratio;
 	if (count_needs_write(ctx, PR_5_FREE_BLOCK_COUNT, &pctx, was->total_free_blocks, geo->free_blocks_count,
 			      total)) {
 		struct ext4fs_super sb = *ext4fs_sb(ctx->fs);
@@ -292,7 +305,7 @@ static int check_inode_counts(struct e4fsck *ctx, const struct ext4fs_bitmap *di
 	for (uint32_t g = 0; g < geo->group_count; g++) {
 		uint64_t first = (uint64_t)g * geo->inodes_per_group + 1;
 		uint32_t free_i = geo->inodes_per_group -
-				  (uint32_t)count_kept(&ctx->inode_used, disk, use_found, first, geo->inodes_per_group);
+				  (uint32_t)count_kept(&ctx->inode_used, disk, use_found, first, geo->inodes_per_group, 1);
 		uint32_t dirs = 0;
 		/* A directory counts where the bitmap that stays has its bit. */
 		uint64_t end = first + geo->inodes_per_group;

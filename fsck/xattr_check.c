@@ -10,6 +10,7 @@
 #include "ext4fs/codec.h"
 #include "ext4fs/errors.h"
 #include "ext4fs/xattr.h"
+#include "clusters.h"
 #include "context.h"
 #include "problem.h"
 #include "problems.h"
@@ -141,7 +142,7 @@ int xattr_block_check(struct e4fsck *ctx, uint32_t ino, uint64_t blk)
 				ext4fs_xattr_entry_hash_set(e, want);
 			}
 		} else {
-			value_blocks += ((uint64_t)value_size + bs - 1) / bs;
+			value_blocks += cluster_value_blocks(bs, ext4fs_geom(ctx->fs)->cluster_ratio, value_size);
 			inums[ninums++] = eh.value_inum;
 		}
 		off += len;
