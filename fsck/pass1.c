@@ -2063,8 +2063,10 @@ static int answer_collapse(struct e4fsck *ctx, uint32_t ino, struct p1_problem *
 	if (*next == UINT64_MAX)
 		*next = p->value;
 	if (lblk > *next) {
+		/* With bigalloc, as e2fsck: the next logical cluster, at the block's offset in its physical one. */
+		uint64_t m = (uint64_t)ctx->geo->cluster_ratio - 1, to = ((*next + m) & ~m) | (p->ext.entry.pblk & m);
 		p->q.pctx.blk = lblk;
-		p->q.pctx.blk2 = *next;
+		p->q.pctx.blk2 = to;
 		p->q.answered_yes = fix_problem(ctx, PR_1_COLLAPSE_DBLOCK, &p->q.pctx);
 		if (p->q.answered_yes) {
 			int err = *have_inode ? 0 : ext4fs_inode_read(ctx->fs, ino, in);
@@ -2074,13 +2076,13 @@ static int answer_collapse(struct e4fsck *ctx, uint32_t ino, struct p1_problem *
 				return -1;
 			}
 			*have_inode = 1;
-			p->ext.new_lblk = (uint32_t)*next;
+			p->ext.new_lblk = (uint32_t)to;
 			r = fsck_extent_repair(ctx, ino, in, &p->ext);
 			if (r < 0)
 				return -1;
-			move_dir_blocks(ctx, ino, lblk, len, *next);
+			move_dir_blocks(ctx, ino, lblk, len, to);
 			ctx->fs_changed = 1;
-			lblk = *next;
+			lblk = to;
 		}
 	}
 	*next = lblk + len;
