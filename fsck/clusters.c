@@ -73,7 +73,7 @@ uint64_t cluster_walk_extent(struct cluster_walk *cw, uint64_t pblk, uint64_t lb
 	uint64_t m = cw->mask, end = pblk + len, charged = 0;
 
 	/* The first cluster was charged already when the previous extent ended in it. */
-	*claim_from = (pblk & ~m) + (cw->previous && (pblk & ~m) == (cw->previous & ~m) ? m + 1 : 0);
+	*claim_from = (pblk & ~m) + (m && cw->previous && (pblk & ~m) == (cw->previous & ~m) ? m + 1 : 0);
 	if (*claim_from < end)
 		charged = (end - *claim_from + m) / (m + 1);
 	cw->last_lblk = lblk + len - 1;
