@@ -15,7 +15,8 @@
 # e4fsck -fn must print what e2fsck -fn prints and exit as it does, without
 # changing a byte, and print the same with pass 1 in 4 threads.  A
 # directory extent after a gap must be offered e2fsck's cluster-aligned
-# block.  Repairs are refused for now (exit 8, nothing changed).
+# block, and attribute values in EA inodes are charged in whole clusters.
+# Repairs are refused for now (exit 8, nothing changed).
 # Last, a few random damages (tests/tools/damage.py) on one image: -fn
 # must end in time with one of e4fsck's statuses, change nothing, and call
 # the image clean only when e2fsck does; how often its output equals
@@ -177,6 +178,19 @@ if [ -s "$T/e2.line" ] && cmp -s "$T/e2.line" "$T/e4.line"; then
 	pass "a directory's extent after a gap: $(cat "$T/e4.line")"
 else
 	bad "a directory's extent after a gap: e2fsck '$(cat "$T/e2.line")', e4fsck '$(cat "$T/e4.line")'"
+fi
+
+# Values in EA inodes are charged to their owner in whole clusters (debugfs charges nothing:
+# both checkers ask about the owners' i_blocks).
+rm -f "$T/ea.img"
+if mke2fs -q -F -t ext4 -b 4096 -O bigalloc,ea_inode -C 16384 -g 1024 -I 256 "$T/ea.img" 48M >/dev/null 2>&1; then
+	head -c 9000 /dev/urandom >"$T/bigvalue"
+	printf '%s\n' "write $T/small f" "ea_set -f $T/bigvalue f user.huge" "write $T/small g" \
+		"ea_set -f $T/value g user.mid" "ea_set -f $T/bigvalue g user.huge2" |
+		debugfs -w -f - "$T/ea.img" >/dev/null 2>&1
+	same "values in EA inodes, -fn" "$T/ea.img" -fn
+else
+	echo "SKIP values in EA inodes: mke2fs cannot make bigalloc with ea_inode"
 fi
 
 # The superblock's free count alone: e2fsck -fn corrects it silently, in the units of blocks.
