@@ -1463,6 +1463,34 @@ static int check_inline_and_extents(struct p1_worker *w, uint32_t ino, struct ex
 	return record_chain(w, PR_1_CLEAR_EXTENT_INLINE_DATA_INODE, &pctx, FIX_CLEAR_INODE, 0, &after_no);
 }
 
+/*
+ * The casefold flag belongs on directories of a file system with the
+ * feature: e2fsck offers to clear it on anything else, first because the
+ * inode is no directory, then (after a no, or for a directory) because the
+ * feature is off.  *in becomes the inode as the expected answers leave it.
+ * 0 or -1.
+ */
+static int check_casefold_flag(struct p1_worker *w, uint32_t ino, struct ext4fs_inode *in)
+{
+	struct problem_ctx pctx = { .ino = ino };
+	int after_no = 0, settled = 0;
+
+	if (!(in->i_flags & EXT4FS_CASEFOLD_FL))
+		return 0;
+	if (!EXT4FS_ISDIR(in->i_mode)) {
+		if (record_chain(w, PR_1_CASEFOLD_NONDIR, &pctx, FIX_FLAGS_CLEAR, EXT4FS_CASEFOLD_FL, &after_no))
+			return -1;
+		expect_flags_cleared(w, PR_1_CASEFOLD_NONDIR, in, EXT4FS_CASEFOLD_FL, &settled);
+	}
+	if (settled || ext4fs_has_incompat(w->fs, EXT4FS_FEATURE_INCOMPAT_CASEFOLD))
+		return 0;
+	/* Named by its path, which only the answering thread may look up. */
+	if (record_chain(w, PR_1_CASEFOLD_FEATURE, &pctx, FIX_FLAGS_CLEAR, EXT4FS_CASEFOLD_FL, &after_no))
+		return -1;
+	expect_flags_cleared(w, PR_1_CASEFOLD_FEATURE, in, EXT4FS_CASEFOLD_FL, &settled);
+	return 0;
+}
+
 /* Whether the inode's system.data attribute can be read, by e2fsck's measure: 1, 0, or -1 (an I/O or memory failure). */
 static int inline_attr_found(struct p1_worker *w, uint32_t ino, const struct ext4fs_inode *in)
 {
@@ -1550,6 +1578,8 @@ static int check_inode(struct p1_worker *w, uint32_t ino, const struct ext4fs_in
 	 * expected answers leave it.
 	 */
 	struct ext4fs_inode fixed = *in;
+	if ((in->i_links_count || ino < g->first_ino) && check_casefold_flag(w, ino, &fixed))
+		return -1;
 	size_t inline_rec = w->nprobs;
 	if (in->i_links_count || ino < g->first_ino) {
 		if (check_inline_and_extents(w, ino, &fixed) ||
@@ -2178,6 +2208,13 @@ static int answer_prepare(void *arg, struct deferred_inode *st, struct deferred 
 			return -1;
 		a->changed |= r;
 		return DEFER_DONE;
+	}
+	if (p->q.code == PR_1_CASEFOLD_FEATURE) {
+		char *path = fsck_path(ctx, ino, 0);
+		snprintf(p->detail, sizeof(p->detail), "%s", path ? path : "???");
+		free(path);
+		p->q.pctx.path = p->detail;
+		return DEFER_ASK;
 	}
 	if (p->q.code == PR_1_RESERVED_BAD_MODE) {
 		/* Named as e2fsck names reserved inodes ("<Reserved inode 9>"); only this thread may look paths up. */

@@ -109,6 +109,8 @@
 #define PR_1_EXTENTS_SET               0x01005A
 #define PR_1_EXTENT_FEATURE            0x01005B
 #define PR_1_INVALID_BAD_INODE         0x010065
+#define PR_1_CASEFOLD_NONDIR           0x010088
+#define PR_1_CASEFOLD_FEATURE          0x010089
 #define PR_1_UNSET_EXTENT_FL           0x01005C
 #define PR_1_FAST_SYMLINK_EXTENT_FL    0x01005D
 #define PR_1_SPECIAL_EXTENTS_IDATA     0x010076

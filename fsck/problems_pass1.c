@@ -76,6 +76,11 @@ static const struct problem rows[] = {
 	{ PR_1_TREAT_AS_DIRECTORY, "PR_1_TREAT_AS_DIRECTORY",
 	  "Inode %i is a %s but it looks like it is really a directory.\n", PROMPT_FIX, 0 },
 	/* A yes clears the inode; a no keeps it, with a map e2fsck finds empty (pass1.c). */
+	/* The casefold flag off a directory, or without the feature: a yes clears the flag. */
+	{ PR_1_CASEFOLD_NONDIR, "PR_1_CASEFOLD_NONDIR", "Inode %i has the casefold flag set but is not a directory.  ",
+	  PROMPT_CLEAR_FLAG, 0 },
+	{ PR_1_CASEFOLD_FEATURE, "PR_1_CASEFOLD_FEATURE",
+	  "Directory %p has the casefold flag, but the\ncasefold feature is not enabled.  ", PROMPT_CLEAR_FLAG, 0 },
 	/* The bad blocks inode with a mode, owner, links, inline data or attribute block: a yes zeroes it. */
 	{ PR_1_INVALID_BAD_INODE, "PR_1_INVALID_BAD_INODE", "The bad block inode looks invalid.  ", PROMPT_CLEAR, 0 },
 	/* An extent root without the feature: a yes sets it (then, or after a no, PR_1_EXTENTS_SET). */

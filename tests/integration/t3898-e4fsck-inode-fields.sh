@@ -151,6 +151,18 @@ for c in "mode 0100644" "uid 5" "links_count 1" "file_acl 300"; do
 done
 same_as_e2fsck "bad blocks inode's i_blocks and size not judged [${ext4%@*}]" "$ext4" "set_inode_field <1> blocks 100
 set_inode_field <1> size 5000"
+# The casefold flag on a file or fifo (cleared, asked by inode), and on a
+# directory of a file system without the feature (asked by its path).
+damage_case "casefold flag on a file and a fifo [${ext4%@*}]" "$ext4" "write $src/big /d/f
+set_inode_field /d/f flags 0x40080000
+cd /d
+mknod p p
+cd /
+set_inode_field /d/p flags 0x40000000"
+damage_case "casefold flag on a directory without the feature [${ext4%@*}]" "$ext4" "mkdir /d/sub
+set_inode_field /d/sub flags 0x40080000"
+damage_case "casefold flag on a file [-t ext4 -O casefold]" "-t ext4 -O casefold@16M" "write $src/big /d/f
+set_inode_field /d/f flags 0x40080000"
 # A sparse file of 3 GB without large_file: the feature is added after pass 2.
 for spec in "$ext2" "$ext4"; do
 	damage_case "large file without large_file [${spec%@*}]" "$spec" "write $src/big /d/f
