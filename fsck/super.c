@@ -145,6 +145,17 @@ static enum refusal judge_open(const struct ext4fs_super *sb, const unsigned cha
 		return CORRUPT;
 	if (!despite_errors && groups * sb->s_inodes_per_group != sb->s_inodes_count)
 		return CORRUPT;
+	/*
+	 * As ext2fs_open2: a first_meta_bg past the descriptor blocks is a
+	 * corrupt superblock.  (Without despite_errors the descriptor size was
+	 * judged above: a power of two from 64 up, and 32 without 64bit.)
+	 */
+	if (!despite_errors && (sb->s_feature_incompat & EXT4FS_FEATURE_INCOMPAT_META_BG)) {
+		unsigned desc_size = (sb->s_feature_incompat & EXT4FS_FEATURE_INCOMPAT_64BIT) ? sb->s_desc_size : 32;
+		uint64_t per_block = desc_size <= bs ? bs / desc_size : 1;
+		if (sb->s_first_meta_bg > (groups + per_block - 1) / per_block)
+			return CORRUPT;
+	}
 	return ACCEPTED;
 }
 
