@@ -30,6 +30,7 @@ struct ind_walk {
 	struct ext4fs_block_visit run;  /* data blocks waiting to be claimed as one run */
 	int bad_map;                    /* an illegal indirect pointer met since the last indirect block read */
 	int top;                        /* which of the inode's map pointers is being walked: 0 direct, 1-3 */
+	int one_block;                  /* ops->symlink_limit applies: data past block 0 is "too big" */
 };
 
 /* walk_ind(), with ops->stop_at_bad_map: back to the inode's pointers, the subtree is given up. */
@@ -60,7 +61,7 @@ static int illegal(struct ind_walk *w, int in_inode, uint64_t ref, uint32_t inde
 {
 	static const char *const names[] = { "", "indirect block", "double indirect block", "triple indirect block" };
 	struct indirect_fix fix = { in_inode, ref, index, value, in_metadata, level, w->top,
-				    w->pctx.ino == EXT4FS_RESIZE_INO };
+				    w->pctx.ino == EXT4FS_RESIZE_INO, w->one_block && !level && lblk > 0 };
 	char where[48];
 
 	if (level)
@@ -123,7 +124,7 @@ static int walk_ind(struct ind_walk *w, uint32_t blk, int level, uint64_t first)
 		uint64_t lblk = first + i * span;
 		if (!p)
 			continue;
-		if (!legal(w, p)) {
+		if (!legal(w, p) || (level == 1 && w->one_block && lblk > 0)) {
 			if ((rc = flush_run(w)) || (rc = illegal(w, 0, blk, i, p, level > 1 ? level - 1 : 0, lblk, meta)))
 				return rc;
 			if (level > 1) {
@@ -150,6 +151,9 @@ int fsck_indirect_scan(struct ext4fs_fs *fs, uint32_t ino, const struct ext4fs_i
 
 	w.per_block = w.g->block_size / 4;
 	w.pctx.ino = ino;
+	/* The bad blocks inode (mode 0) is a list, walked by e2fsck's own rules for it. */
+	w.one_block = ops->symlink_limit && ino != EXT4FS_BAD_INO && !EXT4FS_ISDIR(in->i_mode) &&
+		      !EXT4FS_ISREG(in->i_mode);
 	for (int k = 0; k < 3; k++)
 		if (!(w.bufs[k] = malloc(w.g->block_size))) {
 			rc = -ENOMEM;
@@ -159,7 +163,7 @@ int fsck_indirect_scan(struct ext4fs_fs *fs, uint32_t ino, const struct ext4fs_i
 		uint32_t p = ext4fs_blockmap_slot_get(ib, i);
 		if (!p)
 			continue;
-		if (!legal(&w, p)) {
+		if (!legal(&w, p) || (w.one_block && i > 0)) {
 			rc = flush_run(&w);
 			if (!rc)
 				rc = illegal(&w, 1, 0, i, p, 0, i, 0);

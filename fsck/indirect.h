@@ -31,6 +31,7 @@ struct indirect_fix {
 	int level;                  /* 0: a data pointer; 1-3: a pointer to an (double, triple) indirect block */
 	int top;                    /* under which of the inode's pointers: 0 a direct one, 1-3 the (double, triple) indirect one */
 	int resize;                 /* the resize inode's map: its blocks are metadata by design, and repaired as e2fsck does */
+	int too_big;                /* a data pointer past a symlink's first block (legal or not): e2fsck's "too big" */
 };
 
 struct indirect_scan_ops {
@@ -54,6 +55,12 @@ struct indirect_scan_ops {
 	 * error unless an indirect block is read after it.
 	 */
 	int stop_at_bad_map;
+	/*
+	 * Pass 1's rule for an inode neither a directory nor a regular file (a
+	 * symlink): a data pointer past its first block is handed to illegal()
+	 * with too_big set, and not claimed, as e2fsck's pass 1 treats it.
+	 */
+	int symlink_limit;
 };
 
 /* fsck_indirect_scan() with stop_at_bad_map: e2fsck's "Illegal indirect block found". */

@@ -547,7 +547,8 @@ static int indirect_illegal(void *arg, const struct problem_ctx *pctx, const str
 	int after_bad_map = b->bad_map_rec && b->bad_map_top == fix->top && fix->top;
 	if (++b->illegal % 12 == 0 && record(w, PR_1_TOO_MANY_BAD_BLOCKS, pctx, FIX_CLEAR_RESTART, 0, NULL))
 		return -ENOMEM;
-	if (record(w, PR_1_ILLEGAL_BLOCK_NUM, pctx, FIX_IND_CLEAR, 0, pctx->str))
+	/* A symlink's blocks past the first are cleared as illegal ones are, under e2fsck's "too big" latch. */
+	if (record(w, fix->too_big ? PR_1_TOOBIG_SYMLINK : PR_1_ILLEGAL_BLOCK_NUM, pctx, FIX_IND_CLEAR, 0, pctx->str))
 		return -ENOMEM;
 	w->probs[w->nprobs - 1].ind = *fix;
 	if (after_bad_map)
@@ -574,7 +575,7 @@ static int indirect_collision(void *arg, const struct problem_ctx *pctx, int top
 
 /* Illegal pointers are asked about one by one, as e2fsck asks: the walk goes on past them. */
 static const struct indirect_scan_ops indirect_ops = { visit_block, indirect_illegal, is_fs_metadata,
-							indirect_collision, 0 };
+							indirect_collision, 0, 1 };
 
 /*
  * Fields e2fsck wants zero (i_faddr, the Hurd's i_frag and i_fsize, a

@@ -113,6 +113,15 @@ void problem_format(const struct e4fsck *ctx, const struct problem *p, const str
 		case 'x': snprintf(num, sizeof(num), "0x%04" PRIx64, pctx->num); break;
 		case 'y': snprintf(num, sizeof(num), "0x%04" PRIx64, pctx->num2); break;
 		case 's': put(buf, size, &len, pctx->str ? pctx->str : ""); break;
+		case 'B': {
+			/* e2fsck's %B: the block's description in str, capitalised when it opens the message. */
+			char word[64];
+			snprintf(word, sizeof(word), "%s", pctx->str ? pctx->str : "");
+			if (!len && word[0] >= 'a' && word[0] <= 'z')
+				word[0] = (char)(word[0] - 'a' + 'A');
+			put(buf, size, &len, word);
+			break;
+		}
 		case 'U': put(buf, size, &len, quota_type_name(pctx->num)); break;
 		/* e2fsck's %Q, ino's path in dir: PR_0_HIDE_QUOTA, its only user, gives it in path. */
 		case 'Q': put(buf, size, &len, pctx->path ? pctx->path : ""); break;
@@ -202,6 +211,7 @@ static const struct {
 	{ PR_0_GDT_CSUM, PR_0_GDT_CSUM_LATCH },
 	{ PR_1_LOW_DTIME, PR_1_ORPHAN_LIST_REFUGEES },
 	{ PR_1_TOOBIG_DIR, PR_1_INODE_TOOBIG },
+	{ PR_1_TOOBIG_SYMLINK, PR_1_INODE_TOOBIG },
 	{ PR_1_ILLEGAL_BLOCK_NUM, PR_1_INODE_BLOCK_LATCH },
 	{ PR_5_BLOCK_BITMAP_CSUM_INVALID, PR_5_BLOCK_BITMAP_HEADER },
 	{ PR_5_INODE_BITMAP_CSUM_INVALID, PR_5_INODE_BITMAP_HEADER },

@@ -123,6 +123,7 @@
 #define PR_1_CLEAR_EXTENT_INLINE_DATA_INODE 0x01007A
 #define PR_1_INODE_TOOBIG              0x010043
 #define PR_1_TOOBIG_DIR                0x010044
+#define PR_1_TOOBIG_SYMLINK            0x010046
 #define PR_1_TOOBIG_DIR_MAPPED         0x01E004
 #define PR_1_EXTATTR_REFCOUNT          0x01003C
 #define PR_1_BAD_EA_BLOCK              0x01003A

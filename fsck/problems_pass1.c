@@ -93,6 +93,7 @@ static const struct problem rows[] = {
 	  PROMPT_FIX, PF_PREEN_OK },
 	{ PR_1_INODE_TOOBIG, "PR_1_INODE_TOOBIG", "Inode %i is too big.  ", PROMPT_TRUNCATE, 0 },
 	{ PR_1_TOOBIG_DIR, "PR_1_TOOBIG_DIR", "Block #%N (%b) causes directory to be too big.  ", PROMPT_CLEAR, 0 },
+	{ PR_1_TOOBIG_SYMLINK, "PR_1_TOOBIG_SYMLINK", "%B (%b) causes symlink to be too big.  ", PROMPT_CLEAR, 0 },
 	{ PR_1_TOOBIG_DIR_MAPPED, "PR_1_TOOBIG_DIR_MAPPED", "Block #%N (%b) causes directory to be too big.  ",
 	  PROMPT_CLEAR, PF_CHECK_ONLY },
 	{ PR_1_READ_EA_BLOCK, "PR_1_READ_EA_BLOCK",

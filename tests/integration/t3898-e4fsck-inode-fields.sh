@@ -163,6 +163,13 @@ damage_case "casefold flag on a directory without the feature [${ext4%@*}]" "$ex
 set_inode_field /d/sub flags 0x40080000"
 damage_case "casefold flag on a file [-t ext4 -O casefold]" "-t ext4 -O casefold@16M" "write $src/big /d/f
 set_inode_field /d/f flags 0x40080000"
+# A slow symlink mapping more than its one block: the others "cause it to
+# be too big" (e2fsck's latch: "Inode N is too big.  Truncate?" first).
+long_target=/tmp/$(printf 'x%.0s' $(seq 1 100))
+damage_case "slow symlink with blocks past its first [${ext2%@*}]" "$ext2" "symlink /d/l $long_target
+set_inode_field /d/l block[1] 3000
+set_inode_field /d/l block[2] 3001
+set_inode_field /d/l block[IND] 3002"
 # A sparse file of 3 GB without large_file: the feature is added after pass 2.
 for spec in "$ext2" "$ext4"; do
 	damage_case "large file without large_file [${spec%@*}]" "$spec" "write $src/big /d/f
