@@ -53,6 +53,7 @@
 #define PR_0_INVALID_QUOTA_INO         0x00004F
 #define PR_0_INODE_COUNT_BIG           0x000050
 #define PR_0_DISABLE_RESIZE_INODE      0x000051
+#define PR_0_HURD_CLEAR_FILETYPE       0x00000E
 #define PR_0_DIRHASH_HINT              0x000034
 #define PR_0_CLEAR_TESTFS_FLAG         0x00003B
 #define PR_0_FREE_INODE_COUNT          0x00003F

@@ -121,6 +121,8 @@ static const struct problem rows[] = {
 	  PF_PREEN_OK | PF_NOT_AN_ERROR },
 	{ PR_0_CLEAR_TESTFS_FLAG, "PR_0_CLEAR_TESTFS_FLAG", "The test_fs flag is set (and ext4 is available).  ",
 	  PROMPT_CLEAR, PF_PREEN_OK },
+	{ PR_0_HURD_CLEAR_FILETYPE, "PR_0_HURD_CLEAR_FILETYPE", "The Hurd does not support the filetype feature.\n",
+	  PROMPT_CLEAR, 0 },
 	{ PR_0_DIRHASH_HINT, "PR_0_DIRHASH_HINT", "Adding dirhash hint to filesystem.\n\n", PROMPT_NONE, 0 },
 	{ PR_0_FREE_INODE_COUNT, "PR_0_FREE_INODE_COUNT", "Setting free inodes count to %j (was %i)\n",
 	  PROMPT_NONE, PF_PREEN_NOMSG },

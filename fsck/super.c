@@ -595,6 +595,23 @@ static int check_test_fs_flag(struct e4fsck *ctx)
 	return set_super(ctx, &sb, 0);
 }
 
+/*
+ * The Hurd keeps no file type in directory entries: e2fsck offers to drop
+ * the feature (pass 2 then clears the entries' type bytes).  Writable runs
+ * only, as in e2fsck.
+ */
+static int check_hurd_filetype(struct e4fsck *ctx)
+{
+	struct ext4fs_super sb = *ext4fs_sb(ctx->fs);
+
+	if (sb.s_creator_os != EXT4FS_OS_HURD || !(sb.s_feature_incompat & EXT4FS_FEATURE_INCOMPAT_FILETYPE))
+		return 0;
+	if (!fix_problem(ctx, PR_0_HURD_CLEAR_FILETYPE, NULL))
+		return ctx->aborted ? -1 : 0;
+	sb.s_feature_incompat &= ~(uint32_t)EXT4FS_FEATURE_INCOMPAT_FILETYPE;
+	return set_super(ctx, &sb, 1);
+}
+
 /* A random (version 4) UUID, as e2fsck makes for a file system without one. */
 static int make_uuid(uint8_t uuid[16])
 {
@@ -669,7 +686,9 @@ int fsck_check_super(struct e4fsck *ctx)
 			if (set_desc(ctx, g, ext4fs_group(ctx->fs, g), 0))
 				return -1;
 	}
-	return ctx->read_only ? 0 : check_test_fs_flag(ctx);
+	if (ctx->read_only)
+		return 0;
+	return check_test_fs_flag(ctx) || check_hurd_filetype(ctx) ? -1 : 0;
 }
 
 /* ctime()'s layout without its newline, in local time as e2fsck prints. */

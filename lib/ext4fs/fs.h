@@ -475,7 +475,8 @@ int ext4fs_group_desc_set_exact(struct ext4fs_fs *fs, uint32_t g,
  * (EXT4FS_E_INVALID_ARG), except where no block changes meaning: uninit_bg
  * beside metadata_csum (it selects no checksum), inline_data (which only
  * allows inodes to keep their data in themselves; e4fsck sets it for
- * inodes that do so), adding extents or large_file, and dropping csum_seed
+ * inodes that do so), adding extents or large_file, dropping filetype (the
+ * type bytes of entries written afterwards are 0), and dropping csum_seed
  * without metadata_csum.  The checksum is recomputed at flush.  Errors:
  * EXT4FS_E_READ_ONLY, EXT4FS_E_INVALID_ARG.
  */

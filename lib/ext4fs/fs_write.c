@@ -640,11 +640,14 @@ int ext4fs_super_set(struct ext4fs_fs *fs, const struct ext4fs_super *sb)
 	 * Some incompat changes leave every block meaning what it meant:
 	 * inline_data (the library reads an inode's inline data by its flag),
 	 * adding extents (a format new files may use; old ones are read as
-	 * before), and dropping csum_seed where no checksum is kept.
+	 * before), dropping filetype (e2fsck's repair for the Hurd), and
+	 * dropping csum_seed where no checksum is kept.
 	 */
 	uint32_t incompat_changed = (sb->s_feature_incompat ^ old->s_feature_incompat) &
 				    ~(uint32_t)EXT4FS_FEATURE_INCOMPAT_INLINE_DATA;
 	incompat_changed &= ~(sb->s_feature_incompat & EXT4FS_FEATURE_INCOMPAT_EXTENTS);
+	/* Dropping filetype: entries keep their 8-bit name length, their type bytes are then written 0. */
+	incompat_changed &= ~(old->s_feature_incompat & EXT4FS_FEATURE_INCOMPAT_FILETYPE);
 	if (!(old->s_feature_ro_compat & sb->s_feature_ro_compat & EXT4FS_FEATURE_RO_COMPAT_METADATA_CSUM))
 		incompat_changed &= ~(old->s_feature_incompat & EXT4FS_FEATURE_INCOMPAT_CSUM_SEED);
 	if (sb->s_blocks_count_lo != old->s_blocks_count_lo ||
@@ -662,6 +665,7 @@ int ext4fs_super_set(struct ext4fs_fs *fs, const struct ext4fs_super *sb)
 				       "changing the geometry or features through the superblock is not supported");
 	fs->sb = *sb;
 	fs->geom.has_extents = (sb->s_feature_incompat & EXT4FS_FEATURE_INCOMPAT_EXTENTS) != 0;
+	fs->geom.has_filetype = (sb->s_feature_incompat & EXT4FS_FEATURE_INCOMPAT_FILETYPE) != 0;
 	fs->geom.free_blocks_count = super_free_blocks(sb);
 	fs->geom.r_blocks_count = (uint64_t)sb->s_r_blocks_count_lo |
 				  ((uint64_t)sb->s_r_blocks_count_hi << 32);

@@ -105,6 +105,7 @@ for spec in "$L4K" "$L3"; do
 	tag="[${spec%@*}]"
 	same_as_e2fsck "no dirhash hint $tag" "$spec" "ssv flags 0"
 	same_as_e2fsck "test_fs flag set $tag" "$spec" "ssv flags 5"
+	same_as_e2fsck "Hurd with the filetype feature $tag" "$spec" "ssv creator_os 1"
 done
 same_as_e2fsck "metadata_csum_seed without metadata_csum [$L4K]" "$L4K" "feature -metadata_csum metadata_csum_seed"
 # With -n e2fsck goes on to ask of every extent-mapped inode whether to
