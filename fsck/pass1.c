@@ -1666,6 +1666,10 @@ static int check_inode_in_use(struct p1_worker *w, uint32_t ino, const struct ex
 		/* Not in use (pass 5 checks its bitmap bit); a deleted inode has its dtime set. */
 		if (!in->i_dtime && in->i_mode && record(w, PR_1_ZERO_DTIME, &pctx, FIX_DTIME_NOW, 0, NULL))
 			return -1;
+		/* As e2fsck: its record's checksum is judged too (an all-zero record needs none). */
+		if (!csum_ok && g->has_metadata_csum &&
+		    record(w, PR_1_INODE_ONLY_CSUM_INVALID, &pctx, FIX_CSUM, 0, NULL))
+			return -1;
 		return 0;
 	}
 	if (bitmap_paged_set_range(&w->inode_used, ino, 1) < 0 ||
@@ -1778,7 +1782,7 @@ static void *worker_run(void *arg)
 
 	if (w->first_group > w->last_group)
 		return NULL;            /* more threads than ranges worth cutting */
-	if (ext4fs_scan_open(w->fs, w->first_group, w->last_group, 0, &scan)) {
+	if (ext4fs_scan_open(w->fs, w->first_group, w->last_group, EXT4FS_SCAN_BAD_CSUM_UNUSED, &scan)) {
 		worker_fail(w, ext4fs_errmsg(w->fs));
 		return NULL;
 	}

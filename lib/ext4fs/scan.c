@@ -135,13 +135,15 @@ int ext4fs_scan_next(struct ext4fs_scan *s, uint32_t *ino, struct ext4fs_inode *
 		uint32_t n = s->group * fs->geom.inodes_per_group + s->index + 1;
 		s->index++;
 		ext4fs_inode_decode(inode, rec, isz);
-		if (inode->i_links_count == 0 && inode->i_mode == 0 && n >= fs->geom.first_ino)
+		int ok = -1;    /* not computed yet */
+		if (inode->i_links_count == 0 && inode->i_mode == 0 && n >= fs->geom.first_ino &&
+		    (!(s->flags & EXT4FS_SCAN_BAD_CSUM_UNUSED) || (ok = ext4fs_inode_csum_ok(fs, n, rec))))
 			continue;
 		*ino = n;
 		if (raw)
 			*raw = rec;
 		if (csum_ok)
-			*csum_ok = ext4fs_inode_csum_ok(fs, n, rec);
+			*csum_ok = ok >= 0 ? ok : ext4fs_inode_csum_ok(fs, n, rec);
 		return 1;
 	}
 }

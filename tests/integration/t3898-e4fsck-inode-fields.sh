@@ -170,6 +170,16 @@ damage_case "slow symlink with blocks past its first [${ext2%@*}]" "$ext2" "syml
 set_inode_field /d/l block[1] 3000
 set_inode_field /d/l block[2] 3001
 set_inode_field /d/l block[IND] 3002"
+# A never-used record (links and mode 0) with a stray byte, inside the part
+# of the inode table that is in use: e2fsck judges its checksum too.
+stray_byte='ino=$(debugfs -R "stat /d" "$1" 2>/dev/null | sed -n "s/^Inode: \([0-9]*\).*/\1/p")
+ino=$((ino + 1))
+printf "%s\n" "write /dev/null /d/gone" "rm /d/gone" "clri <$ino>" | debugfs -w -f - "$1" >/dev/null 2>&1
+it=$(dumpe2fs "$1" 2>/dev/null | sed -n "s/^ *Inode table at \([0-9]*\)-.*/\1/p" | head -n 1)
+bs=$(dumpe2fs -h "$1" 2>/dev/null | sed -n "s/^Block size: *//p")
+isz=$(dumpe2fs -h "$1" 2>/dev/null | sed -n "s/^Inode size: *//p")
+printf "\002" | dd of="$1" bs=1 seek=$((it * bs + (ino - 1) * isz + 0x34)) conv=notrunc status=none'
+DAMAGE_CMD=1 damage_case "unused inode with a bad checksum [${ext4%@*}]" "$ext4" "$stray_byte"
 # A sparse file of 3 GB without large_file: the feature is added after pass 2.
 for spec in "$ext2" "$ext4"; do
 	damage_case "large file without large_file [${spec%@*}]" "$spec" "write $src/big /d/f
