@@ -137,7 +137,8 @@ int ext4fs_scan_next(struct ext4fs_scan *s, uint32_t *ino, struct ext4fs_inode *
 		ext4fs_inode_decode(inode, rec, isz);
 		int ok = -1;    /* not computed yet */
 		if (inode->i_links_count == 0 && inode->i_mode == 0 && n >= fs->geom.first_ino &&
-		    (!(s->flags & EXT4FS_SCAN_BAD_CSUM_UNUSED) || (ok = ext4fs_inode_csum_ok(fs, n, rec))))
+		    (!(s->flags & EXT4FS_SCAN_SUSPECT_UNUSED) ||
+		     (!inode->i_dtime && (ok = ext4fs_inode_csum_ok(fs, n, rec)))))
 			continue;
 		*ino = n;
 		if (raw)

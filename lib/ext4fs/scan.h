@@ -26,8 +26,12 @@ extern "C" {
 struct ext4fs_scan;
 
 #define EXT4FS_SCAN_ALL_INODES 0x1  /* do not skip unused tables (for checkers that distrust them) */
-/* Also return never-used records (i_links_count and i_mode 0) whose checksum fails (a checker fixes it). */
-#define EXT4FS_SCAN_BAD_CSUM_UNUSED 0x2
+/*
+ * Also return records that look never used (i_links_count and i_mode 0) but
+ * show a sign of use: a deletion time, or a checksum that fails (a checker
+ * judges both).
+ */
+#define EXT4FS_SCAN_SUSPECT_UNUSED 0x2
 
 /*
  * Start a scan over groups [first_group, last_group] (clamped to the file
@@ -43,8 +47,8 @@ int ext4fs_scan_open(struct ext4fs_fs *fs, uint32_t first_group, uint32_t last_g
  * Returns 1 with an inode, 0 at the end, negative on a read error (the
  * message names the group and block).  Inodes whose checksum fails are
  * still returned; *csum_ok tells (may be NULL).  An inode with i_links_count
- * 0 and i_mode 0 is skipped as never used, unless EXT4FS_SCAN_BAD_CSUM_UNUSED
- * was asked and its checksum fails.
+ * 0 and i_mode 0 is skipped as never used, unless EXT4FS_SCAN_SUSPECT_UNUSED
+ * was asked and it has a deletion time or its checksum fails.
  */
 int ext4fs_scan_next(struct ext4fs_scan *scan, uint32_t *ino, struct ext4fs_inode *inode,
 		     const unsigned char **raw, int *csum_ok);

@@ -180,6 +180,12 @@ bs=$(dumpe2fs -h "$1" 2>/dev/null | sed -n "s/^Block size: *//p")
 isz=$(dumpe2fs -h "$1" 2>/dev/null | sed -n "s/^Inode size: *//p")
 printf "\002" | dd of="$1" bs=1 seek=$((it * bs + (ino - 1) * isz + 0x34)) conv=notrunc status=none'
 DAMAGE_CMD=1 damage_case "unused inode with a bad checksum [${ext4%@*}]" "$ext4" "$stray_byte"
+# A never-used record with a dtime below the inode count: a link of an
+# orphan list never finished, which e2fsck finds in records of mode 0 too.
+damage_case "unused inode left in an orphan list [${ext4%@*}]" "$ext4" "write /dev/null /d/gone
+rm /d/gone
+clri <14>
+set_inode_field <14> dtime 5"
 # A sparse file of 3 GB without large_file: the feature is added after pass 2.
 for spec in "$ext2" "$ext4"; do
 	damage_case "large file without large_file [${spec%@*}]" "$spec" "write $src/big /d/f
