@@ -94,7 +94,8 @@ struct p1_problem {
 	struct deferred q;          /* first: deferred_replay() walks these */
 	enum p1_fix fix;
 	uint64_t value;
-	int ea_counted;             /* FIX_BLOCKS: value counts the xattr block, which a repair may drop */
+	int ea_counted;             /* FIX_BLOCKS: value counts the xattr block, which a repair may drop;
+				       FIX_EA_CHECK: the block's owners count this inode */
 	uint64_t ea_block;          /* FIX_BLOCKS with ea_counted: that block, whose EA-inode values count too */
 	uint64_t ibody_blocks;      /* FIX_BLOCKS: value counts these for in-inode values kept in EA inodes */
 	uint32_t unit;              /* FIX_BLOCKS: i_blocks units per block */
@@ -974,6 +975,7 @@ static int check_blocks(struct p1_worker *w, uint32_t ino, const struct ext4fs_i
 
 	/* As e2fsck: the attribute block is looked at before the block map (once, when walked twice). */
 	int acl_first = ino != w->acl_seen_ino;
+	size_t ea_rec = w->nprobs;
 	if (acl_valid && acl_first && record(w, PR_1_BAD_EA_BLOCK, &pctx, FIX_EA_CHECK, acl, NULL))
 		return -1;
 
@@ -1027,6 +1029,8 @@ static int check_blocks(struct p1_worker *w, uint32_t ino, const struct ext4fs_i
 				worker_fail(w, "out of memory counting extended attribute blocks");
 				return -1;
 			}
+			if (acl_first)
+				w->probs[ea_rec].ea_counted = 1;
 			b.blocks += g->cluster_ratio;
 		}
 	}
@@ -2132,6 +2136,7 @@ struct p1_answer {
 	int have_inode;
 	int changed;                /* in changed */
 	int ea_dropped;             /* the inode let go of its attribute block */
+	int ea_reached;             /* its FIX_EA_CHECK record came to be answered */
 	int epoch;                  /* FIX_EPOCH answered yes */
 	int dtime_fixed;            /* FIX_DTIME answered yes */
 	int quiet;                  /* "Suppress messages? yes": no more "Too many" questions for this inode */
@@ -2172,6 +2177,7 @@ static int answer_prepare(void *arg, struct deferred_inode *st, struct deferred 
 	if (p->fix == FIX_CSUM && (a->changed || st->cleared || a->ea_off || a->epoch))
 		return DEFER_SKIP;
 	if (p->fix == FIX_EA_CHECK) {
+		a->ea_reached = 1;
 		int keep = xattr_block_check(ctx, ino, p->value);
 		if (keep < 0)
 			return -1;
@@ -2469,12 +2475,33 @@ static int answer_repair(void *arg, struct deferred_inode *st, struct deferred *
 	return 0;
 }
 
+/*
+ * An inode cleared before e2fsck would have looked at its attribute block
+ * (the inline-data or extents flag questions come first) never named the
+ * block there: it is no owner, and the block stays free when nothing else
+ * names it.
+ */
+static void drop_unreached_ea(struct p1_answer *a, const struct deferred_inode *st)
+{
+	for (size_t i = st->first; i < a->w->nprobs && a->w->probs[i].q.pctx.ino == st->ino; i++) {
+		const struct p1_problem *p = &a->w->probs[i];
+		if (p->fix != FIX_EA_CHECK || !p->ea_counted)
+			continue;
+		struct xattr_ref *r = xattr_table_find(&a->ctx->xattrs, p->value);
+		if (r && r->refs)
+			r->refs--;
+		return;
+	}
+}
+
 /* The inode's questions are all asked: its record is written once, with every repair. */
 static int answer_end(void *arg, const struct deferred_inode *st)
 {
 	struct p1_answer *a = arg;
 	struct e4fsck *ctx = a->ctx;
 
+	if (st->cleared && !a->ea_reached)
+		drop_unreached_ea(a, st);
 	problem_latch_end(ctx, PR_1_INODE_TOOBIG);
 	problem_latch_end(ctx, PR_1_INODE_BLOCK_LATCH);
 	if (a->changed) {

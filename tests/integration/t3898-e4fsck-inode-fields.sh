@@ -12,6 +12,7 @@
 #
 #   pass 1  a device, fifo or socket with the immutable or append-only
 #           flag, with a size, with the inline-data flag, with i_blocks; a
+#           file with an attribute block and the inline-data flag; a
 #           directory whose mode says device, fifo or socket (e2fsck's "looks
 #           like it is really a directory"); a symlink with
 #           the immutable flag; a fast symlink with the extents flag; the
@@ -132,6 +133,11 @@ mknod p p
 cd /
 ea_set /d/p system.data \"\"
 set_inode_field /d/p flags 0x10000000"
+# Cleared for the flag before its attribute block is looked at: the block
+# has no owner then and is freed in pass 5 (a fuzzed image's -fy left it in use).
+damage_case "file with an attribute block and the inline-data flag [-t ext2]" "$ext2" "write /dev/null /d/f
+ea_set /d/f user.long $(printf 'v%.0s' $(seq 1 300))
+set_inode_field /d/f flags 0x10000000"
 # Kept without the flag, both read the extent root as a block map (e2fsck's
 # library then warns on stderr of the block number it cannot test).
 no_warning='/^Illegal block number passed to ext2fs_test_block_bitmap/d'
