@@ -268,15 +268,26 @@ static int has_blocks(struct e4fsck *ctx, const struct ext4fs_inode *in)
 	       (EXT4FS_ISREG(in->i_mode) || EXT4FS_ISDIR(in->i_mode) || EXT4FS_ISLNK(in->i_mode));
 }
 
-/* Set the bits of the blocks of [blk, blk + n) the live bitmap calls free, counts unchanged.  0 or an error. */
-static int mark_unmarked(struct e4fsck *ctx, uint64_t blk, uint64_t n)
+/*
+ * Blocks of *l the bitmap already calls free get their bit back, uncounted,
+ * so that the library's release can free them: e2fsck frees each block
+ * whatever its bit says, its free counts going up by one all the same,
+ * which pass 5 then puts right.  Not for an inode the bitmap calls free:
+ * the release refuses it before any block.  0 or a library error.
+ */
+static int mark_listed_in_use(struct e4fsck *ctx, uint32_t ino, const struct fsck_block_list *l)
 {
-	const struct ext4fs_bitmap *bmap;
-	int err = ext4fs_fs_block_bitmap(ctx->fs, &bmap);
+	const struct ext4fs_bitmap *bmap, *imap;
+	int err = ext4fs_fs_inode_bitmap(ctx->fs, &imap);
 
-	for (uint64_t b = blk; !err && b < blk + n; b++)
-		if (ext4fs_block_ptr_valid(ctx->fs, b) && ext4fs_bitmap_test(bmap, b) == 0)
-			err = ext4fs_blocks_mark_used_uncounted(ctx->fs, b, 1);
+	if (!err && ext4fs_bitmap_test(imap, ino) != 1)
+		return 0;
+	if (!err)
+		err = ext4fs_fs_block_bitmap(ctx->fs, &bmap);
+	for (size_t i = 0; i < l->nruns && !err; i++)
+		for (uint64_t b = l->runs[i].blk; b < l->runs[i].blk + l->runs[i].n && !err; b++)
+			if (ext4fs_bitmap_test(bmap, b) == 0)
+				err = ext4fs_blocks_mark_used_uncounted(ctx->fs, b, 1);
 	return err;
 }
 
@@ -301,14 +312,8 @@ int fsck_release_inode(struct e4fsck *ctx, uint32_t ino)
 		acl = 0;
 		err = ext4fs_inode_write(ctx->fs, ino, &in);
 	}
-	/*
-	 * e2fsck's deallocation frees each block whatever the bitmap says, and
-	 * counts it free again; the library refuses to free a free block, so
-	 * the bitmap's bit is set first without the counts, which the release
-	 * then moves as e2fsck's does (pass 5 finds the same counts wrong).
-	 */
-	for (size_t i = 0; !err && i < l.nruns; i++)
-		err = mark_unmarked(ctx, l.runs[i].blk, l.runs[i].n);
+	if (!err)
+		err = mark_listed_in_use(ctx, ino, &l);
 	if (!err)
 		err = ext4fs_inode_release(ctx->fs, ino);
 	if (err == EXT4FS_E_INODE_STATE) {

@@ -10,7 +10,7 @@
 # Damage: each case writes a small file system with debugfs, damages it in
 # one way with `debugfs -w` (dtime, i_size, i_blocks, bitmap bits, group
 # and superblock counters, orphan lists, an extended attribute block out
-# of range), and then requires
+# of range, a symlink pass 2 clears whose block the bitmap calls free), and then requires
 #   - `e4fsck -fn` exits as `e2fsck -fn` does, prints the same lines (apart
 #     from the version banner), changes no byte of the image, and prints
 #     the same with pass 1 in 1 and in 4 threads;
@@ -147,6 +147,15 @@ for opts in "-t ext4" "-t ext4 -O ^metadata_csum -b 1024" "-t ext3"; do
 	# /lost+found is made again while /big's blocks look free: it must not take them.
 	damage_case "no lost+found, used blocks free $tag" "$opts" "rmdir lost+found
 freeb @BIG0@ 40"
+	# Cleared in pass 2 while its block looks free already: freed all the
+	# same, as e2fsck frees it (no "Error deallocating", nothing left in use).
+	DAMAGE_CMD=1 damage_case "invalid symlink, its block free in the bitmap $tag" "$opts" '
+debugfs -w -R "symlink /d/l /$(printf "t%.0s" $(seq 1 80))" "$1" >/dev/null 2>&1
+blk=$(debugfs -R "bmap /d/l 0" "$1" 2>/dev/null)
+debugfs -w -f - "$1" >/dev/null 2>&1 <<EOF
+freeb $blk
+set_inode_field /d/l size 200
+EOF'
 	damage_case "free blocks marked in use $tag" "$opts" "setb 3900 5"
 	damage_case "used inode free in the bitmap $tag" "$opts" "freei /d/one"
 	damage_case "free inode marked in use $tag" "$opts" "seti <40>"
