@@ -21,6 +21,7 @@
 #include "ext4fs/super.h"
 #include "context.h"
 #include "dirs.h"
+#include "guard.h"
 #include "indirect.h"
 #include "problem.h"
 #include "problems_dirs.h"
@@ -424,26 +425,61 @@ int fsck_fix_dotdot(struct e4fsck *ctx, uint32_t dir, uint32_t parent)
 
 /* -- /lost+found -------------------------------------------------------------------- */
 
+/*
+ * As e2fsck makes it: the block and the inode are the first ones no inode
+ * was found to use (fsck_take_block_counted(), fsck_take_inode()), whatever
+ * the bitmaps on disk say of them, so a bitmap that calls everything used
+ * does not stop it and a block the bitmap keeps for nothing is reused.
+ * Its record is zeroed first, as a new inode is written whole.
+ */
 static int make_lost_found(struct e4fsck *ctx, uint32_t *ino)
 {
-	struct ext4fs_new_attrs attrs = { .mode = EXT4FS_S_IFDIR | 0700 };
 	struct problem_ctx pc = { 0 };
-	struct ext4fs_inode in;
+	struct ext4fs_inode in, root;
+	uint64_t blk = 0;
+	void *zero = calloc(1, ctx->geo->inode_size);
 	int err;
 
-	err = ext4fs_mkdir(ctx->fs, EXT4FS_ROOT_INO, LOST_FOUND, &attrs, ino);
+	if (!zero)
+		goto nomem;
+	pc.str = "fsck_take_block_counted";
+	err = fsck_take_block_counted(ctx, ctx->geo->first_data_block, &blk);
+	if (!err) {
+		pc.str = "fsck_take_inode";
+		err = fsck_take_inode(ctx, EXT4FS_ROOT_INO, 1, ino);
+	}
+	if (!err) {
+		pc.str = "ext4fs_inode_write_raw";
+		err = ext4fs_inode_write_raw(ctx->fs, *ino, zero);
+	}
+	free(zero);
+	if (!err) {
+		ext4fs_inode_init_new(ctx->fs, *ino, EXT4FS_S_IFDIR | 0700, 0, 0, &in);
+		in.i_links_count = 2;
+		pc.str = "ext4fs_dir_init_at";
+		err = ext4fs_dir_init_at(ctx->fs, *ino, &in, EXT4FS_ROOT_INO, blk);
+	}
+	if (!err) {
+		pc.str = "ext4fs_dir_add";
+		err = ext4fs_inode_read(ctx->fs, EXT4FS_ROOT_INO, &root);
+	}
+	if (!err)
+		err = ext4fs_dir_add(ctx->fs, EXT4FS_ROOT_INO, &root, LOST_FOUND, strlen(LOST_FOUND), *ino,
+				     EXT4FS_FT_DIR);
+	/* The root gains the new directory's '..' on disk, as e2fsck's count adjustment gives it. */
+	if (!err)
+		err = ext4fs_inode_read(ctx->fs, EXT4FS_ROOT_INO, &root);
+	if (!err) {
+		root.i_links_count++;
+		err = ext4fs_inode_write(ctx->fs, EXT4FS_ROOT_INO, &root);
+	}
 	if (err) {
 		pc.errcode = err;
-		pc.str = "ext4fs_mkdir";
 		fix_problem(ctx, PR_3_CREATE_LPF_ERROR, &pc);
 		return -1;
 	}
 	ctx->fs_changed = 1;
-	if (bitmap_paged_test(&ctx->inode_used, *ino))
-		fsck_fatal(ctx, "/lost+found was made as inode %u, which is in use: the inode bitmap is wrong",
-			   *ino);
-	if (bitmap_paged_set_range(&ctx->inode_used, *ino, 1) < 0 ||
-	    bitmap_paged_set_range(&ctx->inode_dir, *ino, 1) < 0 ||
+	if (bitmap_paged_set_range(&ctx->inode_dir, *ino, 1) < 0 ||
 	    fsck_dir_insert(ctx, *ino, EXT4FS_ROOT_INO, EXT4FS_ROOT_INO) ||
 	    counter_paged_set(&ctx->links_seen, *ino, 2) ||
 	    counter_paged_inc(&ctx->links_seen, EXT4FS_ROOT_INO) < 0)

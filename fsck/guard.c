@@ -8,6 +8,8 @@
 #include "ext4fs/array.h"
 #include "ext4fs/bitmap.h"
 #include "ext4fs/errors.h"
+#include "ext4fs/fs.h"
+#include "ext4fs/super.h"
 #include "context.h"
 #include "guard.h"
 
@@ -113,4 +115,57 @@ int fsck_take_block(struct e4fsck *ctx, uint64_t goal, uint64_t *blk)
 		return err;
 	/* e2fsck sets the bit but leaves the free counts to pass 5, which then reports them: do the same. */
 	return ext4fs_blocks_mark_used_uncounted(ctx->fs, b, 1);
+}
+
+int fsck_take_block_counted(struct e4fsck *ctx, uint64_t goal, uint64_t *blk)
+{
+	const struct ext4fs_geom *g = ctx->geo;
+	int err = fsck_take_block(ctx, goal, blk);
+
+	if (err)
+		return err;
+	uint32_t grp = ext4fs_group_of_block(ctx->fs, *blk);
+	struct ext4fs_group_desc gd = *ext4fs_group(ctx->fs, grp);
+	struct ext4fs_super sb = *ext4fs_sb(ctx->fs);
+	uint64_t sb_free = ((uint64_t)sb.s_free_blocks_count_hi << 32 | sb.s_free_blocks_count_lo) - 1;
+	/* The count wraps at the descriptor field's width, as e2fsck's does. */
+	gd.free_blocks_count = (gd.free_blocks_count - 1) & (g->desc_size > 32 ? UINT32_MAX : UINT16_MAX);
+	sb.s_free_blocks_count_lo = (uint32_t)sb_free;
+	sb.s_free_blocks_count_hi = (uint32_t)(sb_free >> 32);
+	err = ext4fs_group_desc_set(ctx->fs, grp, &gd);
+	return err ? err : ext4fs_super_set(ctx->fs, &sb);
+}
+
+int fsck_take_inode(struct e4fsck *ctx, uint32_t dir, int is_dir, uint32_t *ino)
+{
+	const struct ext4fs_geom *g = ctx->geo;
+	uint64_t start = (uint64_t)((dir - 1) / g->inodes_per_group) * g->inodes_per_group + 1, n;
+	const struct ext4fs_bitmap *ib;
+	int err;
+
+	if (start < g->first_ino)
+		start = g->first_ino;
+	n = bitmap_paged_next_clear(&ctx->inode_used, start);
+	if (n > g->inodes_count)
+		n = bitmap_paged_next_clear(&ctx->inode_used, g->first_ino);
+	if (n > g->inodes_count)
+		return EXT4FS_E_NO_FREE_INODES;
+	if (bitmap_paged_set_range(&ctx->inode_used, n, 1) < 0)
+		return EXT4FS_E_NO_MEMORY;
+	*ino = (uint32_t)n;
+	err = ext4fs_fs_inode_bitmap(ctx->fs, &ib);
+	if (!err && ext4fs_bitmap_test(ib, n) == 0)
+		err = ext4fs_inode_mark_used_uncounted(ctx->fs, *ino);
+	if (err)
+		return err;
+	uint32_t grp = (uint32_t)((n - 1) / g->inodes_per_group);
+	struct ext4fs_group_desc gd = *ext4fs_group(ctx->fs, grp);
+	struct ext4fs_super sb = *ext4fs_sb(ctx->fs);
+	uint32_t width = g->desc_size > 32 ? UINT32_MAX : UINT16_MAX;
+	gd.free_inodes_count = (gd.free_inodes_count - 1) & width;
+	if (is_dir)
+		gd.used_dirs_count = (gd.used_dirs_count + 1) & width;
+	sb.s_free_inodes_count--;
+	err = ext4fs_group_desc_set(ctx->fs, grp, &gd);
+	return err ? err : ext4fs_super_set(ctx->fs, &sb);
 }

@@ -46,4 +46,23 @@ int fsck_guard_off(struct e4fsck *ctx, struct alloc_guard *g);
  */
 int fsck_take_block(struct e4fsck *ctx, uint64_t goal, uint64_t *blk);
 
+/*
+ * fsck_take_block(), the block then counted as e2fsck's allocation
+ * statistics count it: the group's and the superblock's free block counts
+ * drop by one even when the bitmap had the block already (pass 5 then puts
+ * them right with e2fsck's messages).  Same errors, and the descriptor and
+ * superblock setters'.
+ */
+int fsck_take_block_counted(struct e4fsck *ctx, uint64_t goal, uint64_t *blk);
+
+/*
+ * An inode for a repair, taken as e2fsck takes one for a new entry of dir:
+ * the first inode from dir's group on (past the reserved ones), else from
+ * the first, that no inode was found to use.  It is set in ctx->inode_used
+ * and in the inode bitmap, and counted as e2fsck counts it (free inodes
+ * down by one, directories up by one when is_dir, whatever the bit was).
+ * 0, or EXT4FS_E_NO_FREE_INODES, EXT4FS_E_NO_MEMORY, a library error.
+ */
+int fsck_take_inode(struct e4fsck *ctx, uint32_t dir, int is_dir, uint32_t *ino);
+
 #endif

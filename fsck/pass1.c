@@ -2591,20 +2591,7 @@ static int recreate_resize_inode(struct e4fsck *ctx)
 	if (!ctx->recreate_resize_inode || ctx->read_only)
 		return 0;
 	ctx->recreate_resize_inode = 0;
-	err = fsck_take_block(ctx, goal, &dind);
-	if (!err) {
-		uint32_t grp = ext4fs_group_of_block(ctx->fs, dind);
-		struct ext4fs_group_desc gd = *ext4fs_group(ctx->fs, grp);
-		struct ext4fs_super sb = *ext4fs_sb(ctx->fs);
-		uint64_t sb_free = ((uint64_t)sb.s_free_blocks_count_hi << 32 | sb.s_free_blocks_count_lo) - 1;
-		/* The count wraps at the descriptor field's width, as e2fsck's does. */
-		gd.free_blocks_count = (gd.free_blocks_count - 1) & (g->desc_size > 32 ? UINT32_MAX : UINT16_MAX);
-		sb.s_free_blocks_count_lo = (uint32_t)sb_free;
-		sb.s_free_blocks_count_hi = (uint32_t)(sb_free >> 32);
-		err = ext4fs_group_desc_set(ctx->fs, grp, &gd);
-		if (!err)
-			err = ext4fs_super_set(ctx->fs, &sb);
-	}
+	err = fsck_take_block_counted(ctx, goal, &dind);
 	if (!err)
 		err = ext4fs_resize_inode_create(ctx->fs, dind, (uint32_t)ctx->now);
 	if (err) {

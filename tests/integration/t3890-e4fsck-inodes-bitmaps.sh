@@ -10,7 +10,8 @@
 # Damage: each case writes a small file system with debugfs, damages it in
 # one way with `debugfs -w` (dtime, i_size, i_blocks, bitmap bits, group
 # and superblock counters, orphan lists, an extended attribute block out
-# of range, a symlink pass 2 clears whose block the bitmap calls free), and then requires
+# of range, a symlink pass 2 clears whose block the bitmap calls free,
+# /lost+found missing while the bitmaps call its inode or block used), and then requires
 #   - `e4fsck -fn` exits as `e2fsck -fn` does, prints the same lines (apart
 #     from the version banner), changes no byte of the image, and prints
 #     the same with pass 1 in 1 and in 4 threads;
@@ -155,6 +156,17 @@ blk=$(debugfs -R "bmap /d/l 0" "$1" 2>/dev/null)
 debugfs -w -f - "$1" >/dev/null 2>&1 <<EOF
 freeb $blk
 set_inode_field /d/l size 200
+EOF'
+	# /lost+found is made from the inodes and blocks no inode uses, as e2fsck
+	# makes it, whatever the bitmaps say: every inode marked in use, or its
+	# old block still marked (taken again, not left behind in use).
+	damage_case "no lost+found, every inode marked in use $tag" "$opts" "rmdir lost+found
+seti <11> 4086"
+	DAMAGE_CMD=1 damage_case "no lost+found, its old block still marked in use $tag" "$opts" '
+blk=$(debugfs -R "bmap /lost+found 0" "$1" 2>/dev/null)
+debugfs -w -f - "$1" >/dev/null 2>&1 <<EOF
+rmdir lost+found
+setb $blk
 EOF'
 	damage_case "free blocks marked in use $tag" "$opts" "setb 3900 5"
 	damage_case "used inode free in the bitmap $tag" "$opts" "freei /d/one"
