@@ -165,6 +165,12 @@ int fsck_take_inode(struct e4fsck *ctx, uint32_t dir, int is_dir, uint32_t *ino)
 	gd.free_inodes_count = (gd.free_inodes_count - 1) & width;
 	if (is_dir)
 		gd.used_dirs_count = (gd.used_dirs_count + 1) & width;
+	/* Also when the bit was set already: the inode leaves the group's never-used tail, as in e2fsck. */
+	gd.flags &= (uint16_t)~EXT4FS_BG_INODE_UNINIT;
+	uint64_t group_end = (uint64_t)(grp + 1) * g->inodes_per_group;
+	if ((g->has_gdt_csum || g->has_metadata_csum) && gd.itable_unused <= g->inodes_per_group &&
+	    n >= group_end - gd.itable_unused + 1)
+		gd.itable_unused = (uint32_t)(group_end - n);
 	sb.s_free_inodes_count--;
 	err = ext4fs_group_desc_set(ctx->fs, grp, &gd);
 	return err ? err : ext4fs_super_set(ctx->fs, &sb);

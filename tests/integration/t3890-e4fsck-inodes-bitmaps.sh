@@ -162,6 +162,11 @@ EOF'
 	# old block still marked (taken again, not left behind in use).
 	damage_case "no lost+found, every inode marked in use $tag" "$opts" "rmdir lost+found
 seti <11> 4086"
+	# Inode 11 taken by a file: /lost+found goes to the first inode past the
+	# ones in use, in the group's never-used tail, its bit already set.
+	damage_case "no lost+found, its new inode marked in use in the unused tail $tag" "$opts" "rmdir lost+found
+write /dev/null f
+seti <16>"
 	DAMAGE_CMD=1 damage_case "no lost+found, its old block still marked in use $tag" "$opts" '
 blk=$(debugfs -R "bmap /lost+found 0" "$1" 2>/dev/null)
 debugfs -w -f - "$1" >/dev/null 2>&1 <<EOF
