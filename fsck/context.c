@@ -29,6 +29,19 @@ void fsck_fatal(struct e4fsck *ctx, const char *fmt, ...)
 	ctx->exit_status |= FSCK_ERROR;
 }
 
+int fsck_super_set(struct e4fsck *ctx, const struct ext4fs_super *sb, int changed)
+{
+	int err = ext4fs_super_set(ctx->fs, sb);
+
+	if (err) {
+		fsck_fatal(ctx, "%s while fixing the superblock: %s", ext4fs_strerror(err), ext4fs_errmsg(ctx->fs));
+		return -1;
+	}
+	if (changed)
+		ctx->fs_changed = 1;
+	return 0;
+}
+
 void fsck_super_advice(FILE *out)
 {
 	fprintf(out, "\nThe superblock could not be read or does not describe a valid ext2/ext3/ext4\n"

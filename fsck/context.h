@@ -218,6 +218,12 @@ int fsck_reopen(struct e4fsck *ctx, unsigned flags);
 /* Record an operational failure (exit 8) with a message on stderr. */
 void fsck_fatal(struct e4fsck *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/*
+ * Replace the superblock (ext4fs_super_set()); changed: the repair counts
+ * as a change to the file system (exit 1).  0, or -1 after fsck_fatal().
+ */
+int fsck_super_set(struct e4fsck *ctx, const struct ext4fs_super *sb, int changed);
+
 /* The dir_info of directory ino, or NULL. */
 struct dir_info *fsck_dir_info(struct e4fsck *ctx, uint32_t ino);
 

@@ -1973,24 +1973,16 @@ static int set_ea_inode_flag(struct e4fsck *ctx, uint32_t inum)
 	return 0;
 }
 
-/* The in-inode repairs that edit the record's raw bytes (ibody.c), after the decoded fields were written. */
-/* e2fsck's yes to an inode with inline data on a file system without the feature.  0, or -1 after fsck_fatal(). */
+/* e2fsck's yes to an inode that needs an incompat feature the superblock lacks (inline_data, extents). */
 static int set_incompat_feature(struct e4fsck *ctx, uint32_t feature)
 {
 	struct ext4fs_super sb = *ext4fs_sb(ctx->fs);
-	int err;
 
 	sb.s_feature_incompat |= feature;
-	err = ext4fs_super_set(ctx->fs, &sb);
-	if (err) {
-		fsck_fatal(ctx, "%s while setting a feature (0x%x): %s", ext4fs_strerror(err), feature,
-			   ext4fs_errmsg(ctx->fs));
-		return -1;
-	}
-	ctx->fs_changed = 1;
-	return 0;
+	return fsck_super_set(ctx, &sb, 1);
 }
 
+/* The in-inode repairs that edit the record's raw bytes (ibody.c), after the decoded fields were written. */
 static int ibody_rewrite(struct e4fsck *ctx, uint32_t ino, uint32_t ea_off, int epoch)
 {
 	unsigned char *raw = malloc(ctx->geo->inode_size);

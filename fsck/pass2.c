@@ -1482,13 +1482,7 @@ static int check_large_file_feature(struct e4fsck *ctx)
 	if (!fix_problem(ctx, PR_2_FEATURE_LARGE_FILES, NULL))
 		return ctx->aborted ? -1 : 0;
 	sb.s_feature_ro_compat |= EXT4FS_FEATURE_RO_COMPAT_LARGE_FILE;
-	int err = ext4fs_super_set(ctx->fs, &sb);
-	if (err) {
-		fsck_fatal(ctx, "%s while setting large_file: %s", ext4fs_strerror(err), ext4fs_errmsg(ctx->fs));
-		return -1;
-	}
-	ctx->fs_changed = 1;
-	return 0;
+	return fsck_super_set(ctx, &sb, 1);
 }
 
 int fsck_pass2(struct e4fsck *ctx)

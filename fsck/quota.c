@@ -241,13 +241,7 @@ static int set_quota_inum(struct e4fsck *ctx, enum ext4fs_quota_type t, uint32_t
 		sb.s_grp_quota_inum = ino;
 	else
 		sb.s_prj_quota_inum = ino;
-	int err = ext4fs_super_set(ctx->fs, &sb);
-	if (err) {
-		fsck_fatal(ctx, "%s while fixing the superblock: %s", ext4fs_strerror(err), ext4fs_errmsg(ctx->fs));
-		return -1;
-	}
-	ctx->fs_changed = 1;
-	return 0;
+	return fsck_super_set(ctx, &sb, 1);
 }
 
 /* As e2fsprogs' rewrite: a grace period starts now for whoever is over a soft limit, else none. */

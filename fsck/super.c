@@ -460,19 +460,6 @@ static int set_desc(struct e4fsck *ctx, uint32_t g, const struct ext4fs_group_de
 	return 0;
 }
 
-static int set_super(struct e4fsck *ctx, const struct ext4fs_super *sb, int changed)
-{
-	int err = ext4fs_super_set(ctx->fs, sb);
-
-	if (err) {
-		fsck_fatal(ctx, "%s while fixing the superblock: %s", ext4fs_strerror(err), ext4fs_errmsg(ctx->fs));
-		return -1;
-	}
-	if (changed)
-		ctx->fs_changed = 1;
-	return 0;
-}
-
 /* s_min_extra_isize or s_want_extra_isize: 0, or a multiple of 4 that fits the inode. */
 static int bad_extra_isize(unsigned value, unsigned inode_size)
 {
@@ -592,7 +579,7 @@ static int check_test_fs_flag(struct e4fsck *ctx)
 	if (!fix_problem(ctx, PR_0_CLEAR_TESTFS_FLAG, NULL))
 		return ctx->aborted ? -1 : 0;
 	sb.s_flags &= ~(uint32_t)EXT4FS_FLAGS_TEST_FILESYS;
-	return set_super(ctx, &sb, 0);
+	return fsck_super_set(ctx, &sb, 0);
 }
 
 /*
@@ -609,7 +596,7 @@ static int check_hurd_filetype(struct e4fsck *ctx)
 	if (!fix_problem(ctx, PR_0_HURD_CLEAR_FILETYPE, NULL))
 		return ctx->aborted ? -1 : 0;
 	sb.s_feature_incompat &= ~(uint32_t)EXT4FS_FEATURE_INCOMPAT_FILETYPE;
-	return set_super(ctx, &sb, 1);
+	return fsck_super_set(ctx, &sb, 1);
 }
 
 /* A random (version 4) UUID, as e2fsck makes for a file system without one. */
@@ -667,7 +654,7 @@ int fsck_check_super(struct e4fsck *ctx)
 		sb.s_feature_incompat |= EXT4FS_FEATURE_INCOMPAT_EXTENTS;
 		dirty = 1;
 	}
-	if (ctx->aborted || (dirty && set_super(ctx, &sb, 1)) || check_descs(ctx))
+	if (ctx->aborted || (dirty && fsck_super_set(ctx, &sb, 1)) || check_descs(ctx))
 		return -1;
 
 	static const uint8_t null_uuid[16];
@@ -680,7 +667,7 @@ int fsck_check_super(struct e4fsck *ctx)
 			return -1;
 		}
 		/* With uninit_bg the descriptors' checksums start from the UUID. */
-		if (set_super(ctx, &sb, 0))
+		if (fsck_super_set(ctx, &sb, 0))
 			return -1;
 		for (uint32_t g = 0; ctx->geo->has_gdt_csum && g < ctx->geo->group_count; g++)
 			if (set_desc(ctx, g, ext4fs_group(ctx->fs, g), 0))
@@ -738,7 +725,7 @@ static int check_dirhash_hint(struct e4fsck *ctx)
 	sb.s_flags |= (int)c < 0 ? EXT4FS_FLAGS_SIGNED_HASH : EXT4FS_FLAGS_UNSIGNED_HASH;
 	/* As in e2fsck: the file system was modified, but nothing was repaired (exit 0). */
 	ctx->fs_modified = 1;
-	return set_super(ctx, &sb, 0);
+	return fsck_super_set(ctx, &sb, 0);
 }
 
 static int check_future_times(struct e4fsck *ctx)
@@ -763,7 +750,7 @@ static int check_future_times(struct e4fsck *ctx)
 		dirty = 1;
 	}
 	/* e2fsck does not count a corrected clock as a change to the file system. */
-	return dirty ? set_super(ctx, &sb, 0) : 0;
+	return dirty ? fsck_super_set(ctx, &sb, 0) : 0;
 }
 
 /* The future times of the superblock, then the hints e2fsck adds after them. */
@@ -830,7 +817,7 @@ int fsck_check_resize_inode(struct e4fsck *ctx)
 		if (fix_problem(ctx, PR_0_DISABLE_RESIZE_INODE, &pctx)) {
 			sb.s_feature_compat &= ~(uint32_t)EXT4FS_FEATURE_COMPAT_RESIZE_INODE;
 			sb.s_reserved_gdt_blocks = 0;
-			if (set_super(ctx, &sb, 1))
+			if (fsck_super_set(ctx, &sb, 1))
 				return -1;
 		}
 		if (ctx->aborted)
@@ -842,7 +829,7 @@ int fsck_check_resize_inode(struct e4fsck *ctx)
 		pctx.num = sb.s_reserved_gdt_blocks;
 		if (fix_problem(ctx, PR_0_NONZERO_RESERVED_GDT_BLOCKS, &pctx)) {
 			sb.s_reserved_gdt_blocks = 0;
-			if (set_super(ctx, &sb, 1))
+			if (fsck_super_set(ctx, &sb, 1))
 				return -1;
 		}
 		if (ctx->aborted)
