@@ -22,6 +22,7 @@
 #define RESTART_CLEARED 1   /* pass 1 cleared an inode whose blocks it had partly claimed */
 #define RESTART_MOVED   2   /* passes 1B-1D moved map blocks off the file system's metadata */
 #define RESTART_LPF     3   /* pass 3 unlinked an inline-data /lost+found, a directory now unconnected */
+#define RESTART_UNSCANNED 4 /* pass 2 opened a group's inodes pass 1 had skipped (INODE_UNINIT, itable_unused) */
 
 
 /* How problems are answered. */
@@ -135,6 +136,7 @@ struct e4fsck {
 	size_t nrestart_cleared, caprestart_cleared;
 	size_t restart_mark;        /* nrestart_cleared when the run began: each restart must add to it */
 	int restart_later;          /* a collision was reported (not with -n): restart after pass 2 if one moved */
+	int restart_unscanned;      /* pass 2 made pass 1 scan more of a group: restart after its directory blocks */
 	struct meta_collision {
 		uint32_t ino;
 		uint64_t blk;

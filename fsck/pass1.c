@@ -2612,8 +2612,12 @@ int fsck_pass1(struct e4fsck *ctx)
 		fsck_fatal(ctx, "out of memory while claiming the file system's metadata");
 		return -1;
 	}
-	/* Workers read the disk through handles of their own: earlier repairs must be there. */
-	if (n > 1 && ctx->fs_changed && ext4fs_flush(ctx->fs)) {
+	/*
+	 * Workers read the disk through handles of their own: earlier repairs
+	 * must be there, also those that count as no change (an unused inodes
+	 * count set right).
+	 */
+	if (n > 1 && !ctx->read_only && ext4fs_flush(ctx->fs)) {
 		fsck_fatal(ctx, "%s while writing repairs before pass 1", ext4fs_errmsg(ctx->fs));
 		return -1;
 	}

@@ -754,6 +754,33 @@ static uint32_t scan_skipped(struct pass2 *p, uint32_t ino, uint32_t *group)
 	return 0;
 }
 
+/*
+ * A yes to PR_2_INOREF_BG_INO_UNINIT or PR_2_INOREF_IN_UNUSED: the group's
+ * summary hid inodes in use from pass 1.  As e2fsck, drop INODE_UNINIT
+ * (the first) or the never-used tail (the second), and start the check
+ * again after the directory blocks, so that pass 1 scans the inodes.  Each
+ * yes settles a group for good, so the restarts end.  0, or -1 (reported).
+ */
+static int open_group_to_scan(struct pass2 *p, uint32_t group, uint32_t code)
+{
+	struct ext4fs_group_desc gd = *ext4fs_group(p->fs, group);
+	int err;
+
+	if (code == PR_2_INOREF_BG_INO_UNINIT)
+		gd.flags &= (uint16_t)~EXT4FS_BG_INODE_UNINIT;
+	else
+		gd.itable_unused = 0;
+	err = ext4fs_group_desc_set(p->fs, group, &gd);
+	if (err) {
+		fsck_fatal(p->ctx, "%s while writing group %u's descriptor: %s", ext4fs_strerror(err), group,
+			   ext4fs_errmsg(p->fs));
+		return -1;
+	}
+	p->ctx->fs_changed = 1;
+	p->ctx->restart_unscanned = 1;
+	return 0;
+}
+
 static int valid_mode_type(uint16_t mode)
 {
 	switch (mode & EXT4FS_S_IFMT) {
@@ -1069,18 +1096,14 @@ static int check_entry(struct block_ctx *b, unsigned char *de, uint32_t off, int
 	}
 	if (bitmap_paged_test(&ctx->inode_bad, ino) && (check_bad_inode(b, de, ino) || ctx->aborted))
 		return 0;
-	if (!bitmap_paged_test(&ctx->inode_used, ino)) {
-		struct ext4fs_inode in;
-		code = scan_skipped(p, ino, &group);
-		if (code && ext4fs_inode_read(p->fs, ino, &in) == 0 && in.i_links_count) {
-			/*
-			 * Pass 1 did not look at it, and it looks in use: the group's
-			 * summary is wrong and the group needs scanning (e2fsck restarts).
-			 */
-			pc.group = group;
-			say(b, code, &pc);
+	code = scan_skipped(p, ino, &group);
+	if (code) {
+		pc.group = group;
+		if (say(b, code, &pc) && open_group_to_scan(p, group, code))
 			return 0;
-		}
+	}
+	/* As e2fsck: once a group is to be scanned again, unused inodes wait for that scan. */
+	if (!ctx->restart_unscanned && !bitmap_paged_test(&ctx->inode_used, ino)) {
 		if (ask(b, PR_2_UNUSED_INODE, &pc)) {
 			ext4fs_dirent_inode_set(de, 0);
 			return 0;
@@ -1550,6 +1573,11 @@ int fsck_pass2(struct e4fsck *ctx)
 	 * was moved (clones declined): the next run would meet them all again,
 	 * and again; the check goes on without repairing under them.
 	 */
+	if (ctx->restart_unscanned && !ctx->aborted) {
+		ctx->restart = RESTART_UNSCANNED;
+		rc = 0;
+		goto out;
+	}
 	if (ctx->restart_later && !ctx->aborted) {
 		int moved = fsck_collisions_moved(ctx);
 		if (moved < 0)

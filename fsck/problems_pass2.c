@@ -136,13 +136,11 @@ static const struct problem rows[] = {
 	  PROMPT_NULL, 0 },
 	{ PR_2_REPORT_DUP_DIRENT, "PR_2_REPORT_DUP_DIRENT",
 	  "Duplicate entry '%n' found.\n\tMarking %p (%i) to be rebuilt.\n\n", PROMPT_NONE, 0 },
-	/* Repairing these means scanning the group again (e2fsck restarts): not done yet. */
+	/* A yes opens the group's skipped inodes to pass 1, and the check starts again after pass 2's blocks. */
 	{ PR_2_INOREF_BG_INO_UNINIT, "PR_2_INOREF_BG_INO_UNINIT",
-	  ENTRY " references inode %j in group %g where _INODE_UNINIT is set.\n", PROMPT_FIX,
-	  PF_CHECK_ONLY },
+	  ENTRY " references inode %j in group %g where _INODE_UNINIT is set.\n", PROMPT_FIX, PF_PREEN_OK },
 	{ PR_2_INOREF_IN_UNUSED, "PR_2_INOREF_IN_UNUSED",
-	  ENTRY " references inode %j found in group %g's unused inodes area.\n", PROMPT_FIX,
-	  PF_CHECK_ONLY },
+	  ENTRY " references inode %j found in group %g's unused inodes area.\n", PROMPT_FIX, PF_PREEN_OK },
 	{ PR_2_HTREE_ROOT_CSUM_INVALID, "PR_2_HTREE_ROOT_CSUM_INVALID", HTREE ": root node fails checksum.\n",
 	  PROMPT_CLEAR_HTREE, PF_PREEN_OK },
 	{ PR_2_HTREE_NODE_CSUM_INVALID, "PR_2_HTREE_NODE_CSUM_INVALID",

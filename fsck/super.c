@@ -501,9 +501,10 @@ static int check_descs(struct e4fsck *ctx)
 		if (has_csum && (gd.itable_unused > gd.free_inodes_count ||
 				 gd.itable_unused > ctx->geo->inodes_per_group)) {
 			pctx.num = gd.itable_unused;
+			/* As e2fsck: written, but by itself no change to report (exit 0). */
 			if (fix_problem(ctx, PR_0_GDT_ITABLE_UNUSED, &pctx)) {
 				gd.itable_unused = 0;
-				fix = changed = 1;
+				fix = 1;
 			}
 		}
 		if (ctx->aborted)
