@@ -555,6 +555,7 @@ static int run_passes(struct e4fsck *ctx)
 		timer_stop(ctx, &t, passes[i].slot, passes[i].title);
 		if (rc || ctx->aborted) {
 			free(guard.runs);
+			free(guard.groups);
 			return -1;
 		}
 		/* As e2fsck: the other passes wait for the next run (set by pass 1 or 2). */

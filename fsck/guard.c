@@ -25,6 +25,92 @@ static int guard_add(struct alloc_guard *g, uint64_t first, uint64_t count, int 
 	return 0;
 }
 
+/* Bits set in [first, last] of bm. */
+static uint64_t count_set(const struct ext4fs_bitmap *bm, uint64_t first, uint64_t last)
+{
+	uint64_t n = 0, at = first, set_at, clear_at;
+
+	while (at <= last && !ext4fs_bitmap_find(bm, at, last, 1, &set_at)) {
+		if (ext4fs_bitmap_find(bm, set_at, last, 0, &clear_at))
+			clear_at = last + 1;
+		n += clear_at - set_at;
+		at = clear_at;
+	}
+	return n;
+}
+
+/* The part of the block (inode) bitmap that is group grp's. */
+static void group_span(struct e4fsck *ctx, uint32_t grp, int inode, uint64_t *first, uint64_t *last)
+{
+	if (inode) {
+		*first = (uint64_t)grp * ctx->geo->inodes_per_group + 1;
+		*last = *first + ctx->geo->inodes_per_group - 1;
+		if (*last > ctx->geo->inodes_count)
+			*last = ctx->geo->inodes_count;
+	} else {
+		*first = ext4fs_group_first_block(ctx->fs, grp);
+		*last = ext4fs_group_last_block(ctx->fs, grp);
+	}
+}
+
+/* Remember group grp's side as it is, before the guard first marks in it.  0 or -1 (no memory). */
+static int note_group(struct e4fsck *ctx, struct alloc_guard *g, uint32_t grp, int inode,
+		      const struct ext4fs_bitmap *bm)
+{
+	for (size_t i = g->ngroups; i-- > 0;)
+		if (g->groups[i].group == grp && g->groups[i].inode == inode)
+			return 0;
+	if (g->ngroups == g->capgroups) {
+		struct guard_group *grown = ext4fs_array_grow(g->groups, &g->capgroups, g->ngroups + 1,
+							      sizeof(*grown), 16);
+		if (!grown)
+			return -1;
+		g->groups = grown;
+	}
+	const struct ext4fs_group_desc *gd = ext4fs_group(ctx->fs, grp);
+	uint64_t first, last;
+	group_span(ctx, grp, inode, &first, &last);
+	g->groups[g->ngroups++] = (struct guard_group){ grp, inode, gd->flags, gd->itable_unused,
+						       count_set(bm, first, last) };
+	return 0;
+}
+
+/* note_group() for every group of blocks [first, first + count) that says BLOCK_UNINIT. */
+static int note_block_groups(struct e4fsck *ctx, struct alloc_guard *g, uint64_t first, uint64_t count,
+			     const struct ext4fs_bitmap *bb)
+{
+	for (uint32_t grp = ext4fs_group_of_block(ctx->fs, first);
+	     grp < ctx->geo->group_count && ext4fs_group_first_block(ctx->fs, grp) < first + count; grp++)
+		if ((ext4fs_group(ctx->fs, grp)->flags & EXT4FS_BG_BLOCK_UNINIT) && note_group(ctx, g, grp, 0, bb))
+			return -1;
+	return 0;
+}
+
+/* Put back what the guard's marking changed in groups no repair allocated in since. */
+static int restore_groups(struct e4fsck *ctx, struct alloc_guard *g, const struct ext4fs_bitmap *bb,
+			  const struct ext4fs_bitmap *ib)
+{
+	for (size_t i = 0; i < g->ngroups; i++) {
+		const struct guard_group *was = &g->groups[i];
+		uint64_t first, last;
+		group_span(ctx, was->group, was->inode, &first, &last);
+		if (count_set(was->inode ? ib : bb, first, last) != was->set_bits)
+			continue;
+		struct ext4fs_group_desc gd = *ext4fs_group(ctx->fs, was->group);
+		uint16_t flag = was->inode ? EXT4FS_BG_INODE_UNINIT : EXT4FS_BG_BLOCK_UNINIT;
+		uint16_t flags = (uint16_t)((gd.flags & ~flag) | (was->flags & flag));
+		uint32_t unused = was->inode ? was->itable_unused : gd.itable_unused;
+		if (flags == gd.flags && unused == gd.itable_unused)
+			continue;
+		gd.flags = flags;
+		gd.itable_unused = unused;
+		int err = ext4fs_group_desc_set(ctx->fs, was->group, &gd);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
 int fsck_guard_on(struct e4fsck *ctx, struct alloc_guard *g)
 {
 	const struct ext4fs_bitmap *bb, *ib;
@@ -44,6 +130,8 @@ int fsck_guard_on(struct e4fsck *ctx, struct alloc_guard *g)
 			uint64_t used_at;
 			if (ext4fs_bitmap_find(bb, free_at, end - 1, 1, &used_at))
 				used_at = end;
+			if (note_block_groups(ctx, g, free_at, used_at - free_at, bb))
+				goto fail;
 			err = ext4fs_blocks_mark_used(ctx->fs, free_at, used_at - free_at);
 			if (err || guard_add(g, free_at, used_at - free_at, 0, 0))
 				goto fail;
@@ -56,6 +144,8 @@ int fsck_guard_on(struct e4fsck *ctx, struct alloc_guard *g)
 		if (ext4fs_bitmap_test(ib, i) != 0)
 			continue;
 		int dir = bitmap_paged_test(&ctx->inode_dir, i);
+		if (note_group(ctx, g, (uint32_t)((i - 1) / ctx->geo->inodes_per_group), 1, ib))
+			goto fail;
 		err = ext4fs_inode_mark_used(ctx->fs, (uint32_t)i, dir);
 		if (err || guard_add(g, i, 1, 1, dir))
 			goto fail;
@@ -84,7 +174,10 @@ int fsck_guard_off(struct e4fsck *ctx, struct alloc_guard *g)
 				err = ext4fs_bitmap_test(bb, n) > 0 ? ext4fs_blocks_mark_free(ctx->fs, n, 1) : 0;
 		}
 	}
+	if (!err)
+		err = restore_groups(ctx, g, bb, ib);
 	free(g->runs);
+	free(g->groups);
 	memset(g, 0, sizeof(*g));
 	if (err) {
 		fsck_fatal(ctx, "%s while giving back protected blocks and inodes: %s", ext4fs_strerror(err),

@@ -21,10 +21,25 @@ struct guard_run {
 	int inode, dir;
 };
 
+/*
+ * A group the guard marked something in, as it was before: marking clears
+ * its BLOCK_UNINIT (INODE_UNINIT, and may shorten the unused tail), which
+ * pass 5 must still see (it asks about them as e2fsck does).
+ */
+struct guard_group {
+	uint32_t group;
+	int inode;                  /* 1: the inode side, 0: the block side */
+	uint16_t flags;
+	uint32_t itable_unused;
+	uint64_t set_bits;          /* bits set in the group's part of the bitmap */
+};
+
 /* What a guard marked in use; zero-initialise before fsck_guard_on(). */
 struct alloc_guard {
 	struct guard_run *runs;
 	size_t n, cap;
+	struct guard_group *groups;
+	size_t ngroups, capgroups;
 };
 
 /* Mark in use, on disk, every block and inode ctx's maps hold that the bitmaps call free.  0 or -1 (reported). */
@@ -32,7 +47,9 @@ int fsck_guard_on(struct e4fsck *ctx, struct alloc_guard *g);
 
 /*
  * Give back what fsck_guard_on() marked (what a repair freed meanwhile is
- * left alone) and empty g.  0 or -1 (reported).
+ * left alone) and empty g.  A group whose bitmap holds as many bits as
+ * before the guard (no repair allocated in it) gets back the uninit flag
+ * and unused tail the marking took.  0 or -1 (reported).
  */
 int fsck_guard_off(struct e4fsck *ctx, struct alloc_guard *g);
 

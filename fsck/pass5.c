@@ -134,10 +134,54 @@ static int diff_runs(const struct ext4fs_bitmap *disk, const struct bitmap_paged
 	return 0;
 }
 
+/*
+ * Items [a, b] are in use but not marked: for those in a group flagged
+ * BLOCK_UNINIT (INODE_UNINIT, with group checksums), ask as e2fsck does,
+ * once per block (per cluster with bigalloc) or inode until a yes clears
+ * the flag.  0, or -1 (reported).
+ */
+static int ask_uninit(struct diff_run *r, uint64_t a, uint64_t b)
+{
+	struct e4fsck *ctx = r->ctx;
+	const struct ext4fs_geom *g = ctx->geo;
+	uint64_t base = r->blocks ? g->first_data_block : 1;
+	uint64_t per_group = r->blocks ? g->blocks_per_group : g->inodes_per_group;
+	uint64_t step = r->blocks ? g->cluster_ratio : 1;
+	uint16_t flag = r->blocks ? EXT4FS_BG_BLOCK_UNINIT : EXT4FS_BG_INODE_UNINIT;
+
+	if (!r->blocks && !g->has_gdt_csum && !g->has_metadata_csum)
+		return 0;
+	while (a <= b) {
+		uint32_t grp = (uint32_t)((a - base) / per_group);
+		uint64_t group_last = base + (uint64_t)(grp + 1) * per_group - 1;
+		uint64_t last = group_last < b ? group_last : b;
+		for (uint64_t n = (a + step - 1) / step * step;
+		     n <= last && grp < g->group_count && (ext4fs_group(ctx->fs, grp)->flags & flag); n += step) {
+			struct problem_ctx pctx = { .group = grp, .blk = n };
+			if (!fix_problem(ctx, r->blocks ? PR_5_BLOCK_UNINIT : PR_5_INODE_UNINIT, &pctx))
+				continue;
+			struct ext4fs_group_desc gd = *ext4fs_group(ctx->fs, grp);
+			gd.flags &= (uint16_t)~flag;
+			int err = ext4fs_group_desc_set(ctx->fs, grp, &gd);
+			if (err) {
+				fsck_fatal(ctx, "%s while clearing group %u's uninit flag: %s", ext4fs_strerror(err),
+					   grp, ext4fs_errmsg(ctx->fs));
+				return -1;
+			}
+			ctx->fs_changed = 1;
+		}
+		a = last + 1;
+	}
+	return 0;
+}
+
 static int print_run(void *arg, uint64_t a, uint64_t b, int sign)
 {
 	struct diff_run *r = arg;
 
+	/* As e2fsck: the first item's question comes before the run before it is printed. */
+	if (sign > 0 && ask_uninit(r, a, a))
+		return -1;
 	/* Runs from the walk may touch: one printed run per maximal run of one sign. */
 	if (r->sign == sign && a == r->end + 1) {
 		r->end = b;
@@ -148,7 +192,7 @@ static int print_run(void *arg, uint64_t a, uint64_t b, int sign)
 		r->end = b;
 	}
 	r->count += b - a + 1;
-	return 0;
+	return sign > 0 && b > a ? ask_uninit(r, a + 1, b) : 0;
 }
 
 struct repair {
@@ -193,7 +237,8 @@ static int compare_bitmap(struct e4fsck *ctx, const struct ext4fs_bitmap *disk,
 {
 	struct diff_run r = { .ctx = ctx, .blocks = blocks };
 
-	diff_runs(disk, found, first, last, print_run, &r);
+	if (diff_runs(disk, found, first, last, print_run, &r))
+		return -1;
 	run_flush(&r);
 	if (!r.count)
 		return 1;

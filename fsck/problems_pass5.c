@@ -27,6 +27,14 @@ static const struct problem rows[] = {
 	{ PR_5_INODE_RANGE_UNUSED, "PR_5_INODE_RANGE_UNUSED", " -(%i--%j)", PROMPT_NONE, QUIET },
 	{ PR_5_INODE_RANGE_USED, "PR_5_INODE_RANGE_USED", " +(%i--%j)", PROMPT_NONE, QUIET },
 	{ PR_5_INODE_BITMAP_END, "PR_5_INODE_BITMAP_END", "\n", PROMPT_FIX, QUIET },
+	/*
+	 * Asked for each item used but unmarked in a group whose flag says
+	 * nothing is (e2fsck asks again for every one until a yes clears it).
+	 */
+	{ PR_5_BLOCK_UNINIT, "PR_5_BLOCK_UNINIT", "Group %g block(s) in use but group is marked BLOCK_UNINIT\n",
+	  PROMPT_FIX, PF_PREEN_OK },
+	{ PR_5_INODE_UNINIT, "PR_5_INODE_UNINIT", "Group %g inode(s) in use but group is marked INODE_UNINIT\n",
+	  PROMPT_FIX, PF_PREEN_OK },
 	{ PR_5_FREE_BLOCK_COUNT_GROUP, "PR_5_FREE_BLOCK_COUNT_GROUP",
 	  "Free blocks count wrong for group #%g (%M, counted=%N).\n", PROMPT_FIX, QUIET },
 	/* The kernel does not keep the superblock's totals exact: "no" is not an error. */

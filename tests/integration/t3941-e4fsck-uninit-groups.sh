@@ -1,13 +1,17 @@
 #!/bin/bash
-# t3941-e4fsck-unscanned-inodes.sh - directory entries naming inodes that
-# pass 1 did not scan, because their group says INODE_UNINIT or because
-# they lie in the group's never-used tail (bg_itable_unused), judged by
-# e2fsck 1.47 in -n, -p and -y.  A yes opens the group to pass 1 (the flag
-# cleared, the tail emptied) and the check starts again after pass 2's
-# directory blocks; the inodes are then judged as any other.
+# t3941-e4fsck-uninit-groups.sh - groups whose descriptor says part of them
+# is unused (INODE_UNINIT, BLOCK_UNINIT, the never-used inode tail
+# bg_itable_unused) while something there is in use, judged by e2fsck 1.47
+# in -n, -p and -y.
 #
-# Cases: entries naming free inodes in both places (dangling), and real
-# files and directories hidden by a flag or a tail set by hand.
+# Pass 2: an entry naming an inode pass 1 did not scan.  A yes opens the
+# group to pass 1 (the flag cleared, the tail emptied) and the check starts
+# again after pass 2's directory blocks; the inodes are then judged as any
+# other.  Cases: entries naming free inodes in both places (dangling), and
+# real files and directories hidden by a flag or a tail set by hand.
+#
+# Pass 5: blocks in use in a group marked BLOCK_UNINIT: e2fsck asks for each
+# block until a yes clears the flag (with -n, for every one of them).
 
 set -eu
 
@@ -70,6 +74,21 @@ for spec in "$L1K" "$LGDT"; do
 	# before pass 1's threads open their own handles it must be on disk.
 	DAMAGE_FY_EXIT=0 damage_case "a group's unused tail beyond its free inodes $tag" "$spec" \
 		"$(printf 'set_bg 0 itable_unused 9\nset_bg 0 checksum calc')"
+done
+
+# A file that spills past group 0, its group then marked BLOCK_UNINIT again.
+spill_cmd() {
+	local group=$1
+	printf '%s' "tr '\\0' y </dev/zero | head -c 1200000 >$T/spill
+debugfs -w -f - \"\$1\" >/dev/null 2>&1 <<EOF
+write $T/spill spill
+set_bg $group flags 2
+set_bg $group checksum calc
+EOF"
+}
+for spec in "$L1K" "$LGDT"; do
+	tag="[${spec%@*}]"
+	DAMAGE_CMD=1 damage_case "blocks in use in a group marked BLOCK_UNINIT $tag" "$spec" "$(spill_cmd 1)"
 done
 
 exit "$failed"
