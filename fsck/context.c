@@ -168,6 +168,7 @@ void fsck_free_run_state(struct e4fsck *ctx)
 	ctx->restart = 0;
 	ctx->restart_later = 0;
 	ctx->restart_unscanned = 0;
+	ctx->large_dirs = 0;
 	ctx->ncollisions = 0;
 	range_set_free(&ctx->fs_meta);
 }

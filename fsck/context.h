@@ -137,6 +137,7 @@ struct e4fsck {
 	size_t restart_mark;        /* nrestart_cleared when the run began: each restart must add to it */
 	int restart_later;          /* a collision was reported (not with -n): restart after pass 2 if one moved */
 	int restart_unscanned;      /* pass 2 made pass 1 scan more of a group: restart after its directory blocks */
+	uint32_t large_dirs;        /* indexed directories that need largedir, counted as e2fsck's pass 1 counts them */
 	struct meta_collision {
 		uint32_t ino;
 		uint64_t blk;

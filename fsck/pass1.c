@@ -87,6 +87,7 @@ enum p1_fix {
 	FIX_MODE_DIR,       /* yes: a directory's mode, its held blocks claimed (value: 1 when fragmented); no: none */
 	FIX_SET_INCOMPAT,   /* the superblock gets the incompat feature in value (inline_data, extents) */
 	FIX_INLINE_DROP,    /* i_size = 0, no inline-data flag, i_block zeroed (its data is lost) */
+	FIX_LARGE_DIR,      /* no question: an indexed directory that needs largedir is counted (ctx->large_dirs) */
 };
 
 /* A problem a worker found: when it is asked (q, deferred.h) and what a yes repairs. */
@@ -691,77 +692,93 @@ static int check_kind(struct p1_worker *w, uint32_t ino, const struct ext4fs_ino
 	return 0;
 }
 
-/* One of e2fsck's tests of an index root: whether it failed, the question, its %N. */
-struct root_check {
-	int bad;
-	uint32_t code;
-	uint64_t num;
-};
-
 /*
- * The root e2fsck reads when a file that is no directory keeps its index
- * flag (a no to "not a directory"): the questions it asks of block 0 as if
- * it were an index root, each only after a no to the one before (a yes
- * clears the flag).  Their answers change nothing else, so they are found
- * here.  0 or -1.
+ * e2fsck's test of an index deeper than two levels on a file system
+ * without largedir: the directory is too small for such a tree.  The
+ * bounds are e2fsck 1.47's as its code computes them, in 32-bit unsigned
+ * arithmetic, block size bits counted ten too many, so they are far below
+ * the size of a real two-level tree (2 MiB with 1 KiB blocks, 8 MiB with
+ * 4 KiB): smaller directories are asked about.
  */
-static int check_index_root(struct p1_worker *w, uint32_t ino, uint64_t pblk, unsigned char *buf)
+static int too_small_for_depth(const struct ext4fs_geom *g, const struct ext4fs_inode *in)
 {
-	struct problem_ctx pctx = { .ino = ino };
-	struct ext4fs_dx_root_info ri;
-	struct root_check checks[4];
-	unsigned n = 0;
+	unsigned bits = 0;
 
-	if (!pblk || ext4fs_block_read(w->fs, pblk, buf)) {
-		checks[n++] = (struct root_check){ 1, PR_1_HTREE_BADROOT, 0 };
-	} else {
-		ext4fs_dx_root_info_decode(buf, &ri);
-		uint8_t v = ri.hash_version;
-		checks[n++] = (struct root_check){ ri.reserved_zero || ri.info_length < 8, PR_1_HTREE_BADROOT, 0 };
-		checks[n++] = (struct root_check){ v != EXT4FS_HASH_LEGACY && v != EXT4FS_HASH_HALF_MD4 &&
-						   v != EXT4FS_HASH_TEA && v != EXT4FS_HASH_SIPHASH,
-						   PR_1_HTREE_HASHV, v };
-		checks[n++] = (struct root_check){ ri.unused_flags & 1, PR_1_HTREE_INCOMPAT, 0 };
-		/* e2fsck's limit is the deepest tree it knows (three levels with largedir). */
-		checks[n++] = (struct root_check){ ri.indirect_levels > 3, PR_1_HTREE_DEPTH, ri.indirect_levels };
-	}
-	for (unsigned i = 0; i < n; i++) {
-		if (!checks[i].bad)
-			continue;
-		pctx.num = checks[i].num;
-		if (record(w, checks[i].code, &pctx, FIX_FLAGS_CLEAR, EXT4FS_INDEX_FL, NULL))
-			return -1;
-		w->probs[w->nprobs - 1].q.rules |= DEFER_AFTER_NO;
-	}
-	return 0;
+	while ((1u << bits) < g->block_size)
+		bits++;
+	bits += 10;
+	uint32_t per_block = 1u << (bits - 3);
+	uint32_t blocks_squared = (per_block - 1) * (per_block - 2);
+	uint32_t size_bound = blocks_squared << bits, sectors_bound = blocks_squared << (bits - 9);
+	return ext4fs_inode_size(in) < size_bound && in->i_blocks_lo < sectors_bound;
 }
 
 /*
- * The index flag on a file that is no directory: e2fsck offers to clear it
- * after walking the blocks; kept, it is judged as an index (without
- * dir_index, that flag's own question first).  0 or -1.
+ * The index flag, judged as e2fsck's pass 1 judges it after the walk: on a
+ * file that is no directory, without dir_index, then the root's block and
+ * header, its hash, incompatible flags and depth.  Each question comes
+ * only after a no to the one before (a yes clears the flag; a directory's
+ * index is rebuilt by pass 3A); pass 2 judges a directory's tree.  An
+ * inode kept indexed that needs largedir (more than two levels, or 2 GiB)
+ * is counted for the question at the end of pass 1.  0 or -1.
  */
-static int check_index_flag(struct p1_worker *w, uint32_t ino, const struct ext4fs_inode *in, uint64_t first_pblk)
+static int check_index(struct p1_worker *w, uint32_t ino, const struct ext4fs_inode *in, uint64_t first_pblk)
 {
+	const struct ext4fs_geom *g = ext4fs_geom(w->fs);
 	struct problem_ctx pctx = { .ino = ino };
+	struct ext4fs_dx_root_info ri;
 	unsigned char *buf;
-	int rc;
+	int asked = 0, rc = -1;
 
-	if (!(in->i_flags & EXT4FS_INDEX_FL) || EXT4FS_ISDIR(in->i_mode))
+	if (!(in->i_flags & EXT4FS_INDEX_FL) || (EXT4FS_ISDIR(in->i_mode) && (in->i_flags & EXT4FS_INLINE_DATA_FL)))
 		return 0;
-	if (record(w, PR_1_HTREE_NODIR, &pctx, FIX_FLAGS_CLEAR, EXT4FS_INDEX_FL, NULL))
-		return -1;
-	if (!ext4fs_has_compat(w->fs, EXT4FS_FEATURE_COMPAT_DIR_INDEX)) {
-		if (record(w, PR_1_HTREE_SET, &pctx, FIX_FLAGS_CLEAR, EXT4FS_INDEX_FL, NULL))
-			return -1;
-		w->probs[w->nprobs - 1].q.rules |= DEFER_AFTER_NO;
-	}
-	buf = malloc(ext4fs_geom(w->fs)->block_size);
+#define ASK(code)                                                                                          \
+	do {                                                                                               \
+		if (record(w, (code), &pctx, FIX_FLAGS_CLEAR, EXT4FS_INDEX_FL, NULL))                      \
+			goto out;                                                                          \
+		w->probs[w->nprobs - 1].q.rules |= asked ? DEFER_AFTER_NO : 0;                             \
+		asked = 1;                                                                                 \
+	} while (0)
+	buf = malloc(g->block_size);
 	if (!buf) {
 		worker_fail(w, "out of memory");
 		return -1;
 	}
-	rc = check_index_root(w, ino, first_pblk, buf);
+	if (!EXT4FS_ISDIR(in->i_mode))
+		ASK(PR_1_HTREE_NODIR);
+	if (!ext4fs_has_compat(w->fs, EXT4FS_FEATURE_COMPAT_DIR_INDEX))
+		ASK(PR_1_HTREE_SET);
+	/* As e2fsck: without a readable root a no leaves the index to pass 2, and nothing is counted. */
+	if (!first_pblk || !ext4fs_block_ptr_valid(w->fs, first_pblk) || ext4fs_block_read(w->fs, first_pblk, buf)) {
+		ASK(PR_1_HTREE_BADROOT);
+		rc = 0;
+		goto out;
+	}
+	ext4fs_dx_root_info_decode(buf, &ri);
+	if (ri.reserved_zero || ri.info_length < 8)
+		ASK(PR_1_HTREE_BADROOT);
+	pctx.num = ri.hash_version;
+	if (ri.hash_version != EXT4FS_HASH_LEGACY && ri.hash_version != EXT4FS_HASH_HALF_MD4 &&
+	    ri.hash_version != EXT4FS_HASH_TEA && ri.hash_version != EXT4FS_HASH_SIPHASH)
+		ASK(PR_1_HTREE_HASHV);
+	if (ri.unused_flags & 1)
+		ASK(PR_1_HTREE_INCOMPAT);
+	pctx.num = ri.indirect_levels;
+	int largedir = ext4fs_has_incompat(w->fs, EXT4FS_FEATURE_INCOMPAT_LARGEDIR);
+	/* Deeper than any tree e2fsck knows; or deeper than two levels without largedir, in a small directory. */
+	if (ri.indirect_levels > 3)
+		ASK(PR_1_HTREE_DEPTH);
+	if (ri.indirect_levels > 2 && !largedir && too_small_for_depth(g, in))
+		ASK(PR_1_HTREE_DEPTH);
+	if (ri.indirect_levels > 2 || ext4fs_inode_size(in) > INT32_MAX) {
+		pctx.num = 0;
+		if (record(w, PR_2_FEATURE_LARGE_DIRS, &pctx, FIX_LARGE_DIR, 0, NULL))
+			goto out;
+		w->probs[w->nprobs - 1].q.rules |= DEFER_NOT_CLEARED | (asked ? DEFER_AFTER_NO : 0);
+	}
+	rc = 0;
+out:
+#undef ASK
 	free(buf);
 	return rc;
 }
@@ -1058,7 +1075,7 @@ static int check_blocks(struct p1_worker *w, uint32_t ino, const struct ext4fs_i
 		}
 		return 0;
 	}
-	if (check_index_flag(w, ino, in, b.first_pblk))
+	if (check_index(w, ino, in, b.first_pblk))
 		return -1;
 	int after_no = 0;
 	if (!b.blocks && b.is_dir && !(in->i_flags & EXT4FS_INLINE_DATA_FL)) {
@@ -2168,6 +2185,10 @@ static int answer_prepare(void *arg, struct deferred_inode *st, struct deferred 
 	/* As e2fsck: a repair that rewrote the record already gave it its checksum. */
 	if (p->fix == FIX_CSUM && (a->changed || st->cleared || a->ea_off || a->epoch))
 		return DEFER_SKIP;
+	if (p->fix == FIX_LARGE_DIR) {
+		ctx->large_dirs++;
+		return DEFER_DONE;
+	}
 	if (p->fix == FIX_EA_CHECK) {
 		a->ea_reached = 1;
 		int keep = xattr_block_check(ctx, ino, p->value);
@@ -2459,7 +2480,7 @@ static int answer_repair(void *arg, struct deferred_inode *st, struct deferred *
 				return 0;
 			break;
 		}
-		case FIX_CSUM: case FIX_NONE: case FIX_EA_CHECK: case FIX_EA_IBODY_CLEAR: case FIX_EA_INODE_FL:
+		case FIX_CSUM: case FIX_NONE: case FIX_EA_CHECK: case FIX_EA_IBODY_CLEAR: case FIX_EA_INODE_FL: case FIX_LARGE_DIR:
 		case FIX_EPOCH: case FIX_ZERO_INODE: case FIX_ZERO_ONLY: case FIX_RESTART_LATER: case FIX_SET_INCOMPAT:
 			break;
 		}
@@ -2599,6 +2620,19 @@ static int recreate_resize_inode(struct e4fsck *ctx)
 	return 0;
 }
 
+/* As e2fsck at the end of pass 1: indexed directories that need largedir get the feature.  0 or -1. */
+static int large_dirs_feature(struct e4fsck *ctx)
+{
+	struct ext4fs_super sb = *ext4fs_sb(ctx->fs);
+
+	if (!ctx->large_dirs || (sb.s_feature_incompat & EXT4FS_FEATURE_INCOMPAT_LARGEDIR))
+		return 0;
+	if (!fix_problem(ctx, PR_2_FEATURE_LARGE_DIRS, NULL))
+		return ctx->aborted ? -1 : 0;
+	sb.s_feature_incompat |= EXT4FS_FEATURE_INCOMPAT_LARGEDIR;
+	return fsck_super_set(ctx, &sb, 1);
+}
+
 int fsck_pass1(struct e4fsck *ctx)
 {
 	const struct ext4fs_geom *g = ctx->geo;
@@ -2678,6 +2712,8 @@ int fsck_pass1(struct e4fsck *ctx)
 		rc = 0;
 		goto out;
 	}
+	if (!ctx->aborted && large_dirs_feature(ctx))
+		goto out;
 	if (!ctx->aborted && bitmap_paged_next_set(&ctx->block_dup, 0) < g->blocks_count) {
 		if (ctx->mode == MODE_PREEN)
 			fix_problem(ctx, PR_1_DUP_BLOCKS_PREENSTOP, NULL);

@@ -308,41 +308,28 @@ static int check_root(struct pass2 *p, struct dir_info *di, struct dir_state *ds
 	struct ext4fs_dx_root_info ri;
 	ext4fs_dx_root_info_decode(buf, &ri);
 	uint32_t reserved = ri.reserved_zero;
-	unsigned hash_version = ri.hash_version, info_len = ri.info_length, levels = ri.indirect_levels,
-		 flags = ri.unused_flags;
+	unsigned hash_version = ri.hash_version, info_len = ri.info_length, levels = ri.indirect_levels;
 	unsigned max_levels = p->largedir ? 3 : 2;
-	int bad = 0;
 
-	if (!p->dir_index) {
-		if (fix_problem(p->ctx, PR_1_HTREE_SET, &pc))
-			clear_index(p, ds, di->ino, pblk);
+	/*
+	 * Pass 1 asked e2fsck's questions about the root (check_index() in pass1.c);
+	 * the flag is still set after a no.  Where e2fsck would then read a
+	 * tree with an unknown hash or without dir_index, the directory is
+	 * read as a linear one.
+	 */
+	if (!p->dir_index)
+		return 0;
+	/*
+	 * e2fsck's pass 2 test of the root: the header, and no deeper than the
+	 * file system allows.  Declined, the tree is read as it stands, as
+	 * e2fsck reads it (an unknown hash makes every name's hash 0).
+	 */
+	if (reserved || info_len < 8 || levels >= max_levels) {
+		if (fix_problem(p->ctx, PR_2_HTREE_BAD_ROOT, &pc))
+			goto clear;
+	} else if (!block_kind(p, ds, 0, buf)) {
 		return 0;
 	}
-	if (reserved || info_len < 8 || !block_kind(p, ds, 0, buf)) {
-		bad = 1;
-		if (fix_problem(p->ctx, PR_1_HTREE_BADROOT, &pc))
-			goto clear;
-	}
-	if (hash_version != EXT4FS_HASH_LEGACY && hash_version != EXT4FS_HASH_HALF_MD4 &&
-	    hash_version != EXT4FS_HASH_TEA && hash_version != EXT4FS_HASH_SIPHASH) {
-		bad = 1;
-		pc.num = hash_version;
-		if (fix_problem(p->ctx, PR_1_HTREE_HASHV, &pc))
-			goto clear;
-	}
-	if (flags & 1) {
-		bad = 1;
-		if (fix_problem(p->ctx, PR_1_HTREE_INCOMPAT, &pc))
-			goto clear;
-	}
-	if (levels >= max_levels) {
-		bad = 1;
-		pc.num = levels;
-		if (fix_problem(p->ctx, PR_1_HTREE_DEPTH, &pc))
-			goto clear;
-	}
-	if (bad)
-		return 0;       /* declined: the directory is read as a linear one */
 	/*
 	 * As e2fsck: the index covers the blocks the directory maps, not what
 	 * i_size claims, which damage can make terabytes.
@@ -1126,8 +1113,15 @@ static int check_entry(struct block_ctx *b, unsigned char *de, uint32_t off, int
 		int approx = 0;
 		memset(&fake, 0, sizeof(fake));
 		fake.i_flags = b->ds->i_flags;
-		if (ext4fs_htree_name_hash(p->fs, &fake, b->ds->dx->hash_version, (const char *)de + DE_NAME,
-					   name_len, &hash, &minor, &approx) == 0 && !approx) {
+		int known = ext4fs_dx_hash_name(b->ds->dx->hash_version) != NULL;
+		/* As e2fsck: a hash it does not know is 0 for every name. */
+		if (!known) {
+			hash = 0;
+			approx = 0;
+		}
+		if ((!known || ext4fs_htree_name_hash(p->fs, &fake, b->ds->dx->hash_version,
+						      (const char *)de + DE_NAME, name_len, &hash, &minor,
+						      &approx) == 0) && !approx) {
 			if (hash < b->dxb->min_hash)
 				b->dxb->min_hash = hash;
 			if (hash > b->dxb->max_hash)

@@ -64,7 +64,9 @@
 #define PR_2_HTREE_MIN_HASH              0x020036
 #define PR_2_HTREE_MAX_HASH              0x020037
 #define PR_2_HTREE_CLEAR                 0x020038
+#define PR_2_FEATURE_LARGE_DIRS          0x020039
 #define PR_2_HTREE_BADBLK                0x02003A
+#define PR_2_HTREE_BAD_ROOT              0x02003C
 #define PR_2_HTREE_BAD_LIMIT             0x02003D
 #define PR_2_HTREE_BAD_COUNT             0x02003E
 #define PR_2_HTREE_HASH_ORDER            0x02003F

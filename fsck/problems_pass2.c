@@ -122,6 +122,12 @@ static const struct problem rows[] = {
 	  PROMPT_CLEAR_HTREE, 0 },
 	{ PR_2_HTREE_BADBLK, "PR_2_HTREE_BADBLK", HTREE " (%q): bad block number %N.\n",
 	  PROMPT_CLEAR_HTREE, 0 },
+	/* Asked at the end of pass 1, as e2fsck does, for the directories pass 1 counted. */
+	{ PR_2_FEATURE_LARGE_DIRS, "PR_2_FEATURE_LARGE_DIRS",
+	  "Filesystem has large directories, but lacks LARGE_DIR flag in superblock.\n", PROMPT_FIX, PF_PREEN_OK },
+	/* %d is 0: e2fsck's context names no directory at this point, and its message says so. */
+	{ PR_2_HTREE_BAD_ROOT, "PR_2_HTREE_BAD_ROOT", HTREE ": root node is invalid\n", PROMPT_CLEAR_HTREE,
+	  PF_PREEN_OK },
 	{ PR_2_HTREE_BAD_LIMIT, "PR_2_HTREE_BAD_LIMIT", HTREE ": block #%b has invalid limit (%N)\n",
 	  PROMPT_CLEAR_HTREE, PF_PREEN_OK },
 	{ PR_2_HTREE_BAD_COUNT, "PR_2_HTREE_BAD_COUNT", HTREE ": block #%b has invalid count (%N)\n",

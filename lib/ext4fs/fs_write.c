@@ -640,12 +640,14 @@ int ext4fs_super_set(struct ext4fs_fs *fs, const struct ext4fs_super *sb)
 	 * Some incompat changes leave every block meaning what it meant:
 	 * inline_data (the library reads an inode's inline data by its flag),
 	 * adding extents (a format new files may use; old ones are read as
-	 * before), dropping filetype (e2fsck's repair for the Hurd), and
+	 * before), adding largedir (it only allows deeper and bigger
+	 * directories), dropping filetype (e2fsck's repair for the Hurd), and
 	 * dropping csum_seed where no checksum is kept.
 	 */
 	uint32_t incompat_changed = (sb->s_feature_incompat ^ old->s_feature_incompat) &
 				    ~(uint32_t)EXT4FS_FEATURE_INCOMPAT_INLINE_DATA;
 	incompat_changed &= ~(sb->s_feature_incompat & EXT4FS_FEATURE_INCOMPAT_EXTENTS);
+	incompat_changed &= ~(sb->s_feature_incompat & EXT4FS_FEATURE_INCOMPAT_LARGEDIR);
 	/* Dropping filetype: entries keep their 8-bit name length, their type bytes are then written 0. */
 	incompat_changed &= ~(old->s_feature_incompat & EXT4FS_FEATURE_INCOMPAT_FILETYPE);
 	if (!(old->s_feature_ro_compat & sb->s_feature_ro_compat & EXT4FS_FEATURE_RO_COMPAT_METADATA_CSUM))

@@ -106,7 +106,11 @@ static void inline_data_feature_set(void **state)
 	sb.s_feature_incompat &= ~(uint32_t)EXT4FS_FEATURE_INCOMPAT_INLINE_DATA;
 	assert_int_equal(ext4fs_super_set(img.fs, &sb), 0);
 	assert_false(ext4fs_has_incompat(img.fs, EXT4FS_FEATURE_INCOMPAT_INLINE_DATA));
-	sb.s_feature_incompat |= EXT4FS_FEATURE_INCOMPAT_INLINE_DATA | EXT4FS_FEATURE_INCOMPAT_LARGEDIR;
+	/* largedir only allows more: accepted; meta_bg moves the descriptors: refused. */
+	sb.s_feature_incompat |= EXT4FS_FEATURE_INCOMPAT_LARGEDIR;
+	assert_int_equal(ext4fs_super_set(img.fs, &sb), 0);
+	assert_true(ext4fs_has_incompat(img.fs, EXT4FS_FEATURE_INCOMPAT_LARGEDIR));
+	sb.s_feature_incompat |= EXT4FS_FEATURE_INCOMPAT_INLINE_DATA | EXT4FS_FEATURE_INCOMPAT_META_BG;
 	assert_int_equal(ext4fs_super_set(img.fs, &sb), EXT4FS_E_INVALID_ARG);
 	rw_image_assert_clean(&img);
 	rw_image_close(&img);
