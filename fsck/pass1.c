@@ -1576,11 +1576,31 @@ static int check_inode_in_use(struct p1_worker *w, uint32_t ino, const struct ex
 static int check_blocks_of(struct p1_worker *w, uint32_t ino, const struct ext4fs_inode *in, size_t probs_before);
 
 static int check_inode(struct p1_worker *w, uint32_t ino, const struct ext4fs_inode *in, const unsigned char *raw,
-		       int csum_ok)
+		       int csum_ok, int garbage)
 {
 	const struct ext4fs_geom *g = w->ctx->geo;
 	struct problem_ctx pctx = { .ino = ino };
+	struct ext4fs_inode cleared;
 
+	/*
+	 * As e2fsck: an inode in use in a block of the table that looks like
+	 * garbage is offered to be cleared first.  Cleared, it is checked as
+	 * e2fsck goes on checking it: no longer in use, its record written
+	 * afresh (a reserved inode without its map).
+	 */
+	if (garbage && in->i_links_count) {
+		if (record(w, PR_1_INODE_IS_GARBAGE, &pctx, FIX_CLEAR_FULLY, 0, NULL))
+			return -1;
+		if (answer_expected(w, PR_1_INODE_IS_GARBAGE)) {
+			cleared = *in;
+			cleared.i_links_count = 0;
+			cleared.i_dtime = (uint32_t)w->ctx->now;
+			if (ino < g->first_ino)
+				memset(cleared.i_block, 0, sizeof(cleared.i_block));
+			in = &cleared;
+			csum_ok = 1;
+		}
+	}
 	fsck_stats_inode(&w->stats, w->fs, ino, in, w->files_fragmented);
 	int low_dtime = 0;
 
@@ -1803,14 +1823,15 @@ static void *worker_run(void *arg)
 
 	if (w->first_group > w->last_group)
 		return NULL;            /* more threads than ranges worth cutting */
-	if (ext4fs_scan_open(w->fs, w->first_group, w->last_group, EXT4FS_SCAN_SUSPECT_UNUSED, &scan)) {
+	if (ext4fs_scan_open(w->fs, w->first_group, w->last_group,
+			     EXT4FS_SCAN_SUSPECT_UNUSED | EXT4FS_SCAN_JUDGE_GARBAGE, &scan)) {
 		worker_fail(w, ext4fs_errmsg(w->fs));
 		return NULL;
 	}
 	while ((r = ext4fs_scan_next(scan, &ino, &in, &raw, &csum_ok)) == 1) {
 		if (ino > w->ctx->geo->inodes_count)
 			break;
-		if (check_inode(w, ino, &in, raw, csum_ok))
+		if (check_inode(w, ino, &in, raw, csum_ok, ext4fs_scan_in_garbage(scan)))
 			break;
 		progress_pass1_inode(w->ctx, &progress_mark, ino);
 	}

@@ -14,6 +14,8 @@ static const struct problem rows[] = {
 	/* s_orphan_file_inum names an inode with data while the feature is off: "Clear" zeroes it. */
 	{ PR_1_ORPHAN_FILE_NOT_CLEAR, "PR_1_ORPHAN_FILE_NOT_CLEAR",
 	  "Orphan file inode %i is not in use, but contains data.  ", PROMPT_CLEAR, PF_PREEN_OK },
+	/* An inode in use in an inode-table block most of whose records fail their checks (scan.h). */
+	{ PR_1_INODE_IS_GARBAGE, "PR_1_INODE_IS_GARBAGE", "Inode %i seems to contain garbage.  ", PROMPT_CLEAR, 0 },
 	{ PR_1_ROOT_DTIME, "PR_1_ROOT_DTIME", "Root inode has dtime set (probably due to old mke2fs).  ",
 	  PROMPT_FIX, PF_PREEN_OK },
 	/* A reserved inode (below s_first_ino) with a mode it may not have: "Clear" zeroes the mode; %p its name. */

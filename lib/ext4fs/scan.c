@@ -2,6 +2,7 @@
 #include "config.h"
 #include <stdlib.h>
 #include <string.h>
+#include "ext4fs/extent.h"
 #include "ext4fs/scan.h"
 #include "fs_internal.h"
 
@@ -18,6 +19,10 @@ struct ext4fs_scan {
 	uint32_t chunk_first;      /* first inode index held in chunk */
 	uint32_t chunk_count;      /* inodes held */
 	uint64_t blocks_read, blocks_skipped;
+	/* EXT4FS_SCAN_JUDGE_GARBAGE: per inode of the chunk its checksum verdict, per block the garbage verdict. */
+	uint8_t *csum_ok;
+	uint8_t *garbage;
+	int last_garbage;          /* the inode last returned lies in a garbage block */
 };
 
 static uint32_t group_inode_limit(struct ext4fs_scan *s, uint32_t g)
@@ -79,13 +84,73 @@ int ext4fs_scan_open(struct ext4fs_fs *fs, uint32_t first_group, uint32_t last_g
 	if (s->chunk_blocks > fs->geom.inode_blocks_per_group)
 		s->chunk_blocks = fs->geom.inode_blocks_per_group;
 	s->chunk = malloc((size_t)s->chunk_blocks * fs->geom.block_size);
-	if (!s->chunk) {
-		free(s);
+	if (flags & EXT4FS_SCAN_JUDGE_GARBAGE) {
+		s->csum_ok = malloc((size_t)s->chunk_blocks * (fs->geom.block_size / fs->geom.inode_size));
+		s->garbage = malloc(s->chunk_blocks);
+	}
+	if (!s->chunk || ((flags & EXT4FS_SCAN_JUDGE_GARBAGE) && (!s->csum_ok || !s->garbage))) {
+		ext4fs_scan_close(s);
 		return ext4fs__fs_fail(fs, EXT4FS_E_NO_MEMORY, "no memory for an inode scan");
 	}
 	enter_group(s);
 	*out = s;
 	return 0;
+}
+
+/*
+ * A used file, directory or slow symlink mapped by blocks whose map holds
+ * more than seven numbers outside the file system: e2fsprogs' sign that
+ * the record is not an inode at all.
+ */
+static int block_map_insane(const struct ext4fs_fs *fs, const struct ext4fs_inode *in)
+{
+	unsigned bad = 0;
+
+	if ((in->i_flags & (EXT4FS_INLINE_DATA_FL | EXT4FS_EXTENTS_FL)) || !in->i_links_count)
+		return 0;
+	if (!EXT4FS_ISREG(in->i_mode) && !EXT4FS_ISDIR(in->i_mode) && !EXT4FS_ISLNK(in->i_mode))
+		return 0;
+	if (EXT4FS_ISLNK(in->i_mode) && ext4fs_inode_size(in) <= sizeof(in->i_block))
+		return 0;
+	for (unsigned i = 0; i < EXT4FS_N_BLOCKS; i++)
+		if (in->i_block[i] && (in->i_block[i] < fs->geom.first_data_block || in->i_block[i] >= fs->geom.blocks_count))
+			bad++;
+	return bad > EXT4FS_N_BLOCKS / 2;
+}
+
+/*
+ * e2fsprogs' judgment of a block of inode records: garbage when more than
+ * half of the records it holds (of those the scan reads) fail their
+ * checksum or, checksum aside, have an extent header or a block map that
+ * cannot be.  Also keeps each record's checksum verdict.
+ */
+static void judge_chunk(struct ext4fs_scan *s, uint32_t blocks)
+{
+	struct ext4fs_fs *fs = s->fs;
+	uint32_t isz = fs->geom.inode_size, ipb = fs->geom.block_size / isz;
+
+	for (uint32_t b = 0; b < blocks; b++) {
+		unsigned badness = 0;
+		for (uint32_t k = 0; k < ipb; k++) {
+			uint32_t i = b * ipb + k, index = s->chunk_first + i;
+			const unsigned char *rec = s->chunk + (size_t)i * isz;
+			if (index >= s->limit)
+				break;
+			s->csum_ok[i] = (uint8_t)ext4fs_inode_csum_ok(fs, s->group * fs->geom.inodes_per_group + index + 1,
+								     rec);
+			if (!s->csum_ok[i]) {
+				badness++;
+				continue;
+			}
+			struct ext4fs_inode in;
+			ext4fs_inode_decode(&in, rec, isz);
+			if (((in.i_flags & EXT4FS_EXTENTS_FL) && !ext4fs_extent_node_header_ok(in.i_block, sizeof(in.i_block))) ||
+			    block_map_insane(fs, &in))
+				badness++;
+		}
+		/* With one record to a block there is no majority to speak of. */
+		s->garbage[b] = ipb >= 2 && badness > ipb / 2;
+	}
 }
 
 static int load_chunk(struct ext4fs_scan *s)
@@ -107,6 +172,8 @@ static int load_chunk(struct ext4fs_scan *s)
 	s->blocks_read += want;
 	s->chunk_first = first_block * ipb;
 	s->chunk_count = want * ipb;
+	if (s->flags & EXT4FS_SCAN_JUDGE_GARBAGE)
+		judge_chunk(s, want);
 	/* Ask for the next chunk while this one is being decoded. */
 	ext4fs_blocks_readahead(fs, table + first_block + want, s->chunk_blocks);
 	return 0;
@@ -131,11 +198,16 @@ int ext4fs_scan_next(struct ext4fs_scan *s, uint32_t *ino, struct ext4fs_inode *
 			if (err)
 				return err;
 		}
-		const unsigned char *rec = s->chunk + (size_t)(s->index - s->chunk_first) * isz;
+		uint32_t at = s->index - s->chunk_first;
+		const unsigned char *rec = s->chunk + (size_t)at * isz;
 		uint32_t n = s->group * fs->geom.inodes_per_group + s->index + 1;
 		s->index++;
 		ext4fs_inode_decode(inode, rec, isz);
 		int ok = -1;    /* not computed yet */
+		if (s->flags & EXT4FS_SCAN_JUDGE_GARBAGE) {
+			ok = s->csum_ok[at];
+			s->last_garbage = s->garbage[at / (fs->geom.block_size / isz)];
+		}
 		if (inode->i_links_count == 0 && inode->i_mode == 0 && n >= fs->geom.first_ino &&
 		    (!(s->flags & EXT4FS_SCAN_SUSPECT_UNUSED) ||
 		     (!inode->i_dtime && (ok = ext4fs_inode_csum_ok(fs, n, rec)))))
@@ -149,6 +221,7 @@ int ext4fs_scan_next(struct ext4fs_scan *s, uint32_t *ino, struct ext4fs_inode *
 	}
 }
 
+int ext4fs_scan_in_garbage(const struct ext4fs_scan *s) { return s->last_garbage; }
 uint64_t ext4fs_scan_blocks_read(const struct ext4fs_scan *s) { return s->blocks_read; }
 uint64_t ext4fs_scan_blocks_skipped(const struct ext4fs_scan *s) { return s->blocks_skipped; }
 
@@ -157,5 +230,7 @@ void ext4fs_scan_close(struct ext4fs_scan *s)
 	if (!s)
 		return;
 	free(s->chunk);
+	free(s->csum_ok);
+	free(s->garbage);
 	free(s);
 }

@@ -32,6 +32,12 @@ struct ext4fs_scan;
  * judges both).
  */
 #define EXT4FS_SCAN_SUSPECT_UNUSED 0x2
+/*
+ * Judge each inode-table block as e2fsprogs does: garbage when more than
+ * half of its records (of those scanned) fail their checksum or have an
+ * impossible extent header or block map (ext4fs_scan_in_garbage()).
+ */
+#define EXT4FS_SCAN_JUDGE_GARBAGE 0x4
 
 /*
  * Start a scan over groups [first_group, last_group] (clamped to the file
@@ -52,6 +58,12 @@ int ext4fs_scan_open(struct ext4fs_fs *fs, uint32_t first_group, uint32_t last_g
  */
 int ext4fs_scan_next(struct ext4fs_scan *scan, uint32_t *ino, struct ext4fs_inode *inode,
 		     const unsigned char **raw, int *csum_ok);
+
+/*
+ * With EXT4FS_SCAN_JUDGE_GARBAGE: 1 when the inode ext4fs_scan_next() last
+ * returned lies in a block judged garbage, else 0 (also without the flag).
+ */
+int ext4fs_scan_in_garbage(const struct ext4fs_scan *scan);
 
 /* Inode-table blocks the scan read, and those it skipped as unused. */
 uint64_t ext4fs_scan_blocks_read(const struct ext4fs_scan *scan);
