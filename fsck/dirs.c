@@ -426,11 +426,32 @@ int fsck_fix_dotdot(struct e4fsck *ctx, uint32_t dir, uint32_t parent)
 /* -- /lost+found -------------------------------------------------------------------- */
 
 /*
+ * No block (no inode) is left for /lost+found: as e2fsck, offer the root
+ * directory instead (1: use it), or report the allocation failure in
+ * e2fsprogs' words (-1).
+ */
+static int no_space_for_lost_found(struct e4fsck *ctx, int inode)
+{
+	struct problem_ctx pc = { 0 };
+
+	if (fix_problem(ctx, PR_3_LPF_NO_SPACE, &pc)) {
+		fix_problem(ctx, PR_3_NO_SPACE_TO_RECOVER, &pc);
+		return 1;
+	}
+	if (ctx->aborted)
+		return -1;
+	pc.errmsg = inode ? "Could not allocate inode in ext2 filesystem" : "Could not allocate block in ext2 filesystem";
+	fix_problem(ctx, inode ? PR_3_ERR_LPF_NEW_INODE : PR_3_ERR_LPF_NEW_BLOCK, &pc);
+	return -1;
+}
+
+/*
  * As e2fsck makes it: the block and the inode are the first ones no inode
  * was found to use (fsck_take_block_counted(), fsck_take_inode()), whatever
  * the bitmaps on disk say of them, so a bitmap that calls everything used
  * does not stop it and a block the bitmap keeps for nothing is reused.
- * Its record is zeroed first, as a new inode is written whole.
+ * Its record is zeroed first, as a new inode is written whole.  0, 1 when
+ * there was no room and lost files go to the root directory, or -1.
  */
 static int make_lost_found(struct e4fsck *ctx, uint32_t *ino)
 {
@@ -444,9 +465,18 @@ static int make_lost_found(struct e4fsck *ctx, uint32_t *ino)
 		goto nomem;
 	pc.str = "fsck_take_block_counted";
 	err = fsck_take_block_counted(ctx, ctx->geo->first_data_block, &blk);
+	if (err == EXT4FS_E_NO_SPACE) {
+		free(zero);
+		return no_space_for_lost_found(ctx, 0);
+	}
 	if (!err) {
 		pc.str = "fsck_take_inode";
 		err = fsck_take_inode(ctx, EXT4FS_ROOT_INO, 1, ino);
+		/* As e2fsck: the block taken stays taken; pass 5 gives it back. */
+		if (err == EXT4FS_E_NO_FREE_INODES) {
+			free(zero);
+			return no_space_for_lost_found(ctx, 1);
+		}
 	}
 	if (!err) {
 		pc.str = "ext4fs_inode_write_raw";
@@ -553,7 +583,11 @@ uint32_t fsck_lost_found(struct e4fsck *ctx)
 	}
 	if (!fix_problem(ctx, PR_3_NO_LF_DIR, NULL))
 		return 0;
-	if (make_lost_found(ctx, &ino))
+	int made = make_lost_found(ctx, &ino);
+	/* As e2fsck: the root directory takes the lost files, though the caller hears of no /lost+found. */
+	if (made == 1)
+		ctx->lost_found = EXT4FS_ROOT_INO;
+	if (made)
 		return 0;
 	ctx->lost_found = ino;
 	return ino;

@@ -93,6 +93,8 @@
 #define PR_3_CANT_EXPAND_LPF             0x030007
 #define PR_3_CANT_RECONNECT              0x030008
 #define PR_3_ERR_FIND_LPF                0x030009
+#define PR_3_ERR_LPF_NEW_BLOCK           0x03000A
+#define PR_3_ERR_LPF_NEW_INODE           0x03000B
 #define PR_3_ADJUST_INODE                0x03000E
 #define PR_3_FIX_PARENT_ERR              0x03000F
 #define PR_3_FIX_PARENT_NOFIND           0x030010
@@ -102,6 +104,8 @@
 #define PR_3_NO_ROOT_INODE_ABORT         0x030015
 #define PR_3_LPF_NOTDIR                  0x030017
 #define PR_3_LPF_INLINE_DATA             0x030018
+#define PR_3_LPF_NO_SPACE                0x030019
+#define PR_3_NO_SPACE_TO_RECOVER         0x03001A
 
 /* Pass 3A: rebuilding directories */
 #define PR_3A_OPTIMIZE_DIR_ERR           0x031002

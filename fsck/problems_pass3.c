@@ -39,6 +39,17 @@ static const struct problem rows[] = {
 	{ PR_3_LPF_NOTDIR, "PR_3_LPF_NOTDIR", "/lost+found is not a directory (ino=%i)\n", PROMPT_UNLINK, 0 },
 	/* A yes unlinks it (a new one is made) and, as it was a directory, starts the check again. */
 	{ PR_3_LPF_INLINE_DATA, "PR_3_LPF_INLINE_DATA", "/lost+found has inline data\n", PROMPT_CLEAR, 0 },
+	/* No block or inode left for /lost+found: a yes puts what is lost into the root directory. */
+	{ PR_3_LPF_NO_SPACE, "PR_3_LPF_NO_SPACE",
+	  "Cannot allocate space for /lost+found.\nPlace lost files in root directory instead", PROMPT_NULL, 0 },
+	{ PR_3_NO_SPACE_TO_RECOVER, "PR_3_NO_SPACE_TO_RECOVER",
+	  "Insufficient space to recover lost files!\nMove data off the filesystem and re-run e2fsck.\n\n", PROMPT_NONE,
+	  0 },
+	/* %m: e2fsprogs' words for the allocation failure, as e2fsck names the library call. */
+	{ PR_3_ERR_LPF_NEW_BLOCK, "PR_3_ERR_LPF_NEW_BLOCK",
+	  "ext2fs_new_block: %m while trying to create /lost+found directory\n", PROMPT_NONE, 0 },
+	{ PR_3_ERR_LPF_NEW_INODE, "PR_3_ERR_LPF_NEW_INODE",
+	  "ext2fs_new_inode: %m while trying to create /lost+found directory\n", PROMPT_NONE, 0 },
 	/* Pass 3A: %q the directory, %s what went wrong */
 	{ PR_3A_OPTIMIZE_DIR_ERR, "PR_3A_OPTIMIZE_DIR_ERR", "Failed to optimize directory %q (%d): %s\n",
 	  PROMPT_NONE, 0 },
