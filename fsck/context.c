@@ -5,6 +5,7 @@
  * size, and freeing what a run found.  The order of the steps is check.c's.
  */
 #include "config.h"
+#include <stddef.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -247,6 +248,9 @@ void fsck_clear_inode(struct e4fsck *ctx, uint32_t ino, struct ext4fs_inode *in)
 	 */
 	if (ino < ctx->geo->first_ino)
 		memset(in->i_block, 0, sizeof(in->i_block));
+	/* As e2fsck: the bad blocks inode loses every field of the base record, so it no longer looks invalid. */
+	if (ino == EXT4FS_BAD_INO)
+		memset(in, 0, offsetof(struct ext4fs_inode, i_extra_isize));
 	if (bitmap_paged_test(&ctx->inode_used, ino))
 		ctx->inodes_in_use--;
 	bitmap_paged_clear_range(&ctx->inode_used, ino, 1);

@@ -157,6 +157,11 @@ for c in "mode 0100644" "uid 5" "links_count 1" "file_acl 300"; do
 done
 same_as_e2fsck "bad blocks inode's i_blocks and size not judged [${ext4%@*}]" "$ext4" "set_inode_field <1> blocks 100
 set_inode_field <1> size 5000"
+# Cleared for another reason (the extents flag on ext2), it loses its whole
+# record as in e2fsck, so it does not look invalid to the next check.
+damage_case "bad blocks inode with a mode, an owner and the extents flag [-t ext2]" "$ext2" "set_inode_field <1> flags 0x80000
+set_inode_field <1> mode 0100644
+set_inode_field <1> uid 5"
 # The casefold flag on a file or fifo (cleared, asked by inode), and on a
 # directory of a file system without the feature (asked by its path).
 damage_case "casefold flag on a file and a fifo [${ext4%@*}]" "$ext4" "write $src/big /d/f
