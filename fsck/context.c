@@ -233,15 +233,11 @@ int fsck_inode_has_blocks(struct ext4fs_fs *fs, uint32_t ino, const struct ext4f
 	return type == EXT4FS_S_IFREG || type == EXT4FS_S_IFDIR || (type == 0 && ino == EXT4FS_BAD_INO);
 }
 
-void fsck_clear_inode(struct e4fsck *ctx, uint32_t ino, struct ext4fs_inode *in)
+void fsck_cleared_record(const struct e4fsck *ctx, uint32_t ino, struct ext4fs_inode *in)
 {
-	int64_t sec;
-	uint32_t nsec;
-
-	ext4fs_now(ctx->fs, &sec, &nsec);
 	in->i_flags = 0;
 	in->i_links_count = 0;
-	in->i_dtime = (uint32_t)sec;
+	in->i_dtime = (uint32_t)ctx->now;
 	/*
 	 * As e2fsck: a reserved inode is looked at whatever its link count, so
 	 * its map goes too, or the next run would find the same blocks again.
@@ -251,6 +247,11 @@ void fsck_clear_inode(struct e4fsck *ctx, uint32_t ino, struct ext4fs_inode *in)
 	/* As e2fsck: the bad blocks inode loses every field of the base record, so it no longer looks invalid. */
 	if (ino == EXT4FS_BAD_INO)
 		memset(in, 0, offsetof(struct ext4fs_inode, i_extra_isize));
+}
+
+void fsck_clear_inode(struct e4fsck *ctx, uint32_t ino, struct ext4fs_inode *in)
+{
+	fsck_cleared_record(ctx, ino, in);
 	if (bitmap_paged_test(&ctx->inode_used, ino))
 		ctx->inodes_in_use--;
 	bitmap_paged_clear_range(&ctx->inode_used, ino, 1);

@@ -246,6 +246,13 @@ int fsck_inode_has_blocks(struct ext4fs_fs *fs, uint32_t ino, const struct ext4f
  */
 void fsck_clear_inode(struct e4fsck *ctx, uint32_t ino, struct ext4fs_inode *in);
 
+/*
+ * What e2fsck's clear does to the record alone (fsck_clear_inode() without
+ * the maps): no flags, no links, the check's time as dtime, a reserved
+ * inode's map zeroed, the bad blocks inode's base record zeroed.
+ */
+void fsck_cleared_record(const struct e4fsck *ctx, uint32_t ino, struct ext4fs_inode *in);
+
 /* Bytes held by the maps and lists (for -tt). */
 size_t fsck_memory(const struct e4fsck *ctx);
 

@@ -1593,10 +1593,7 @@ static int check_inode(struct p1_worker *w, uint32_t ino, const struct ext4fs_in
 			return -1;
 		if (answer_expected(w, PR_1_INODE_IS_GARBAGE)) {
 			cleared = *in;
-			cleared.i_links_count = 0;
-			cleared.i_dtime = (uint32_t)w->ctx->now;
-			if (ino < g->first_ino)
-				memset(cleared.i_block, 0, sizeof(cleared.i_block));
+			fsck_cleared_record(w->ctx, ino, &cleared);
 			in = &cleared;
 			csum_ok = 1;
 		}
