@@ -5,6 +5,7 @@
  */
 #include "config.h"
 #include "ext4fs/codec.h"
+#include <string.h>
 #include "ondisk_le.h"
 
 void ext4fs_dirent_head_decode(const void *rec, struct ext4fs_dirent_head *h)
@@ -173,4 +174,23 @@ void ext4fs_hash_seed_decode(const void *bytes, uint32_t seed[4])
 uint16_t ext4fs_encrypted_symlink_len_get(const void *data)
 {
 	return le16_load(data);
+}
+
+int ext4fs_fscrypt_context_policy(const void *ctx, size_t len, uint8_t policy[EXT4FS_FSCRYPT_POLICY_MAX],
+				  size_t *policy_len)
+{
+	const uint8_t *c = ctx;
+	/* Each known version: the context's size, and its policy's (the bytes before the nonce). */
+	static const struct { size_t ctx_len, policy_len; } known[] = { [1] = { 28, 12 }, [2] = { 40, 24 } };
+
+	*policy_len = 0;
+	if (len < 1 || c[0] == 0)
+		return EXT4FS_FSCRYPT_CORRUPT;
+	if (c[0] >= sizeof(known) / sizeof(known[0]))
+		return EXT4FS_FSCRYPT_UNKNOWN;
+	if (len != known[c[0]].ctx_len)
+		return EXT4FS_FSCRYPT_CORRUPT;
+	*policy_len = known[c[0]].policy_len;
+	memcpy(policy, c, *policy_len);
+	return EXT4FS_FSCRYPT_POLICY;
 }

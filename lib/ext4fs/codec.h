@@ -18,6 +18,7 @@
 #ifndef EXT4FS_CODEC_H
 #define EXT4FS_CODEC_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* ---- Directory entries: le32 inode, le16 rec_len, u8 name_len, u8 file_type, name. ---- */
@@ -196,5 +197,31 @@ void ext4fs_hash_seed_decode(const void *bytes, uint32_t seed[4]);
  * ciphertext (2 bytes read). ----
  */
 uint16_t ext4fs_encrypted_symlink_len_get(const void *data);
+
+/*
+ * ---- An inode's encryption context: the value of attribute index 9,
+ * name "c".  Version 1: u8 version, u8 contents mode, u8 filenames mode,
+ * u8 flags, 8-byte key descriptor, 16-byte nonce (28 bytes).  Version 2:
+ * the same four bytes, 4 reserved bytes, 16-byte key identifier, 16-byte
+ * nonce (40 bytes).  The policy is the context without its nonce: two
+ * inodes share a policy when those bytes are equal. ----
+ */
+#define EXT4FS_FSCRYPT_POLICY_MAX   24      /* a version 2 policy's bytes */
+#define EXT4FS_FSCRYPT_NAME_MIN     16      /* the shortest encrypted name (one cipher block) */
+
+enum ext4fs_fscrypt_verdict {
+	EXT4FS_FSCRYPT_CORRUPT = -1,        /* empty, version 0, or a known version of the wrong size */
+	EXT4FS_FSCRYPT_UNKNOWN = 0,         /* a version this decoder does not know (perhaps valid) */
+	EXT4FS_FSCRYPT_POLICY = 1,          /* a version 1 or 2 context: its policy was copied out */
+};
+
+/*
+ * Judge the len bytes of context ctx (len bytes read) and, for a known
+ * version, copy its policy into policy (*policy_len bytes, at most
+ * EXT4FS_FSCRYPT_POLICY_MAX, written).  Returns an ext4fs_fscrypt_verdict;
+ * *policy_len is 0 unless EXT4FS_FSCRYPT_POLICY.  Cannot fail otherwise.
+ */
+int ext4fs_fscrypt_context_policy(const void *ctx, size_t len, uint8_t policy[EXT4FS_FSCRYPT_POLICY_MAX],
+				  size_t *policy_len);
 
 #endif

@@ -245,6 +245,34 @@ static void test_hash_seed_and_symlink(void **state)
 	assert_int_equal(ext4fs_encrypted_symlink_len_get(bytes), 40);
 }
 
+/* A context's policy is the bytes before its nonce; a wrong size or version 0 is corrupt, a new version unknown. */
+static void test_fscrypt_context(void **state)
+{
+	uint8_t ctx[41], policy[EXT4FS_FSCRYPT_POLICY_MAX];
+	size_t len = 99;
+
+	(void)state;
+	for (int i = 0; i < 41; i++)
+		ctx[i] = (uint8_t)(0x40 + i);
+	ctx[0] = 1;
+	assert_int_equal(ext4fs_fscrypt_context_policy(ctx, 28, policy, &len), EXT4FS_FSCRYPT_POLICY);
+	assert_int_equal(len, 12);
+	assert_memory_equal(policy, ctx, 12);
+	assert_int_equal(ext4fs_fscrypt_context_policy(ctx, 40, policy, &len), EXT4FS_FSCRYPT_CORRUPT);
+	assert_int_equal(len, 0);
+	ctx[0] = 2;
+	assert_int_equal(ext4fs_fscrypt_context_policy(ctx, 40, policy, &len), EXT4FS_FSCRYPT_POLICY);
+	assert_int_equal(len, 24);
+	assert_memory_equal(policy, ctx, 24);
+	assert_int_equal(ext4fs_fscrypt_context_policy(ctx, 41, policy, &len), EXT4FS_FSCRYPT_CORRUPT);
+	ctx[0] = 0;
+	assert_int_equal(ext4fs_fscrypt_context_policy(ctx, 28, policy, &len), EXT4FS_FSCRYPT_CORRUPT);
+	assert_int_equal(ext4fs_fscrypt_context_policy(ctx, 0, policy, &len), EXT4FS_FSCRYPT_CORRUPT);
+	ctx[0] = 3;
+	assert_int_equal(ext4fs_fscrypt_context_policy(ctx, 5, policy, &len), EXT4FS_FSCRYPT_UNKNOWN);
+	assert_int_equal(len, 0);
+}
+
 /* Encoding what was decoded gives the same bytes; the feature words of a v1 superblock stay as they were. */
 static void test_journal_sb_round_trip(void **state)
 {
@@ -285,6 +313,7 @@ int main(void)
 		cmocka_unit_test(test_blockmap_slots),
 		cmocka_unit_test(test_inode_raw_fields),
 		cmocka_unit_test(test_hash_seed_and_symlink),
+		cmocka_unit_test(test_fscrypt_context),
 		cmocka_unit_test(test_journal_sb_round_trip),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
