@@ -271,7 +271,9 @@ int ext4fs_dir_remove(struct ext4fs_fs *fs, uint32_t dir, struct ext4fs_inode *d
  * an existing name; ".." of a moved directory, also in an htree root);
  * *old_ino (may be NULL) receives the inode it named.  A "." or ".." in
  * its place whose inode is 0 (cleared by a checker) counts as existing,
- * naming inode 0.  Errors as ext4fs_dir_remove().
+ * naming inode 0.  Those two are stored in the clear, so they may be set
+ * in encrypted and casefolded directories too.  Errors as
+ * ext4fs_dir_remove().
  */
 int ext4fs_dir_set_entry(struct ext4fs_fs *fs, uint32_t dir, struct ext4fs_inode *dir_inode,
 			 const char *name, size_t len, uint32_t ino, uint8_t file_type,

@@ -51,8 +51,13 @@ static int is_dots(const char *name, size_t len)
 	return name[0] == '.' && (len == 1 || (len == 2 && name[1] == '.'));
 }
 
-/* A directory this module can change: writable handle, block-based, plain names. */
-static int check_dir(struct ext4fs_fs *fs, uint32_t dir, const struct ext4fs_inode *inode)
+/*
+ * A directory this module can change: writable handle, block-based, plain
+ * names.  With dots_only the change touches only '.' and '..' in their
+ * places, which encrypted and casefolded directories store in the clear
+ * too: those may then be changed.
+ */
+static int check_dir_for(struct ext4fs_fs *fs, uint32_t dir, const struct ext4fs_inode *inode, int dots_only)
 {
 	int err = ext4fs__fs_require_rw(fs, "changing a directory");
 
@@ -64,10 +69,10 @@ static int check_dir(struct ext4fs_fs *fs, uint32_t dir, const struct ext4fs_ino
 		return ext4fs__fs_fail(fs, EXT4FS_E_INVALID_ARG,
 				       "directory %u keeps its entries inline; changing those is not supported",
 				       dir);
-	if (inode->i_flags & EXT4FS_ENCRYPT_FL)
+	if ((inode->i_flags & EXT4FS_ENCRYPT_FL) && !dots_only)
 		return ext4fs__fs_fail(fs, EXT4FS_E_INVALID_ARG,
 				       "directory %u is encrypted; changing it is not supported", dir);
-	if (inode->i_flags & EXT4FS_CASEFOLD_FL)
+	if ((inode->i_flags & EXT4FS_CASEFOLD_FL) && !dots_only)
 		return ext4fs__fs_fail(fs, EXT4FS_E_INVALID_ARG,
 				       "directory %u is casefolded; changing it is not supported", dir);
 	if (ext4fs_inode_size(inode) == 0 || ext4fs_inode_size(inode) % fs->geom.block_size)
@@ -75,6 +80,11 @@ static int check_dir(struct ext4fs_fs *fs, uint32_t dir, const struct ext4fs_ino
 				       "directory %u has size %llu, not a whole number of blocks", dir,
 				       (unsigned long long)ext4fs_inode_size(inode));
 	return 0;
+}
+
+static int check_dir(struct ext4fs_fs *fs, uint32_t dir, const struct ext4fs_inode *inode)
+{
+	return check_dir_for(fs, dir, inode, 0);
 }
 
 static int check_name(struct ext4fs_fs *fs, uint32_t dir, const char *name, size_t len,
@@ -480,7 +490,7 @@ int ext4fs_dir_set_entry(struct ext4fs_fs *fs, uint32_t dir, struct ext4fs_inode
 {
 	struct dirw_loc loc;
 	unsigned char *buf;
-	int err = check_dir(fs, dir, dir_inode);
+	int err = check_dir_for(fs, dir, dir_inode, is_dots(name, len));
 
 	if (old_ino)
 		*old_ino = 0;
