@@ -36,7 +36,8 @@ void fsck_safe_name(const char *name, size_t len, char *out, size_t size)
 		return;
 	for (size_t i = 0; i < len && o + 4 < size; i++) {
 		unsigned char c = (unsigned char)name[i];
-		if (c >= 128) {
+		/* As e2fsck's safe_print(): byte 128 itself is printed as it is. */
+		if (c > 128) {
 			out[o++] = 'M';
 			out[o++] = '-';
 			c = (unsigned char)(c - 128);

@@ -78,9 +78,10 @@ pass() { echo "PASS $*"; }
 bad() { echo "FAIL $*"; failed=1; }
 
 # Output without the version banner, with the image's name made neutral and
-# e4fsck naming itself where e2fsck does.
+# e4fsck naming itself where e2fsck does.  Read as text whatever it holds
+# (a name's byte 128 is printed as it is, as e2fsck prints it).
 neutral() {
-	grep -v -e '^e2fsck [0-9]' -e '^e4fsck [0-9]' "$1" | sed -e "s|$2|IMG|g" -e 's/\be4fsck\b/e2fsck/g'
+	grep -a -v -e '^e2fsck [0-9]' -e '^e4fsck [0-9]' "$1" | sed -e "s|$2|IMG|g" -e 's/\be4fsck\b/e2fsck/g'
 }
 
 damage_case() {
