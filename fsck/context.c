@@ -158,6 +158,7 @@ void fsck_free_run_state(struct e4fsck *ctx)
 	ctx->nrehash = ctx->caprehash = 0;
 	xattr_table_free(&ctx->xattrs);
 	xattr_table_free(&ctx->ea_inode_refs);
+	fsck_encrypted_free(&ctx->encrypted);
 	free(ctx->kept_blocks);
 	ctx->kept_blocks = NULL;
 	ctx->nkept_blocks = ctx->capkept_blocks = 0;

@@ -14,6 +14,7 @@
 #include "ext4fs/fs.h"
 #include "ext4fs/inode.h"
 #include "support/exitcodes.h"
+#include "encrypt.h"
 #include "maps.h"
 #include "stats.h"
 #include "xattr_refs.h"
@@ -21,7 +22,7 @@
 /* struct e4fsck's restart: why the check starts again. */
 #define RESTART_CLEARED 1   /* pass 1 cleared an inode whose blocks it had partly claimed */
 #define RESTART_MOVED   2   /* passes 1B-1D moved map blocks off the file system's metadata */
-#define RESTART_LPF     3   /* pass 3 unlinked an inline-data /lost+found, a directory now unconnected */
+#define RESTART_LPF     3   /* pass 3 unlinked an inline-data or encrypted /lost+found, a directory now unconnected */
 #define RESTART_UNSCANNED 4 /* pass 2 opened a group's inodes pass 1 had skipped (INODE_UNINIT, itable_unused) */
 
 
@@ -129,7 +130,7 @@ struct e4fsck {
 	 * file system's metadata (fs_meta, below) and passes 1B-1D have moved it
 	 * since (RESTART_MOVED, set by pass 2 after its directory blocks): the
 	 * check starts again from the superblock checks.  Or pass 3 unlinked a
-	 * /lost+found with inline data and made a new one (RESTART_LPF).
+	 * /lost+found with inline data or encrypted and made a new one (RESTART_LPF).
 	 */
 	int restart;                /* 0 or RESTART_* */
 	uint32_t *restart_cleared;  /* the inodes cleared so, over all runs: none may come back */
@@ -180,6 +181,7 @@ struct e4fsck {
 	size_t ndir_blocks, capdir_blocks;
 	struct xattr_table xattrs;        /* xattr blocks and how many inodes name them */
 	struct xattr_table ea_inode_refs; /* EA inodes (as blk) and the attribute entries naming them (refs) */
+	struct fsck_encrypted encrypted;  /* encrypted inodes and their policies (encrypt.h) */
 	uint64_t files_fragmented;        /* for the summary's "non-contiguous" share */
 	struct fsck_stats stats;          /* for -v's statistics and --json (stats.c) */
 	uint64_t inodes_in_use, blocks_in_use;

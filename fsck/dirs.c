@@ -559,12 +559,14 @@ uint32_t fsck_lost_found(struct e4fsck *ctx)
 	err = ext4fs_dir_lookup(ctx->fs, EXT4FS_ROOT_INO, LOST_FOUND, strlen(LOST_FOUND), &ino);
 	/*
 	 * As e2fsck: an inline-data /lost+found (the kernel could not add
-	 * entries to it when it is full) is unlinked; being a directory, it is
-	 * then unconnected, and the check starts again after this pass to find it.
+	 * entries to it when it is full) or an encrypted one (entries could not
+	 * be named in the clear) is unlinked; being a directory, it is then
+	 * unconnected, and the check starts again after this pass to find it.
 	 */
 	if (!err && !ctx->read_only && ext4fs_inode_read(ctx->fs, ino, &in) == 0 &&
-	    (in.i_flags & EXT4FS_INLINE_DATA_FL)) {
-		if (!fix_problem(ctx, PR_3_LPF_INLINE_DATA, NULL) || unlink_lost_found(ctx, ino))
+	    (in.i_flags & (EXT4FS_INLINE_DATA_FL | EXT4FS_ENCRYPT_FL))) {
+		uint32_t code = (in.i_flags & EXT4FS_INLINE_DATA_FL) ? PR_3_LPF_INLINE_DATA : PR_3_LPF_ENCRYPTED;
+		if (!fix_problem(ctx, code, NULL) || unlink_lost_found(ctx, ino))
 			return 0;
 		if (EXT4FS_ISDIR(in.i_mode))
 			ctx->restart = RESTART_LPF;

@@ -120,6 +120,7 @@ struct p1_worker {
 	size_t ndblocks, capdblocks;
 	struct xattr_table xattrs;
 	struct xattr_table ea_inode_refs;   /* EA inodes named by in-inode attributes, and how often */
+	struct fsck_encrypted encrypted;    /* its encrypted inodes and their policies */
 	struct p1_problem *probs;
 	size_t nprobs, capprobs;
 	uint64_t inodes_in_use, files_fragmented;
@@ -761,6 +762,12 @@ static int check_index(struct p1_worker *w, uint32_t ino, const struct ext4fs_in
 	if (ri.hash_version != EXT4FS_HASH_LEGACY && ri.hash_version != EXT4FS_HASH_HALF_MD4 &&
 	    ri.hash_version != EXT4FS_HASH_TEA && ri.hash_version != EXT4FS_HASH_SIPHASH)
 		ASK(PR_1_HTREE_HASHV);
+	/* Names with their hashes stored after them (encrypted and casefolded) are filed under SipHash alone. */
+	int hash_in_entry = (in->i_flags & EXT4FS_ENCRYPT_FL) && (in->i_flags & EXT4FS_CASEFOLD_FL);
+	if (hash_in_entry && ri.hash_version != EXT4FS_HASH_SIPHASH)
+		ASK(PR_1_HTREE_NEEDS_SIPHASH);
+	if (!hash_in_entry && ri.hash_version == EXT4FS_HASH_SIPHASH)
+		ASK(PR_1_HTREE_CANNOT_SIPHASH);
 	if (ri.unused_flags & 1)
 		ASK(PR_1_HTREE_INCOMPAT);
 	pctx.num = ri.indirect_levels;
@@ -1573,6 +1580,33 @@ static int check_inline_flag(struct p1_worker *w, uint32_t ino, struct ext4fs_in
 
 static int check_inode_in_use(struct p1_worker *w, uint32_t ino, const struct ext4fs_inode *in,
 			      const unsigned char *raw, int csum_ok, int low_dtime);
+
+/*
+ * The encrypt flag: the inode's context is read and its policy listed for
+ * pass 2 (encrypt.h).  Without a context e2fsck offers to clear the flag;
+ * with a corrupt one, the inode, and a yes to that ends its check: 1 when
+ * that yes is expected (nothing more of it is walked or claimed), else 0;
+ * -1 on failure.
+ */
+static int check_encryption(struct p1_worker *w, uint32_t ino, const struct ext4fs_inode *in)
+{
+	struct problem_ctx pctx = { .ino = ino };
+
+	if (!(in->i_flags & EXT4FS_ENCRYPT_FL))
+		return 0;
+	int verdict = fsck_encrypted_add(&w->encrypted, w->fs, ino, in);
+	if (verdict < 0) {
+		worker_fail(w, "out of memory listing encrypted inodes");
+		return -1;
+	}
+	if (verdict == FSCK_ENCRYPTION_MISSING)
+		return record(w, PR_1_MISSING_ENCRYPTION_XATTR, &pctx, FIX_FLAGS_CLEAR, EXT4FS_ENCRYPT_FL, NULL);
+	if (verdict != FSCK_ENCRYPTION_CORRUPT)
+		return 0;
+	if (record(w, PR_1_CORRUPT_ENCRYPTION_XATTR, &pctx, FIX_CLEAR_INODE, 0, NULL))
+		return -1;
+	return answer_expected(w, PR_1_CORRUPT_ENCRYPTION_XATTR);
+}
 static int check_blocks_of(struct p1_worker *w, uint32_t ino, const struct ext4fs_inode *in, size_t probs_before);
 
 static int check_inode(struct p1_worker *w, uint32_t ino, const struct ext4fs_inode *in, const unsigned char *raw,
@@ -1741,6 +1775,9 @@ static int check_inode_in_use(struct p1_worker *w, uint32_t ino, const struct ex
 		worker_fail(w, "out of memory checking in-inode extended attributes");
 		return -1;
 	}
+	int cleared = check_encryption(w, ino, in);
+	if (cleared)
+		return cleared < 0 ? -1 : 0;
 	if (ino != EXT4FS_ROOT_INO && looks_like_dir(w, ino, in)) {
 		if (check_really_dir(w, ino, in))
 			return -1;
@@ -1889,6 +1926,7 @@ static void worker_free(struct p1_worker *w)
 	free(w->dblocks);
 	xattr_table_free(&w->xattrs);
 	xattr_table_free(&w->ea_inode_refs);
+	fsck_encrypted_free(&w->encrypted);
 	free(w->probs);
 	free(w->held);
 	if (w->own_fs)
@@ -1922,7 +1960,8 @@ static int merge_worker(struct e4fsck *ctx, struct p1_worker *w)
 	    append((void **)&ctx->dirs, &ctx->ndirs, &ctx->capdirs, w->dirs, w->ndirs, sizeof(*w->dirs)) ||
 	    append((void **)&ctx->dir_blocks, &ctx->ndir_blocks, &ctx->capdir_blocks, w->dblocks, w->ndblocks,
 		   sizeof(*w->dblocks)) ||
-	    xattr_table_merge(&ctx->xattrs, &w->xattrs) || xattr_table_merge(&ctx->ea_inode_refs, &w->ea_inode_refs)) {
+	    xattr_table_merge(&ctx->xattrs, &w->xattrs) || xattr_table_merge(&ctx->ea_inode_refs, &w->ea_inode_refs) ||
+	    fsck_encrypted_join(&ctx->encrypted, &w->encrypted)) {
 		fsck_fatal(ctx, "out of memory merging pass 1's results");
 		return -1;
 	}

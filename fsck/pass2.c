@@ -203,12 +203,21 @@ static void set_rec_len(const struct pass2 *p, unsigned char *de, uint32_t len)
 	ext4fs_dirent_rec_len_set(de, len, p->bs);
 }
 
-/* The record length a name of name_len bytes needs. */
-static uint32_t needed_len(const struct dir_state *ds, unsigned name_len)
+/*
+ * Whether the entries of directory ino carry their name's hash after the
+ * name, as e2fsck judges it: casefolded (on a casefold file system) and
+ * encrypted with a policy pass 1 listed.
+ */
+static int hashes_in_entries(const struct pass2 *p, const struct dir_state *ds, uint32_t ino)
 {
-	uint32_t extra = (ds->i_flags & EXT4FS_ENCRYPT_FL) && (ds->i_flags & EXT4FS_CASEFOLD_FL) ? 8 : 0;
+	return (ds->i_flags & EXT4FS_CASEFOLD_FL) && ext4fs_has_incompat(p->fs, EXT4FS_FEATURE_INCOMPAT_CASEFOLD) &&
+	       fsck_encrypted_find(&p->ctx->encrypted, ino);
+}
 
-	return (name_len + 8 + extra + 3) & ~3U;
+/* The record length a name of name_len bytes needs (with_hash: and a stored hash, '.' and '..' never). */
+static uint32_t needed_len(unsigned name_len, int with_hash)
+{
+	return (name_len + 8 + (with_hash ? 8 : 0) + 3) & ~3U;
 }
 
 /* Store the checksum block buf should carry, as a leaf or as an index block. */
@@ -1042,6 +1051,26 @@ static int seen_name(struct block_ctx *b, uint32_t off)
 }
 
 /*
+ * An entry of an encrypted directory, by e2fsck's rules: a name shorter
+ * than one cipher block, then an inode that should share the directory's
+ * policy and does not.  1 when a yes clears the entry.
+ */
+static int check_encrypted_entry(struct block_ctx *b, const unsigned char *de, uint32_t ino, struct problem_ctx *pc)
+{
+	struct e4fsck *ctx = b->p->ctx;
+	struct ext4fs_inode in = { 0 };
+	uint8_t type = b->p->filetype ? de[DE_TYPE] : EXT4FS_FT_UNKNOWN;
+	int reg_or_dir = bitmap_paged_test(&ctx->inode_reg, ino) || bitmap_paged_test(&ctx->inode_dir, ino);
+
+	if (de[DE_NAME_LEN] < EXT4FS_FSCRYPT_NAME_MIN && ask(b, PR_2_BAD_ENCRYPTED_NAME, pc))
+		return 1;
+	if (type == EXT4FS_FT_UNKNOWN && !reg_or_dir && ext4fs_inode_read(b->p->fs, ino, &in))
+		memset(&in, 0, sizeof(in));
+	uint32_t code = fsck_encrypted_entry_problem(&ctx->encrypted, b->di->ino, ino, type, reg_or_dir, in.i_mode);
+	return code && ask(b, code, pc);
+}
+
+/*
  * One entry (not '.' or '..' in their places, which came first).  Returns
  * 1 when the entry still names an inode and counts as one of its links.
  */
@@ -1096,8 +1125,9 @@ static int check_entry(struct block_ctx *b, unsigned char *de, uint32_t off, int
 			return 0;
 		}
 	}
-	if (!(b->ds->i_flags & EXT4FS_ENCRYPT_FL) && (memchr(de + DE_NAME, '/', name_len) ||
-						       memchr(de + DE_NAME, '\0', name_len))) {
+	/* As e2fsck: a directory is encrypted when pass 1 listed its policy, not for its flag alone. */
+	int encrypted = fsck_encrypted_find(&ctx->encrypted, dir) != NULL;
+	if (!encrypted && (memchr(de + DE_NAME, '/', name_len) || memchr(de + DE_NAME, '\0', name_len))) {
 		if (ask(b, PR_2_BAD_NAME, &pc)) {
 			for (unsigned i = 0; i < name_len; i++)
 				if (de[DE_NAME + i] == '/' || de[DE_NAME + i] == '\0')
@@ -1106,6 +1136,10 @@ static int check_entry(struct block_ctx *b, unsigned char *de, uint32_t off, int
 		}
 	}
 	check_filetype(b, de, &pc);
+	if (encrypted && dot_state > 1 && check_encrypted_entry(b, de, ino, &pc)) {
+		ext4fs_dirent_inode_set(de, 0);
+		return 0;
+	}
 	if (b->dxb && b->dxb->type == DX_LEAF && !b->ds->clear_index &&
 	    !(b->ds->i_flags & EXT4FS_ENCRYPT_FL)) {
 		struct ext4fs_inode fake;
@@ -1171,7 +1205,8 @@ static int add_tail(struct block_ctx *b, int64_t prev)
 
 	if (last) {
 		rec_len = rec_len_of(p, last);
-		need = ext4fs_dirent_inode_get(last) ? needed_len(b->ds, last[DE_NAME_LEN]) : 8;
+		need = ext4fs_dirent_inode_get(last) ?
+			       needed_len(last[DE_NAME_LEN], b->db->lblk > 0 && hashes_in_entries(p, b->ds, b->di->ino)) : 8;
 		reuse = (uint32_t)prev == tail_off && rec_len == EXT4FS_DIRENT_TAIL_SIZE && !ext4fs_dirent_inode_get(last);
 		room = reuse || (rec_len >= need + EXT4FS_DIRENT_TAIL_SIZE && prev + rec_len == p->bs);
 	}
@@ -1245,12 +1280,14 @@ static int check_block(struct pass2 *p, const struct dir_block *db, unsigned cha
 	}
 
 	memset(p->names, 0, ((size_t)p->names_mask + 1) * sizeof(*p->names));
+	int hashed = hashes_in_entries(p, b.ds, db->ino);
 	while (off < b.max && guard++ < 2 * p->bs) {
 		unsigned char *de = buf + off;
 		uint32_t rec_len = off + 8 <= b.max ? rec_len_of(p, de) : 0;
 
-		if (off + 8 > b.max || off + rec_len > b.max || rec_len < DE_MIN_LEN || rec_len % 4 ||
-		    needed_len(b.ds, de[DE_NAME_LEN]) > rec_len) {
+		int with_hash = dot_state > 1 && hashed;
+		if (off + 8 > b.max || off + rec_len > b.max || rec_len < needed_len(1, with_hash) || rec_len % 4 ||
+		    needed_len(de[DE_NAME_LEN], with_hash) > rec_len) {
 			pc.num = off;
 			if (!fix_problem(ctx, PR_2_DIR_CORRUPTED, &pc))
 				b.no_write = 1;

@@ -17,6 +17,8 @@
 #define PR_1_HTREE_HASHV                 0x01004A
 #define PR_1_HTREE_INCOMPAT              0x01004B
 #define PR_1_HTREE_DEPTH                 0x01004C
+#define PR_1_HTREE_NEEDS_SIPHASH         0x01008D
+#define PR_1_HTREE_CANNOT_SIPHASH        0x01008E
 
 /* Pass 2: directory structure */
 #define PR_2_BAD_INODE_DOT               0x020001
@@ -82,6 +84,9 @@
 #define PR_2_HTREE_NODE_CSUM_INVALID     0x02004A
 #define PR_2_LEAF_NODE_MISSING_CSUM      0x02004C
 #define PR_2_LEAF_NODE_ONLY_CSUM_INVALID 0x02004D
+#define PR_2_BAD_ENCRYPTED_NAME          0x020050
+#define PR_2_UNENCRYPTED_FILE            0x020051
+#define PR_2_INCONSISTENT_ENCRYPTION_POLICY 0x020052
 
 /* Pass 3: connectivity */
 #define PR_3_NO_ROOT_INODE               0x030001
@@ -106,6 +111,7 @@
 #define PR_3_LPF_INLINE_DATA             0x030018
 #define PR_3_LPF_NO_SPACE                0x030019
 #define PR_3_NO_SPACE_TO_RECOVER         0x03001A
+#define PR_3_LPF_ENCRYPTED               0x03001B
 
 /* Pass 3A: rebuilding directories */
 #define PR_3A_OPTIMIZE_DIR_ERR           0x031002

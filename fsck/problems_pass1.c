@@ -83,6 +83,12 @@ static const struct problem rows[] = {
 	  PROMPT_CLEAR_FLAG, 0 },
 	{ PR_1_CASEFOLD_FEATURE, "PR_1_CASEFOLD_FEATURE",
 	  "Directory %p has the casefold flag, but the\ncasefold feature is not enabled.  ", PROMPT_CLEAR_FLAG, 0 },
+	/* The encrypt flag without a context: a yes clears the flag (encrypt.h). */
+	{ PR_1_MISSING_ENCRYPTION_XATTR, "PR_1_MISSING_ENCRYPTION_XATTR",
+	  "Inode %i has encrypt flag but no encryption extended attribute.\n", PROMPT_CLEAR_FLAG, 0 },
+	/* A context of a known version but the wrong size, or of version 0: a yes clears the inode. */
+	{ PR_1_CORRUPT_ENCRYPTION_XATTR, "PR_1_CORRUPT_ENCRYPTION_XATTR",
+	  "Encrypted inode %i has corrupt encryption extended attribute.\n", PROMPT_CLEAR_INODE, 0 },
 	/* The bad blocks inode with a mode, owner, links, inline data or attribute block: a yes zeroes it. */
 	{ PR_1_INVALID_BAD_INODE, "PR_1_INVALID_BAD_INODE", "The bad block inode looks invalid.  ", PROMPT_CLEAR, 0 },
 	/* An extent root without the feature: a yes sets it (then, or after a no, PR_1_EXTENTS_SET). */

@@ -9,6 +9,7 @@
 #include "problems_dirs.h"
 
 #define ENTRY "Entry '%n' in %p (%i)"
+#define ENTRY_LC "entry '%n' in %p (%i)"
 #define HTREE "Problem in HTREE directory inode %d"
 #define FOR_INODE "for inode %i (%p) is"
 
@@ -31,6 +32,12 @@ static const struct problem rows[] = {
 	{ PR_1_HTREE_DEPTH, "PR_1_HTREE_DEPTH",
 	  "HTREE directory inode %i has a tree depth (%N) which is too big\n", PROMPT_CLEAR_HTREE,
 	  PF_PREEN_OK },
+	/* Encrypted and casefolded directories file names under SipHash, the others never. */
+	{ PR_1_HTREE_NEEDS_SIPHASH, "PR_1_HTREE_NEEDS_SIPHASH",
+	  "HTREE directory inode %i uses hash version (%N), but should use SipHash (6) \n", PROMPT_CLEAR_HTREE,
+	  PF_PREEN_OK },
+	{ PR_1_HTREE_CANNOT_SIPHASH, "PR_1_HTREE_CANNOT_SIPHASH",
+	  "HTREE directory inode %i uses SipHash, but should not.  ", PROMPT_CLEAR_HTREE, PF_PREEN_OK },
 
 	{ PR_2_BAD_INODE_DOT, "PR_2_BAD_INODE_DOT", "Invalid inode number for '.' in directory inode %i.\n",
 	  PROMPT_FIX, 0 },
@@ -154,6 +161,13 @@ static const struct problem rows[] = {
 	{ PR_2_LEAF_NODE_MISSING_CSUM, "PR_2_LEAF_NODE_MISSING_CSUM",
 	  "Directory inode %i, block #%b, offset %N: directory has no checksum.\n", PROMPT_FIX,
 	  PF_PREEN_OK },
+	/* Entries of an encrypted directory (encrypt.h): a yes clears the entry. */
+	{ PR_2_BAD_ENCRYPTED_NAME, "PR_2_BAD_ENCRYPTED_NAME", "Encrypted " ENTRY_LC " is too short.\n",
+	  PROMPT_CLEAR, 0 },
+	{ PR_2_UNENCRYPTED_FILE, "PR_2_UNENCRYPTED_FILE", "Encrypted " ENTRY_LC " references unencrypted inode %j.\n",
+	  PROMPT_CLEAR, 0 },
+	{ PR_2_INCONSISTENT_ENCRYPTION_POLICY, "PR_2_INCONSISTENT_ENCRYPTION_POLICY",
+	  "Encrypted " ENTRY_LC " references inode %j, which has a different encryption policy.\n", PROMPT_CLEAR, 0 },
 	{ PR_2_LEAF_NODE_ONLY_CSUM_INVALID, "PR_2_LEAF_NODE_ONLY_CSUM_INVALID",
 	  "Directory inode %i, block #%b: directory passes checks but fails checksum.\n", PROMPT_FIX,
 	  PF_PREEN_OK },
