@@ -792,6 +792,30 @@ out:
 
 static int check_blocks(struct p1_worker *w, uint32_t ino, const struct ext4fs_inode *in);
 
+/* A device, fifo or socket: their size has a question of its own. */
+static int special_file(uint16_t mode)
+{
+	switch (mode & EXT4FS_S_IFMT) {
+	case EXT4FS_S_IFCHR: case EXT4FS_S_IFBLK: case EXT4FS_S_IFIFO: case EXT4FS_S_IFSOCK:
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * The largest i_size e2fsck lets a file have: what twelve direct blocks and
+ * single, double and triple indirect blocks address for a block map; for
+ * an extent tree, 2^32 blocks less a byte.
+ */
+static uint64_t max_file_size(const struct p1_worker *w, const struct ext4fs_inode *in)
+{
+	uint64_t bs = w->ctx->geo->block_size, per = bs / 4;
+
+	if (extents_fs(w) && (in->i_flags & EXT4FS_EXTENTS_FL))
+		return (bs << 32) - 1;
+	return (EXT4FS_NDIR_BLOCKS + per + per * per + per * per * per) * bs;
+}
+
 /* e2fsck's name of an inode's kind (its "%It"), into buf. */
 static const char *kind_name(uint16_t mode, char *buf, size_t size)
 {
@@ -1096,8 +1120,10 @@ static int check_blocks(struct p1_worker *w, uint32_t ino, const struct ext4fs_i
 	int bad_size = 0;
 	if (b.is_dir && !(in->i_flags & EXT4FS_INLINE_DATA_FL))
 		bad_size = size != b.last_lblk_plus1 * bs;
-	else if (EXT4FS_ISREG(in->i_mode) && b.last_init_plus1)
-		bad_size = size < (b.last_init_plus1 - 1) * bs;
+	else if (EXT4FS_ISREG(in->i_mode) && b.last_init_plus1 && size < (b.last_init_plus1 - 1) * bs)
+		bad_size = 1;
+	else if (!b.is_dir && !EXT4FS_ISLNK(in->i_mode) && !special_file(in->i_mode))
+		bad_size = size > max_file_size(w, in);
 	/* e2fsck asks about i_size before i_blocks. */
 	if (bad_size || b.dir_collapse) {
 		pctx.num = b.last_lblk_plus1 * bs;
@@ -2377,6 +2403,13 @@ static int answer_repair(void *arg, struct deferred_inode *st, struct deferred *
 		/* Kept (no): it holds its blocks, but for a quota inode; zeroed (yes): they are left for pass 5 to free. */
 		if (yes ? zero_inode(ctx, ino) : p->fix == FIX_ZERO_INODE && fsck_claim_blocks(ctx, ino))
 			return -1;
+		/* Zeroed, what earlier answers changed in the record (a garbage inode cleared) is not written over it. */
+		if (yes) {
+			a->have_inode = 0;
+			a->changed = 0;
+			a->ea_off = 0;
+			a->epoch = 0;
+		}
 		st->cleared = yes;
 		return 0;
 	}
@@ -2472,8 +2505,17 @@ static int answer_repair(void *arg, struct deferred_inode *st, struct deferred *
 			fsck_clear_inode(ctx, ino, &a->in);
 			if (ino < ctx->geo->first_ino)
 				memset(a->in.i_block, 0, sizeof(a->in.i_block));
-			if (ino == EXT4FS_BAD_INO)
+			/*
+			 * The bad blocks inode stays in use; so does any other reserved
+			 * inode but the root cleared as garbage, which e2fsck goes on
+			 * checking as a reserved inode (marked in use) after the clear.
+			 */
+			if (ino == EXT4FS_BAD_INO || (p->q.code == PR_1_INODE_IS_GARBAGE && ino < ctx->geo->first_ino &&
+						      ino != EXT4FS_ROOT_INO)) {
+				if (!bitmap_paged_test(&ctx->inode_used, ino))
+					ctx->inodes_in_use++;
 				bitmap_paged_set_range(&ctx->inode_used, ino, 1);
+			}
 			st->cleared = 1;
 			break;
 		case FIX_EXTENTS_FL:

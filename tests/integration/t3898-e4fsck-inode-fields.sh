@@ -149,6 +149,12 @@ damage_case "extents flag without extents, empty file [-t ext2]" "$ext2" "write 
 set_inode_field /d/f flags 0x80000"
 damage_case "extents flag without extents, file with blocks [-t ext2]" "$ext2" "write $src/big /d/f
 set_inode_field /d/f flags 0x80000"
+# A file bigger than its map can address: twelve direct and three levels of
+# indirect blocks for a block map, 2^32 blocks for an extent tree.
+damage_case "file size beyond a block map's reach [-t ext2]" "$ext2" "write $src/big /d/f
+set_inode_field /d/f size 0x7FFFFFFFFFFF"
+damage_case "file size beyond an extent tree's reach [${ext4%@*}]" "$ext4" "write $src/big /d/f
+set_inode_field /d/f size 0x7FFFFFFFFFFF"
 # The bad blocks inode: a mode, an owner, links or an attribute block make
 # it "look invalid" (zeroed on a yes); its size and block count are never
 # judged (e2fsck walks its list for the blocks alone).
