@@ -18,10 +18,10 @@
  *  - dx_hash and htree_dump hash names with libext4fs, which applies the
  *    kernel's end-of-directory rule: a major hash of 0xfffffffe is stored as
  *    0xfffffffc.  debugfs 1.47.0 prints 0xfffffffe for such a name.
- *  - Casefolding (dx_hash -c -e utf8, htree_dump of a casefolded directory)
- *    lowercases ASCII letters only; names with bytes >= 0x80 may hash
- *    differently from the kernel and debugfs, which apply Unicode
- *    casefolding (dx_hash warns on stderr; -j marks the result approximate).
+ *  - dx_hash -c -e utf8 of a name that is not valid UTF-8 prints the hash
+ *    of its raw bytes, which is what the kernel files it under; debugfs
+ *    1.47.0 fails with "Unknown code ____ 220" (its casefolding reports
+ *    such names as too long).
  *  - dx_hash -v is accepted (debugfs 1.47.0 rejects it): it prints the
  *    algorithm, seed and casefolding used on lines of their own before the
  *    usual "Hash of" line.  The usage message stays debugfs's.
@@ -83,6 +83,7 @@
 #include "ext4fs/file.h"
 #include "ext4fs/htree.h"
 #include "ext4fs/namei.h"
+#include "ext4fs/utf8fold.h"
 
 /* ------------------------------------------------------------------ helpers */
 
@@ -776,7 +777,7 @@ static int do_dx_hash(struct dbg *d, int argc, char **argv)
 	unsigned char seed_bytes[16] = { 0 };
 	uint32_t seed[4] = { 0 }, hash = 0, minor = 0;
 	const char *encoding = NULL, *seed_text = NULL;
-	int version = EXT4FS_HASH_LEGACY, casefold = 0, verbose = 0, approx = 0, c, err;
+	int version = EXT4FS_HASH_LEGACY, casefold = 0, verbose = 0, c, err;
 
 	restart_getopt();
 	while ((c = getopt(argc, argv, "h:s:ce:v")) != -1) {
@@ -809,20 +810,19 @@ static int do_dx_hash(struct dbg *d, int argc, char **argv)
 
 	const char *name = argv[optind];
 	size_t len = strlen(name);
-	char folded[EXT4FS_NAME_LEN + 1];
+	uint8_t folded[EXT4FS_UTF8_FOLD_MAX];
 	const char *hashed = name;
+	int n;
 
 	ext4fs_hash_seed_decode(seed_bytes, seed);
-	/* As in debugfs, names are folded only with both -c and an encoding. */
-	if (casefold && encoding && len <= EXT4FS_NAME_LEN) {
-		for (size_t i = 0; i < len; i++) {
-			unsigned char ch = (unsigned char)name[i];
-			if (ch >= 0x80)
-				approx = 1;
-			folded[i] = (char)(ch >= 'A' && ch <= 'Z' ? ch - 'A' + 'a' : ch);
+	/* As in debugfs, names are folded only with both -c and an encoding;
+	   an invalid UTF-8 name is hashed as it is, as the kernel does. */
+	if (casefold && encoding && len && len <= EXT4FS_NAME_LEN) {
+		n = ext4fs_utf8_casefold(name, len, folded, sizeof(folded));
+		if (n >= 0) {
+			hashed = (const char *)folded;
+			len = (size_t)n;
 		}
-		folded[len] = '\0';
-		hashed = folded;
 	}
 	if (version == EXT4FS_HASH_SIPHASH || version < 0 || version > EXT4FS_HASH_SIPHASH)
 		err = EXT4FS_E_UNKNOWN_HASH;
@@ -830,11 +830,6 @@ static int do_dx_hash(struct dbg *d, int argc, char **argv)
 		err = ext4fs_dx_hash(version, hashed, len, seed, &hash, &minor);
 	if (err)
 		return bare_error(d, "%s: Directory hash unsupported while calculating hash", argv[0]);
-	if (approx && !d->json) {
-		fflush(d->out);
-		fprintf(stderr, "%s: warning: only ASCII letters are casefolded; the hash of a non-ASCII name may differ from the kernel's\n",
-			argv[0]);
-	}
 	if (d->json) {
 		struct json j;
 		json_init(&j, d->out);
@@ -847,8 +842,6 @@ static int do_dx_hash(struct dbg *d, int argc, char **argv)
 		json_string(&j, "encoding", encoding);
 		json_uint(&j, "hash", hash);
 		json_uint(&j, "minor_hash", minor);
-		if (approx)
-			json_bool(&j, "approximate", 1);
 		json_object_end(&j);
 		json_finish(&j);
 		return 0;

@@ -27,8 +27,8 @@ LAYERS = [
      "errors.c errors.h extset.c extset.h array.c array.h"),
     ("io", "I/O channels; is a device mounted",
      "io.c io.h io_internal.h mountcheck.c mountcheck.h io_stage.c io_stage_internal.h io_fault.c io_fault.h io_overlay.c io_overlay.h"),
-    ("ondisk", "on-disk formats that need no handle: superblock fields, checksums, hashes, features",
-     "ondisk_le.h super.c super.h crc.h crc32c.c crc16.c dxhash.c dxhash.h fsfeatures.c fsfeatures.h ondisk_names.c ondisk_names.h codec.c codec.h"),
+    ("ondisk", "on-disk formats that need no handle: superblock fields, checksums, hashes, casefolding, features",
+     "ondisk_le.h super.c super.h crc.h crc32c.c crc16.c dxhash.c dxhash.h utf8fold.c utf8fold.h utf8data.c utf8data.h fsfeatures.c fsfeatures.h ondisk_names.c ondisk_names.h codec.c codec.h"),
     ("fs", "the handle: validation, geometry, descriptors, block cache, listeners; undo files",
      "fs.c fs.h fs_internal.h undo.c undo.h"),
     ("objects", "reading inodes, extent trees, block maps, xattrs, file data, directories and "

@@ -7,6 +7,7 @@
 #include "ext4fs/dxhash.h"
 #include "ext4fs/extent.h"
 #include "ext4fs/htree.h"
+#include "ext4fs/utf8fold.h"
 #include "fs_internal.h"
 #include "ondisk_le.h"
 
@@ -157,26 +158,22 @@ int ext4fs_htree_name_hash(const struct ext4fs_fs *fs, const struct ext4fs_inode
 			   int hash_version_eff, const char *name, size_t len,
 			   uint32_t *hash, uint32_t *minor_hash, int *approx)
 {
-	char folded[EXT4FS_NAME_LEN];
-	int err;
+	uint8_t folded[EXT4FS_UTF8_FOLD_MAX];
+	int n;
 
 	*approx = 0;
 	*hash = *minor_hash = 0;
 	if (len > EXT4FS_NAME_LEN)
 		return EXT4FS_E_INVALID_ARG;
-	if ((dir_inode->i_flags & EXT4FS_CASEFOLD_FL) &&
+	if (len && (dir_inode->i_flags & EXT4FS_CASEFOLD_FL) &&
 	    (fs->sb.s_feature_incompat & EXT4FS_FEATURE_INCOMPAT_CASEFOLD)) {
-		/* Casefolding leaves ASCII lowercased; other bytes need Unicode tables. */
-		for (size_t i = 0; i < len; i++) {
-			unsigned char c = (unsigned char)name[i];
-			if (c >= 0x80)
-				*approx = 1;
-			folded[i] = (char)(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
-		}
-		name = folded;
+		/* The kernel hashes an invalid UTF-8 name as its raw bytes. */
+		n = ext4fs_utf8_casefold(name, len, folded, sizeof(folded));
+		if (n >= 0)
+			return ext4fs_dx_hash(hash_version_eff, (const char *)folded, (size_t)n,
+					      fs->sb.s_hash_seed, hash, minor_hash);
 	}
-	err = ext4fs_dx_hash(hash_version_eff, name, len, fs->sb.s_hash_seed, hash, minor_hash);
-	return err;
+	return ext4fs_dx_hash(hash_version_eff, name, len, fs->sb.s_hash_seed, hash, minor_hash);
 }
 
 /* -- walk ------------------------------------------------------------------ */

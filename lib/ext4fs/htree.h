@@ -21,9 +21,9 @@
  * (see dir.h) fail with EXT4FS_E_HTREE_CSUM in strict mode.
  *
  * Name hashes use the root's hash_version, made unsigned when s_flags says
- * so, and the superblock's s_hash_seed.  In casefolded directories ASCII
- * names are lowercased before hashing (what the kernel's casefolding does
- * to them); other names there get an unreliable hash (hash_approx).
+ * so, and the superblock's s_hash_seed.  In casefolded directories names
+ * are hashed in their casefolded form (utf8fold.h), a name that is not
+ * valid UTF-8 as its raw bytes, as the kernel does.
  */
 #ifndef EXT4FS_HTREE_H
 #define EXT4FS_HTREE_H
@@ -102,7 +102,7 @@ struct ext4fs_htree_event {
 	const struct ext4fs_dirent *dirent;       /* DIRENT */
 	uint32_t hash, minor_hash;                /* DIRENT: the name's hashes */
 	int hash_err;                             /* DIRENT: nonzero (a code) if they could not be computed */
-	int hash_approx;                          /* DIRENT: casefolded non-ASCII name, hash unreliable */
+	int hash_approx;                          /* DIRENT: always 0 (kept for callers; hashes are exact) */
 	int err;                                  /* ERROR: the failure (ext4fs_errmsg() describes it) */
 	uint32_t err_lblk;                        /* ERROR: the block that failed */
 };
@@ -152,9 +152,9 @@ int ext4fs_htree_lookup(struct ext4fs_fs *fs, uint32_t ino, const struct ext4fs_
 
 /*
  * Hashes of name (len bytes) as the index of directory dir_inode files it,
- * with the root's effective hash version.  *approx is set for non-ASCII
- * names in casefolded directories (their true hash needs Unicode
- * casefolding, which is not done here).  The names of directories that are
+ * with the root's effective hash version; in a casefolded directory the
+ * name's casefolded form is hashed (raw bytes if it is not valid UTF-8).
+ * *approx is always set to 0 (kept for callers).  The names of directories that are
  * both encrypted and casefolded are filed under hashes stored after them,
  * which ext4fs_htree_walk() reports instead.  Errors: EXT4FS_E_UNKNOWN_HASH,
  * EXT4FS_E_INVALID_ARG (siphash without a seed, len > 255).  Records nothing
