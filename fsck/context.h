@@ -97,6 +97,7 @@ struct e4fsck {
 	struct ext4fs_open_opts open_opts;  /* how the file system was opened (for pass 1's workers) */
 	int optimize_dirs;          /* -D */
 	int journal_only;           /* -E journal_only: replay the journal, check only with -f */
+	int check_encoding;         /* -E check_encoding: names of casefolded dirs checked as in strict mode */
 	int fixes_only;             /* -E fixes_only: no extent tree rebuilding (and not with -D) */
 	int no_optimize_extents;    /* -E no_optimize_extents (and fixes_only): no pass 1E suggestions */
 	int discard;                /* -E discard: free blocks discarded after a check that changed nothing */

@@ -65,6 +65,7 @@ static int parse_extended(struct e4fsck *ctx, const char *arg)
 		{ "optimize_extents", offsetof(struct e4fsck, no_optimize_extents), 0 },
 		{ "no_optimize_extents", offsetof(struct e4fsck, no_optimize_extents), 1 },
 		{ "fixes_only", offsetof(struct e4fsck, fixes_only), 1 },
+		{ "check_encoding", offsetof(struct e4fsck, check_encoding), 1 },
 	};
 	char *copy = strdup(arg), *save = NULL;
 	int bad = 0;

@@ -62,6 +62,7 @@
 #include "ext4fs/file.h"
 #include "ext4fs/htree.h"
 #include "ext4fs/super.h"
+#include "ext4fs/utf8fold.h"
 #include "dirs.h"
 #include "context.h"
 #include "passes.h"
@@ -130,6 +131,7 @@ struct pass2 {
 	struct ext4fs_fs *fs;
 	uint32_t bs;
 	int filetype, csum, dir_index, largedir;
+	int check_encoding;         /* names in casefolded directories must be valid UTF-8 (strict, -E check_encoding) */
 	struct dir_state *st;
 	struct rewrite *rewrites;
 	size_t nrewrites, caprewrites;
@@ -1028,13 +1030,34 @@ static uint32_t name_hash(const unsigned char *name, unsigned len)
 	return h;
 }
 
-/* Remember the name at off; 1 when the block named it already. */
+/*
+ * Whether names in the block's directory are told apart by their
+ * casefolded form: e2fsck does so where it checks their encoding.
+ */
+static int folds_names(const struct block_ctx *b)
+{
+	return b->p->check_encoding && (b->ds->i_flags & EXT4FS_CASEFOLD_FL) &&
+	       !(b->ds->i_flags & EXT4FS_ENCRYPT_FL);
+}
+
+/*
+ * Remember the name at off; 1 when the block named it already.  In a
+ * casefolded directory checked for its encoding, names that fold alike are
+ * the same name; one that is not valid UTF-8 is like no other (e2fsck's
+ * comparison fails on it).
+ */
 static int seen_name(struct block_ctx *b, uint32_t off)
 {
 	struct pass2 *p = b->p;
 	const unsigned char *de = b->buf + off;
 	unsigned len = de[DE_NAME_LEN];
-	uint32_t slot = name_hash(de + DE_NAME, len) & p->names_mask;
+	uint8_t folded[EXT4FS_UTF8_FOLD_MAX];
+	int fold = folds_names(b), flen = -1;
+
+	if (fold)
+		flen = ext4fs_utf8_casefold(de + DE_NAME, len, folded, sizeof(folded));
+	uint32_t slot = (flen >= 0 ? name_hash(folded, (unsigned)flen) : name_hash(de + DE_NAME, len)) &
+			p->names_mask;
 
 	for (uint32_t probes = 0; probes <= p->names_mask; probes++) {
 		uint32_t have = p->names[slot];
@@ -1043,8 +1066,11 @@ static int seen_name(struct block_ctx *b, uint32_t off)
 			return 0;
 		}
 		const unsigned char *o = b->buf + have - 1;
-		if (o[DE_NAME_LEN] == len && ext4fs_dirent_inode_get(o) && !memcmp(o + DE_NAME, de + DE_NAME, len))
-			return 1;
+		if (ext4fs_dirent_inode_get(o)) {
+			if (fold ? flen >= 0 && ext4fs_utf8_casefold_cmp(o + DE_NAME, o[DE_NAME_LEN], de + DE_NAME, len) == 0
+				 : o[DE_NAME_LEN] == len && !memcmp(o + DE_NAME, de + DE_NAME, len))
+				return 1;
+		}
 		slot = (slot + 1) & p->names_mask;
 	}
 	return 0;
@@ -1068,6 +1094,25 @@ static int check_encrypted_entry(struct block_ctx *b, const unsigned char *de, u
 		memset(&in, 0, sizeof(in));
 	uint32_t code = fsck_encrypted_entry_problem(&ctx->encrypted, b->di->ino, ino, type, reg_or_dir, in.i_mode);
 	return code && ask(b, code, pc);
+}
+
+/*
+ * A name of a casefolded directory that is not valid UTF-8: on a yes,
+ * everything from the first bad sequence up to the end or a NUL byte
+ * becomes '.', as e2fsck fixes it.  Returns 1 when the name was fixed
+ * (e2fsck then skips the check for '/' and NUL).
+ */
+static int check_encoding(struct block_ctx *b, unsigned char *de, struct problem_ctx *pc)
+{
+	unsigned name_len = de[DE_NAME_LEN];
+	size_t bad;
+
+	if (!ext4fs_utf8_validate(de + DE_NAME, name_len, &bad) || !ask(b, PR_2_BAD_ENCODED_NAME, pc))
+		return 0;
+	for (size_t i = bad; i < name_len && de[DE_NAME + i]; i++)
+		de[DE_NAME + i] = '.';
+	fsck_safe_name((const char *)de + DE_NAME, name_len, b->name, sizeof(b->name));
+	return 1;
 }
 
 /*
@@ -1127,7 +1172,9 @@ static int check_entry(struct block_ctx *b, unsigned char *de, uint32_t off, int
 	}
 	/* As e2fsck: a directory is encrypted when pass 1 listed its policy, not for its flag alone. */
 	int encrypted = fsck_encrypted_find(&ctx->encrypted, dir) != NULL;
-	if (!encrypted && (memchr(de + DE_NAME, '/', name_len) || memchr(de + DE_NAME, '\0', name_len))) {
+	if (folds_names(b) && check_encoding(b, de, &pc))
+		;
+	else if (!encrypted && (memchr(de + DE_NAME, '/', name_len) || memchr(de + DE_NAME, '\0', name_len))) {
 		if (ask(b, PR_2_BAD_NAME, &pc)) {
 			for (unsigned i = 0; i < name_len; i++)
 				if (de[DE_NAME + i] == '/' || de[DE_NAME + i] == '\0')
@@ -1552,6 +1599,8 @@ int fsck_pass2(struct e4fsck *ctx)
 	p.csum = ctx->geo->has_metadata_csum;
 	p.dir_index = ext4fs_has_compat(p.fs, EXT4FS_FEATURE_COMPAT_DIR_INDEX);
 	p.largedir = ext4fs_has_incompat(p.fs, EXT4FS_FEATURE_INCOMPAT_LARGEDIR);
+	p.check_encoding = ext4fs_has_incompat(p.fs, EXT4FS_FEATURE_INCOMPAT_CASEFOLD) &&
+			   ((ext4fs_sb(p.fs)->s_encoding_flags & EXT4FS_ENC_STRICT_MODE_FL) || ctx->check_encoding);
 	while (slots < 2 * (p.bs / DE_MIN_LEN))
 		slots *= 2;
 	p.names = malloc(slots * sizeof(*p.names));

@@ -76,6 +76,8 @@
 #define PR_2_DUPLICATE_DIRENT            0x020041
 #define PR_2_NON_UNIQUE_FILE             0x020042
 #define PR_2_REPORT_DUP_DIRENT           0x020043
+#define PR_2_BAD_ENCODED_NAME            0x020053
+#define PR_2_NON_UNIQUE_FILE_NO_RENAME   0x020054
 #define PR_2_BLOCKS_HI_ZERO              0x020044
 #define PR_2_INOREF_BG_INO_UNINIT        0x020046
 #define PR_2_INOREF_IN_UNUSED            0x020047

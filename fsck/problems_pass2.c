@@ -147,6 +147,12 @@ static const struct problem rows[] = {
 	/* Pass 3A renames the second of two entries with one name (%s: the new name). */
 	{ PR_2_NON_UNIQUE_FILE, "PR_2_NON_UNIQUE_FILE", "Entry '%n' in %p (%i) has a non-unique filename.\nRename to %s",
 	  PROMPT_NULL, 0 },
+	/* A casefolded directory in strict mode (or -E check_encoding): the name is no valid UTF-8. */
+	{ PR_2_BAD_ENCODED_NAME, "PR_2_BAD_ENCODED_NAME", ENTRY " has illegal UTF-8 characters in its name.\n",
+	  PROMPT_FIX, 0 },
+	/* Pass 3A, an encrypted directory: a name given twice cannot be renamed without the key. */
+	{ PR_2_NON_UNIQUE_FILE_NO_RENAME, "PR_2_NON_UNIQUE_FILE_NO_RENAME", "Duplicate filename entry '%n' in %p (%i) found.  ",
+	  PROMPT_CLEAR, 0 },
 	{ PR_2_REPORT_DUP_DIRENT, "PR_2_REPORT_DUP_DIRENT",
 	  "Duplicate entry '%n' found.\n\tMarking %p (%i) to be rebuilt.\n\n", PROMPT_NONE, 0 },
 	/* A yes opens the group's skipped inodes to pass 1, and the check starts again after pass 2's blocks. */

@@ -42,6 +42,7 @@
 #include "ext4fs/extent.h"
 #include "ext4fs/htree.h"
 #include "ext4fs/super.h"
+#include "ext4fs/utf8fold.h"
 #include "dirs.h"
 #include "context.h"
 #include "extents.h"
@@ -112,6 +113,8 @@ struct entry {
 	uint32_t inode;
 	uint32_t hash, minor_hash;
 	uint8_t name_len, file_type;
+	const char *folded;         /* casefolded directories: the name's folded form (pool) */
+	int folded_len;             /* its length; -1 elsewhere and for a name that is not valid UTF-8 */
 };
 
 /*
@@ -154,7 +157,8 @@ static void pool_free(struct name_chunk *pool)
 
 struct dir_read {
 	struct e4fsck *ctx;
-	int approx;                 /* a casefolded name whose true hash is out of reach */
+	int casefold;               /* names are compared by their casefolded form */
+	int keep;                   /* encrypted and casefolded: hashes need the key, left as it is */
 	uint32_t ino;
 	struct ext4fs_inode in;
 	int compress;               /* the linear layout: "." and ".." are entries too */
@@ -174,10 +178,8 @@ static int name_hash(struct dir_read *d, struct entry *e)
 	e->hash = e->minor_hash = 0;
 	if (d->compress)
 		return 0;
-	int err = ext4fs_htree_name_hash(d->ctx->fs, &d->in, d->hash_version, e->name, e->name_len, &e->hash,
-					 &e->minor_hash, &approx);
-	d->approx |= approx;
-	return err;
+	return ext4fs_htree_name_hash(d->ctx->fs, &d->in, d->hash_version, e->name, e->name_len, &e->hash,
+				      &e->minor_hash, &approx);
 }
 
 /*
@@ -193,6 +195,26 @@ static void renamed_hash(struct dir_read *d, struct entry *e)
 	if (ext4fs_htree_name_hash(d->ctx->fs, &d->in, d->hash_version, e->name, e->name_len, &e->hash,
 				   &e->minor_hash, &approx))
 		e->hash = e->minor_hash = 0;
+}
+
+/* The entry's folded form, in a casefolded directory; 0 or -ENOMEM. */
+static int name_fold(struct dir_read *d, struct entry *e)
+{
+	uint8_t folded[EXT4FS_UTF8_FOLD_MAX];
+	int n;
+
+	e->folded = NULL;
+	e->folded_len = -1;
+	if (!d->casefold)
+		return 0;
+	n = ext4fs_utf8_casefold(e->name, e->name_len, folded, sizeof(folded));
+	if (n < 0)
+		return 0;
+	e->folded = pool_copy(&d->names, (const char *)folded, (size_t)n);
+	if (!e->folded && n)
+		return -ENOMEM;
+	e->folded_len = n;
+	return 0;
 }
 
 /* The entries of one block; EXT4FS_E_DIR_CORRUPT for a record e2fsck's rehash would not accept. */
@@ -239,7 +261,9 @@ static int read_block(struct dir_read *d, const unsigned char *buf)
 		if (!e->name)
 			return -ENOMEM;
 		d->dir_size += (8 + name_len + 3) & ~3U;
-		int err = name_hash(d, e);
+		int err = name_fold(d, e);
+		if (!err)
+			err = name_hash(d, e);
 		if (err)
 			return err;
 	}
@@ -303,13 +327,28 @@ static int read_dir(struct dir_read *d)
 
 /* -- Order and duplicates ---------------------------------------------------------- */
 
+/*
+ * By name; in a casefolded directory by the folded names (e2fsck's
+ * comparison there), where a name that is not valid UTF-8 is compared as
+ * its bytes.
+ */
 static int name_order(const struct entry *a, const struct entry *b)
 {
-	unsigned min = a->name_len < b->name_len ? a->name_len : b->name_len;
-	int c = memcmp(a->name, b->name, min);
+	const char *an = a->name, *bn = b->name;
+	unsigned alen = a->name_len, blen = b->name_len;
+
+	if (a->folded_len >= 0 && b->folded_len >= 0) {
+		an = a->folded, alen = (unsigned)a->folded_len;
+		bn = b->folded, blen = (unsigned)b->folded_len;
+	}
+	unsigned min = alen < blen ? alen : blen;
+	int c = min ? memcmp(an, bn, min) : 0;
 
 	if (c)
 		return c;
+	if (alen != blen)
+		return alen < blen ? -1 : 1;
+	/* Names that fold alike: the shorter first (e2fsck's tie-break). */
 	if (a->name_len != b->name_len)
 		return a->name_len < b->name_len ? -1 : 1;
 	/* The same name: the higher inode first, as e2fsck sorts. */
@@ -432,9 +471,23 @@ static void next_unique_name(char *s, uint8_t *lenp)
 	}
 }
 
-static int same_name(const char *a, unsigned alen, const char *b, unsigned blen)
+/*
+ * Whether name (len bytes) is entry e's name: in a casefolded directory,
+ * whether both fold alike (never when either is not valid UTF-8, as in
+ * e2fsck).
+ */
+static int same_name(const struct dir_read *d, const char *name, unsigned len, const struct entry *e)
 {
-	return alen == blen && memcmp(a, b, alen) == 0;
+	if (d->casefold)
+		return ext4fs_utf8_casefold_cmp(name, len, e->name, e->name_len) == 0;
+	return len == e->name_len && memcmp(name, e->name, len) == 0;
+}
+
+static int same_entry_name(const struct entry *a, const struct entry *b)
+{
+	if (a->folded_len >= 0 || b->folded_len >= 0)
+		return a->folded_len == b->folded_len && !memcmp(a->folded, b->folded, (size_t)a->folded_len);
+	return a->name_len == b->name_len && memcmp(a->name, b->name, a->name_len) == 0;
 }
 
 /*
@@ -449,11 +502,20 @@ static int fix_duplicates(struct dir_read *d)
 
 	for (size_t i = 1; i < d->n && !ctx->aborted; i++) {
 		struct entry *e = &d->ents[i], *prev = e - 1;
-		if (!e->inode || !same_name(e->name, e->name_len, prev->name, prev->name_len))
+		if (!e->inode || (d->casefold && (e->folded_len < 0 || prev->folded_len < 0)) ||
+		    !same_entry_name(e, prev))
 			continue;
 		fsck_safe_name(e->name, e->name_len, shown, sizeof(shown));
 		struct problem_ctx pc = { .ino = d->ino, .name = shown, .path = path ? path : "???" };
-		if (e->inode == prev->inode && fix_problem(ctx, PR_2_DUPLICATE_DIRENT, &pc)) {
+		/*
+		 * The same inode twice: one entry goes.  Without the key an encrypted
+		 * name cannot be changed: e2fsck offers to drop the entry before it
+		 * asks to rename it.
+		 */
+		int drop = e->inode == prev->inode && fix_problem(ctx, PR_2_DUPLICATE_DIRENT, &pc);
+		if (!drop && !ctx->aborted && (d->in.i_flags & EXT4FS_ENCRYPT_FL))
+			drop = fix_problem(ctx, PR_2_NON_UNIQUE_FILE_NO_RENAME, &pc);
+		if (drop) {
 			if (fsck_adjust_links(ctx, e->inode, -1))
 				goto fail;
 			e->inode = 0;
@@ -468,7 +530,7 @@ static int fix_duplicates(struct dir_read *d)
 		next_unique_name(name, &len);
 		/* Each clash moves the name on and starts the comparison again; names are finite. */
 		for (size_t j = 0, rounds = 0; j < d->n && rounds <= d->n; j++) {
-			if (j == i || !same_name(name, len, d->ents[j].name, d->ents[j].name_len))
+			if (j == i || !same_name(d, name, len, &d->ents[j]))
 				continue;
 			next_unique_name(name, &len);
 			j = (size_t)-1;
@@ -483,6 +545,10 @@ static int fix_duplicates(struct dir_read *d)
 				goto fail;
 			}
 			e->name_len = len;
+			if (name_fold(d, e)) {
+				fsck_fatal(ctx, "out of memory while renaming an entry");
+				goto fail;
+			}
 			renamed_hash(d, e);
 			fixed++;
 		}
@@ -645,6 +711,9 @@ static int rehash_dir(struct e4fsck *ctx, uint32_t ino)
 		return 0;
 	d.compress = !ext4fs_has_compat(ctx->fs, EXT4FS_FEATURE_COMPAT_DIR_INDEX) ||
 		     ext4fs_inode_size(&d.in) / bs < 2;
+	d.casefold = (d.in.i_flags & EXT4FS_CASEFOLD_FL) &&
+		     ext4fs_has_incompat(ctx->fs, EXT4FS_FEATURE_INCOMPAT_CASEFOLD);
+	d.keep = d.casefold && (d.in.i_flags & EXT4FS_ENCRYPT_FL);
 	d.hash_version = ext4fs_dx_hash_version_effective(ext4fs_sb(ctx->fs)->s_def_hash_version,
 							  ext4fs_sb(ctx->fs)->s_flags);
 	err = read_dir(&d);
@@ -666,11 +735,15 @@ static int rehash_dir(struct e4fsck *ctx, uint32_t ino)
 		fixed_any = 1;
 	}
 	/*
-	 * A casefolded non-ASCII name would be filed under a guessed hash, and a
-	 * map passes 1B-1D left on the metadata (a clone declined) must not be
-	 * rewritten: leave the directory be.
+	 * An encrypted and casefolded directory files its names under hashes
+	 * only the key gives, and a map passes 1B-1D left on the metadata (a
+	 * clone declined) must not be rewritten: leave the directory be.  An
+	 * empty one ('.' and '..' alone, in the linear layout) carries no such
+	 * hash and is rebuilt as e2fsck rebuilds it.
 	 */
-	if (!err && !ctx->read_only && !ctx->aborted && !d.approx && !fsck_map_on_metadata(ctx, ino, &d.in)) {
+	if (d.keep && d.compress && d.n <= 2)
+		d.keep = 0;
+	if (!err && !ctx->read_only && !ctx->aborted && !d.keep && !fsck_map_on_metadata(ctx, ino, &d.in)) {
 		if (d.compress)
 			sort_entries(&d, inode_order);
 		err = rebuild(&d);

@@ -163,7 +163,7 @@ int ext4fs_dir_block_csum_verify(struct ext4fs_fs *fs, uint32_t ino, const struc
  * inode number in *ino.  Uses the htree index when the directory has one
  * (falling back to a linear scan if the index is corrupt or its hash cannot
  * be computed); casefolded directories are scanned linearly, an exact match
- * winning over an ASCII case-insensitive one.  Errors: EXT4FS_E_NOT_FOUND,
+ * winning over the first name that casefolds alike (utf8fold.h).  Errors: EXT4FS_E_NOT_FOUND,
  * EXT4FS_E_NOT_DIR, EXT4FS_E_DIR_CORRUPT (also for an entry whose inode is
  * beyond s_inodes_count), the checksum errors, read errors.
  */

@@ -9,6 +9,7 @@
 #include "ext4fs/htree.h"
 #include "ext4fs/inode.h"
 #include "ext4fs/namei.h"
+#include "ext4fs/utf8fold.h"
 #include "fs_internal.h"
 
 /* -- one name in one directory -------------------------------------------------- */
@@ -18,34 +19,25 @@ struct lookup {
 	size_t len;
 	int casefold;
 	uint32_t found;
-	uint32_t folded;        /* first ASCII case-insensitive match (casefolded dirs) */
+	uint32_t folded;        /* first entry whose name folds like the one sought (casefolded dirs) */
 };
 
-static int ascii_casecmp(const char *a, const char *b, size_t len)
-{
-	for (size_t i = 0; i < len; i++) {
-		unsigned char x = (unsigned char)a[i], y = (unsigned char)b[i];
-		if (x >= 'A' && x <= 'Z')
-			x = (unsigned char)(x - 'A' + 'a');
-		if (y >= 'A' && y <= 'Z')
-			y = (unsigned char)(y - 'A' + 'a');
-		if (x != y)
-			return 1;
-	}
-	return 0;
-}
-
+/*
+ * An entry whose name is exactly the one sought ends the search; in a
+ * casefolded directory the first one that folds alike is kept in case
+ * none does (names that are not valid UTF-8 match only exactly, as in
+ * the kernel).
+ */
 static int lookup_match(const struct ext4fs_dirent *d, void *arg)
 {
 	struct lookup *l = arg;
 
-	if (d->name_len != l->len)
-		return 0;
-	if (memcmp(d->name, l->name, l->len) == 0) {
+	if (d->name_len == l->len && memcmp(d->name, l->name, l->len) == 0) {
 		l->found = d->inode;
 		return 1;
 	}
-	if (l->casefold && !l->folded && ascii_casecmp(d->name, l->name, l->len) == 0)
+	if (l->casefold && !l->folded && d->inode &&
+	    ext4fs_utf8_casefold_cmp(d->name, d->name_len, l->name, l->len) == 0)
 		l->folded = d->inode;
 	return 0;
 }

@@ -196,6 +196,10 @@ struct ext4fs_super {
 #define EXT4FS_FLAGS_UNSIGNED_HASH 0x0002
 #define EXT4FS_FLAGS_TEST_FILESYS  0x0004
 
+/* s_encoding (casefold's character encoding) and s_encoding_flags */
+#define EXT4FS_ENC_UTF8_12_1        1
+#define EXT4FS_ENC_STRICT_MODE_FL   0x0001   /* names in casefolded directories must be valid UTF-8 */
+
 /* s_state */
 #define EXT4FS_STATE_VALID         0x0001
 #define EXT4FS_STATE_ERROR         0x0002
