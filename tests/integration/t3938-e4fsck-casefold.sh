@@ -139,6 +139,23 @@ else
 	bad "$name:"; sed 's/^/    /' "$T/ours.clean" | head -n 20
 fi
 
+# Lookups in a casefolded directory (libext4fs's ext4fs_dir_lookup, through
+# debug4fs's stat): another case, accents, final sigma, jamo find the entry.
+name="lookups by casefolded name"
+base_image "$T/rb.img" strict
+ino_of() { sed -n 's/^Inode: \([0-9]*\).*/\1/p'; }
+lookups_ok=1
+for pair in ΣΟΦΟΣ=σοφος σοφοσ=σοφος STRASSE=straße ÄRGER=Ärger "$(printf 'A\u0323\u0301')B=ạ́b" \
+	    "$(printf '\u1109\u1165\u110b\u116e\u11af')AB=서울ab"; do
+	alias=${pair%%=*} real=${pair#*=}
+	want=$(debugfs -R "stat /d/$real" "$T/rb.img" 2>/dev/null | ino_of)
+	got=$("$DEBUG4FS" -R "stat /d/$alias" "$T/rb.img" 2>/dev/null | ino_of)
+	if [ -z "$want" ] || [ "$got" != "$want" ]; then
+		bad "$name: /d/$alias is inode '$got', want '$want' (/d/$real)"; lookups_ok=0
+	fi
+done
+[ "$lookups_ok" = 0 ] || pass "$name"
+
 # ---------------------------------------------------------- names not UTF-8
 damage_case "strict: a name that is not UTF-8" strict $'write '"$src/one"$' d/bad\xff\xfeX'
 damage_case "strict: a name cut inside a sequence" strict $'write '"$src/one"$' d/caf\xc3'
