@@ -63,7 +63,8 @@ int fsck_open(struct e4fsck *ctx, unsigned flags)
 	int err;
 
 	/* The quota files are rewritten after pass 5 (quota.c). */
-	opts.flags = EXT4FS_OPEN_IGNORE_CSUM | EXT4FS_OPEN_QUOTA_BY_CALLER | flags;
+	/* Misplaced bitmaps and inode tables are the checker's to relocate (relocate.c). */
+	opts.flags = EXT4FS_OPEN_IGNORE_CSUM | EXT4FS_OPEN_QUOTA_BY_CALLER | EXT4FS_OPEN_MISPLACED_OK | flags;
 	opts.superblock = ctx->superblock;
 	opts.block_size = ctx->blocksize;
 	ctx->open_opts = opts;
@@ -178,6 +179,7 @@ void fsck_free_run_state(struct e4fsck *ctx)
 void fsck_free_ctx(struct e4fsck *ctx)
 {
 	fsck_free_run_state(ctx);
+	free(ctx->relocate);
 	free(ctx->restart_cleared);
 	free(ctx->collisions);
 	free(ctx->rebuild);

@@ -24,6 +24,7 @@
 #define RESTART_MOVED   2   /* passes 1B-1D moved map blocks off the file system's metadata */
 #define RESTART_LPF     3   /* pass 3 unlinked an inline-data or encrypted /lost+found, a directory now unconnected */
 #define RESTART_UNSCANNED 4 /* pass 2 opened a group's inodes pass 1 had skipped (INODE_UNINIT, itable_unused) */
+#define RESTART_RELOCATED 5 /* pass 1 gave a group's inode table a new place */
 
 
 /* How problems are answered. */
@@ -154,6 +155,8 @@ struct e4fsck {
 	int fatal;                  /* a PF_FATAL problem: stop, and end as e2fsck's fatal_error() */
 	int recreate_journal;       /* the journal step removed a bad journal: offer a new one after pass 5 */
 	int recreate_resize_inode;  /* the resize inode was cleared before pass 1: write it anew at pass 1's end */
+	unsigned char *relocate;    /* per group, EXT4FS_GROUP_* bits: tables given new places at pass 1's end */
+	int relocate_hint_latched;  /* PR_0_RELOCATE_HINT was said (or not to be said): never again */
 	unsigned long problems, problems_fixed;
 	struct problem_record *log;
 	size_t nlog, caplog;

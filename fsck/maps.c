@@ -147,6 +147,25 @@ uint64_t bitmap_paged_count(const struct bitmap_paged *m, uint64_t n, uint64_t c
 				    count < m->p.limit - n ? count : m->p.limit - n, RANGE_COUNT);
 }
 
+int bitmap_paged_find_clear_run(const struct bitmap_paged *m, uint64_t first, uint64_t finish, uint64_t count,
+				uint64_t limit, uint64_t *start)
+{
+	uint64_t b = first;
+
+	if (count == 0)
+		return -1;
+	while (b < finish && b < limit && count <= limit - b) {
+		uint64_t set = bitmap_paged_next_set(m, b);
+		if (set >= b + count) {
+			*start = b;
+			return 0;
+		}
+		/* Every start up to the set number would cover it. */
+		b = bitmap_paged_next_clear(m, set);
+	}
+	return -1;
+}
+
 uint64_t bitmap_paged_next_set(const struct bitmap_paged *m, uint64_t from)
 {
 	uint64_t page_bits = 1ULL << m->p.page_shift, words = words_per_page(m->p.page_shift);

@@ -66,6 +66,14 @@ uint64_t bitmap_paged_next_set(const struct bitmap_paged *m, uint64_t from);
 uint64_t bitmap_paged_next_clear(const struct bitmap_paged *m, uint64_t from);
 
 /*
+ * The first start in [first, finish) of count clear numbers in a row that
+ * end before limit (the run may pass finish, as e2fsprogs' search of a
+ * free run lets it), into *start.  0, or -1 when there is none.
+ */
+int bitmap_paged_find_clear_run(const struct bitmap_paged *m, uint64_t first, uint64_t finish, uint64_t count,
+				uint64_t limit, uint64_t *start);
+
+/*
  * Merge src into dst (same limit and page size): dst |= src.  Numbers set
  * in both are also set in dup (may be NULL), and their count is returned;
  * or -ENOMEM / -EINVAL.  Used to join pass 1 workers' block maps.

@@ -55,6 +55,7 @@
 #include "progress.h"
 #include "problems.h"
 #include "problems_dirs.h"
+#include "relocate.h"
 #include "xattr_check.h"
 
 /* The repair a recorded problem needs when answered yes. */
@@ -247,10 +248,8 @@ static int claim_fs_metadata(struct e4fsck *ctx)
 	const struct ext4fs_geom *g = ctx->geo;
 
 	for (uint32_t grp = 0; grp < g->group_count; grp++) {
-		const struct ext4fs_group_desc *gd = ext4fs_group(ctx->fs, grp);
 		uint64_t super_blk, old_desc, new_desc;
 		uint32_t old_n, meta_n;
-		struct problem_ctx pctx = { .group = grp };
 
 		ext4fs_group_meta_location(ctx->fs, grp, &super_blk, &old_desc, &old_n, &new_desc, &meta_n);
 		/*
@@ -260,30 +259,12 @@ static int claim_fs_metadata(struct e4fsck *ctx)
 		 */
 		if (ext4fs_group_has_super(ctx->fs, grp) && claim_meta(ctx, super_blk, 1))
 			return -1;
-		struct {
-			uint64_t blk, n;
-			uint32_t code;     /* 0: not a descriptor field */
-		} parts[] = {
-			{ old_desc, old_desc ? old_n : 0, 0 },
-			{ new_desc, new_desc ? 1 : 0, 0 },
-			{ gd->block_bitmap, 1, PR_0_BB_NOT_GROUP },
-			{ gd->inode_bitmap, 1, PR_0_IB_NOT_GROUP },
-			{ gd->inode_table, g->inode_blocks_per_group, PR_0_ITABLE_NOT_GROUP },
-		};
-		for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
-			if (!parts[i].n)
-				continue;
-			/* A descriptor field of 0 is no location, though block 0 is in a file system of 4 KiB blocks. */
-			if (!ext4fs_block_range_valid(ctx->fs, parts[i].blk, parts[i].n)) {
-				if (parts[i].code) {
-					pctx.blk = parts[i].blk;
-					fix_problem(ctx, parts[i].code, &pctx);
-				}
-				continue;
-			}
-			if (claim_meta(ctx, parts[i].blk, parts[i].n))
-				return -1;
-		}
+		if ((old_desc && ext4fs_block_range_valid(ctx->fs, old_desc, old_n) && claim_meta(ctx, old_desc, old_n)) ||
+		    (new_desc && ext4fs_block_range_valid(ctx->fs, new_desc, 1) && claim_meta(ctx, new_desc, 1)))
+			return -1;
+		/* The bitmaps and inode table; those on blocks claimed before are reported, for relocation. */
+		if (fsck_claim_group_tables(ctx, grp, claim_meta))
+			return -1;
 	}
 	range_set_seal(&ctx->fs_meta);
 	/* The multiple-mount protection block, claimed where e2fsck claims it: past the first data block. */
@@ -2742,9 +2723,13 @@ int fsck_pass1(struct e4fsck *ctx)
 	if (n > g->group_count)
 		n = g->group_count;
 	if (claim_fs_metadata(ctx)) {
-		fsck_fatal(ctx, "out of memory while claiming the file system's metadata");
+		if (!(ctx->exit_status & FSCK_ERROR))
+			fsck_fatal(ctx, "out of memory while claiming the file system's metadata");
 		return -1;
 	}
+	/* Preen met a conflict of the metadata's own (relocate.c): it stops there, as e2fsck. */
+	if (ctx->aborted)
+		return 0;
 	/*
 	 * Workers read the disk through handles of their own: earlier repairs
 	 * must be there, also those that count as no change (an unused inodes
@@ -2800,6 +2785,8 @@ int fsck_pass1(struct e4fsck *ctx)
 			goto out;
 		}
 	if (!ctx->aborted && xattr_refcounts_check(ctx))
+		goto out;
+	if (!ctx->aborted && fsck_relocate_tables(ctx))
 		goto out;
 	if (!ctx->aborted && recreate_resize_inode(ctx))
 		goto out;

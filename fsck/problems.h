@@ -10,6 +10,7 @@
 #define PR_0_BB_NOT_GROUP              0x000001
 #define PR_0_IB_NOT_GROUP              0x000002
 #define PR_0_ITABLE_NOT_GROUP          0x000003
+#define PR_0_RELOCATE_HINT             0x00000A
 #define PR_0_FS_SIZE_WRONG             0x000005
 #define PR_0_FIRST_DATA_BLOCK          0x000008
 #define PR_0_ADD_UUID                  0x000009
@@ -209,6 +210,16 @@
 #define PR_5_BLOCK_RANGE_UNUSED        0x050014
 #define PR_5_BLOCK_RANGE_USED          0x050015
 #define PR_5_INODE_RANGE_UNUSED        0x050016
+/* Pass 1: group metadata on other metadata, and its relocation (relocate.c). */
+#define PR_1_BB_CONFLICT               0x010007
+#define PR_1_IB_CONFLICT               0x010008
+#define PR_1_ITABLE_CONFLICT           0x010009
+#define PR_1_RELOC_BLOCK_ALLOCATE      0x01001E
+#define PR_1_RELOC_MEMORY_ALLOCATE     0x01001F
+#define PR_1_RELOC_FROM_TO             0x010020
+#define PR_1_RELOC_TO                  0x010021
+#define PR_1_RELOC_READ_ERR            0x010022
+#define PR_1_RELOC_WRITE_ERR           0x010023
 #define PR_5_INODE_RANGE_USED          0x050017
 #define PR_5_BLOCK_UNINIT              0x050018
 #define PR_5_INODE_UNINIT              0x050019

@@ -44,13 +44,21 @@ static const struct problem rows[] = {
 	  PF_PREEN_OK | PF_NOT_AN_ERROR },
 	/* The usage counted differs from a quota file's, or the file cannot be read (fsck/quota.c). */
 	{ PR_6_UPDATE_QUOTAS, "PR_6_UPDATE_QUOTAS", "Update quota info for quota type %N", PROMPT_NULL, PF_PREEN_OK },
+	/* A group's metadata outside its group or the file system (relocate.c); relocated at the end of pass 1. */
 	{ PR_0_BB_NOT_GROUP, "PR_0_BB_NOT_GROUP",
-	  "Block bitmap for group %g is not in group.  (block %b)\n", PROMPT_RELOCATE, PF_CHECK_ONLY },
+	  "Block bitmap for group %g is not in group.  (block %b)\n", PROMPT_RELOCATE, 0 },
 	{ PR_0_IB_NOT_GROUP, "PR_0_IB_NOT_GROUP",
-	  "Inode bitmap for group %g is not in group.  (block %b)\n", PROMPT_RELOCATE, PF_CHECK_ONLY },
+	  "Inode bitmap for group %g is not in group.  (block %b)\n", PROMPT_RELOCATE, 0 },
 	{ PR_0_ITABLE_NOT_GROUP, "PR_0_ITABLE_NOT_GROUP",
 	  "Inode table for group %g is not in group.  (block %b)\nWARNING: SEVERE DATA LOSS POSSIBLE.\n",
-	  PROMPT_RELOCATE, PF_CHECK_ONLY },
+	  PROMPT_RELOCATE, 0 },
+	/* Said once before the first of the three above, unless a backup superblock is in use (%N: group 1's). */
+	{ PR_0_RELOCATE_HINT, "PR_0_RELOCATE_HINT",
+	  "Note: if several inode or block bitmap blocks or part\n"
+	  "of the inode table require relocation, you may wish to try\n"
+	  "running e2fsck with the '-b %N' option first.  The problem\n"
+	  "may lie only with the primary block group descriptors, and\n"
+	  "the backup block group descriptors may be OK.\n\n", PROMPT_NONE, PF_PREEN_OK },
 	{ PR_0_FS_SIZE_WRONG, "PR_0_FS_SIZE_WRONG",
 	  "The filesystem size (according to the superblock) is %b blocks\n"
 	  "The physical size of the device is %c blocks\n"

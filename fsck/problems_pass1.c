@@ -6,6 +6,25 @@
 #include "problems.h"
 
 static const struct problem rows[] = {
+	/* Group metadata on blocks other metadata took first (pass 1's claim); a yes relocates it (relocate.c). */
+	{ PR_1_BB_CONFLICT, "PR_1_BB_CONFLICT", "Group %g's block bitmap at %b conflicts with some other fs block.\n",
+	  PROMPT_RELOCATE, 0 },
+	{ PR_1_IB_CONFLICT, "PR_1_IB_CONFLICT", "Group %g's inode bitmap at %b conflicts with some other fs block.\n",
+	  PROMPT_RELOCATE, 0 },
+	{ PR_1_ITABLE_CONFLICT, "PR_1_ITABLE_CONFLICT",
+	  "Group %g's inode table at %b conflicts with some other fs block.\n", PROMPT_RELOCATE, 0 },
+	/* The relocation at the end of pass 1 (relocate.c): %s names the table, %N its length. */
+	{ PR_1_RELOC_BLOCK_ALLOCATE, "PR_1_RELOC_BLOCK_ALLOCATE",
+	  "Error allocating %N contiguous block(s) in block group %g for %s: %m\n", PROMPT_NONE, PF_PREEN_OK },
+	{ PR_1_RELOC_MEMORY_ALLOCATE, "PR_1_RELOC_MEMORY_ALLOCATE", "Error allocating block buffer for relocating %s\n",
+	  PROMPT_NONE, PF_PREEN_OK },
+	{ PR_1_RELOC_FROM_TO, "PR_1_RELOC_FROM_TO", "Relocating group %g's %s from %b to %c...\n", PROMPT_NONE,
+	  PF_PREEN_OK },
+	{ PR_1_RELOC_TO, "PR_1_RELOC_TO", "Relocating group %g's %s to %c...\n", PROMPT_NONE, PF_PREEN_OK },
+	{ PR_1_RELOC_READ_ERR, "PR_1_RELOC_READ_ERR", "Warning: could not read block %b of %s: %m\n", PROMPT_NONE,
+	  PF_PREEN_OK },
+	{ PR_1_RELOC_WRITE_ERR, "PR_1_RELOC_WRITE_ERR", "Warning: could not write block %b for %s: %m\n",
+	  PROMPT_NONE, PF_PREEN_OK },
 	/* A yes clears the root; pass 3 then offers to make a new one. */
 	{ PR_1_ROOT_NO_DIR, "PR_1_ROOT_NO_DIR", "Root inode is not a directory.  ", PROMPT_CLEAR, 0 },
 	/* The orphan file (orphan_file feature): e2fsck's "Clear" sets its mode to a plain regular file. */

@@ -36,6 +36,7 @@
 #include "passes.h"
 #include "problem.h"
 #include "problems.h"
+#include "relocate.h"
 
 #define RESIZE_INO 7
 #define MAX_BLOCK_LOG 6             /* 64 KiB blocks */
@@ -474,6 +475,8 @@ static int check_descs(struct e4fsck *ctx)
 	uint32_t last = ctx->geo->group_count - 1;
 
 	for (uint32_t g = 0; g < ctx->geo->group_count; g++) {
+		if (fsck_check_group_tables(ctx, g))
+			return -1;
 		struct ext4fs_group_desc gd = *ext4fs_group(ctx->fs, g);
 		struct problem_ctx pctx = { .group = g };
 		int fix = 0, changed = 0;

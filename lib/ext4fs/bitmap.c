@@ -231,6 +231,9 @@ int ext4fs__bitmap_note_block(struct ext4fs_fs *fs, struct ext4fs_bitmap *bm, in
 		return ext4fs__fs_fail(fs, EXT4FS_E_INVALID_ARG, "group %u does not exist", g);
 	if (first_bit < bm->nbits)
 		nbits = bm->nbits - first_bit < per_group ? bm->nbits - first_bit : per_group;
+	/* A missing bitmap (EXT4FS_OPEN_MISPLACED_OK) has nothing to note. */
+	if (!(ext4fs_group_tables_present(fs, g) & (inodes ? EXT4FS_GROUP_INODE_BITMAP : EXT4FS_GROUP_BLOCK_BITMAP)))
+		return 0;
 	block = malloc(geo->block_size);
 	if (!block)
 		return ext4fs__fs_fail(fs, EXT4FS_E_NO_MEMORY, "no memory for a bitmap block");
@@ -282,6 +285,9 @@ int ext4fs_block_bitmap_load(struct ext4fs_fs *fs, struct ext4fs_bitmap **out)
 				mark_block(bm, ndesc);
 			continue;
 		}
+		/* A missing bitmap (EXT4FS_OPEN_MISPLACED_OK) reads as all free, as e2fsprogs reads one at block 0. */
+		if (!(ext4fs_group_tables_present(fs, g) & EXT4FS_GROUP_BLOCK_BITMAP))
+			continue;
 		err = ext4fs_blocks_read(fs, fs->groups[g].block_bitmap, 1, block);
 		if (err) {
 			ext4fs__fs_fail(fs, err, "group %u: reading block bitmap at %llu: %s", g,
@@ -305,6 +311,8 @@ int ext4fs_block_bitmap_load(struct ext4fs_fs *fs, struct ext4fs_bitmap **out)
 		uint64_t where[3] = { gd->block_bitmap, gd->inode_bitmap, gd->inode_table };
 		uint64_t count[3] = { 1, 1, geo->inode_blocks_per_group };
 		for (int k = 0; k < 3; k++) {
+			if (!ext4fs_block_range_valid(fs, where[k], count[k]))
+				continue;
 			uint32_t host = ext4fs_group_of_block(fs, where[k]);
 			if (group_flag(fs, host, EXT4FS_BG_BLOCK_UNINIT))
 				mark_blocks(bm, where[k], count[k]);
@@ -342,7 +350,8 @@ int ext4fs_inode_bitmap_load(struct ext4fs_fs *fs, struct ext4fs_bitmap **out)
 			break;
 		if (nbits > geo->inodes_per_group)
 			nbits = geo->inodes_per_group;
-		if (group_flag(fs, g, EXT4FS_BG_INODE_UNINIT))
+		if (group_flag(fs, g, EXT4FS_BG_INODE_UNINIT) ||
+		    !(ext4fs_group_tables_present(fs, g) & EXT4FS_GROUP_INODE_BITMAP))
 			continue;
 		err = ext4fs_blocks_read(fs, fs->groups[g].inode_bitmap, 1, block);
 		if (err) {

@@ -4,6 +4,7 @@
  * fs_open.c's (the write layer); the read-only half of it is here.
  */
 #include "config.h"
+#include <assert.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -349,6 +350,9 @@ static int load_group_descs(struct ext4fs_fs *fs, uint64_t sb_block)
 		group_desc_decode(gd, ext4fs_group_desc_raw(fs, g), geo->desc_size);
 		fs->gd_csum_ok[g] = (!geo->has_metadata_csum && !geo->has_gdt_csum) ||
 				    ext4fs_group_desc_csum(fs, g) == gd->checksum;
+		/* The caller relocates what is missing; every use of a location asks ext4fs_group_tables_present(). */
+		if (fs->flags & EXT4FS_OPEN_MISPLACED_OK)
+			continue;
 		if (!ext4fs_block_ptr_valid(fs, gd->block_bitmap)) {
 			err = ext4fs__fs_fail(fs, EXT4FS_E_GD_BAD_BLOCK_MAP,
 					  "group %u: block bitmap at %llu is not in the file system",
@@ -447,6 +451,21 @@ int ext4fs_group_descs_check(struct ext4fs_fs *fs, uint32_t *bad_group)
 #undef TAKE
 	free(taken);
 	return err;
+}
+
+unsigned ext4fs_group_tables_present(const struct ext4fs_fs *fs, uint32_t g)
+{
+	const struct ext4fs_group_desc *gd = &fs->groups[g];
+	unsigned present = 0;
+
+	assert(g < fs->geom.group_count);
+	if (ext4fs_block_ptr_valid(fs, gd->block_bitmap))
+		present |= EXT4FS_GROUP_BLOCK_BITMAP;
+	if (ext4fs_block_ptr_valid(fs, gd->inode_bitmap))
+		present |= EXT4FS_GROUP_INODE_BITMAP;
+	if (ext4fs_block_range_valid(fs, gd->inode_table, fs->geom.inode_blocks_per_group))
+		present |= EXT4FS_GROUP_INODE_TABLE;
+	return present;
 }
 
 #define BAD_SUPER(...) ext4fs__fs_fail(fs, EXT4FS_E_CORRUPT_SUPER, __VA_ARGS__)

@@ -72,6 +72,20 @@ struct ext4fs_fs;
  */
 #define EXT4FS_OPEN_QUOTA_BY_CALLER 0x20
 
+/*
+ * For a checker that gives misplaced group metadata new places (e4fsck's
+ * relocation): a descriptor whose block bitmap, inode bitmap or inode
+ * table lies outside the file system (0 included) does not fail the open,
+ * and a writable open does not run ext4fs_group_descs_check(): the caller
+ * takes over that check and must give every location it finds at fault a
+ * new place (ext4fs_group_desc_set()) before it writes.  Until then a
+ * location outside the file system is "missing": its bitmap reads as all
+ * zeros and is not written back, the group's inodes are neither read nor
+ * written (EXT4FS_E_GD_BAD_INODE_TABLE) and a scan passes over them
+ * (ext4fs_group_tables_present()).
+ */
+#define EXT4FS_OPEN_MISPLACED_OK  0x40
+
 struct ext4fs_open_opts {
 	unsigned flags;
 	uint64_t superblock;   /* block number of a backup superblock; 0 = primary */
@@ -260,6 +274,18 @@ int ext4fs_group_has_super(const struct ext4fs_fs *fs, uint32_t g);
  * NULL) its group, or EXT4FS_E_NO_MEMORY.
  */
 int ext4fs_group_descs_check(struct ext4fs_fs *fs, uint32_t *bad_group);
+
+/* Which of a group's locations ext4fs_group_tables_present() reports. */
+#define EXT4FS_GROUP_BLOCK_BITMAP 0x1
+#define EXT4FS_GROUP_INODE_BITMAP 0x2
+#define EXT4FS_GROUP_INODE_TABLE  0x4
+
+/*
+ * Which of group g's block bitmap, inode bitmap and inode table lie in the
+ * file system (EXT4FS_GROUP_* bits; all three but on a handle opened with
+ * EXT4FS_OPEN_MISPLACED_OK).  Cannot fail; g must exist.
+ */
+unsigned ext4fs_group_tables_present(const struct ext4fs_fs *fs, uint32_t g);
 
 /*
  * Where group g keeps its superblock and descriptor copies.  Any output

@@ -93,7 +93,8 @@ int ext4fs_open_io(struct ext4fs_io *io, const struct ext4fs_open_opts *opts,
 		goto fail;
 	if (fs->flags & EXT4FS_OPEN_RW) {
 		/* A handle that may write bitmaps and inodes must not put them over other metadata. */
-		err = ext4fs_group_descs_check(fs, NULL);
+		if (!(opts->flags & EXT4FS_OPEN_MISPLACED_OK))
+			err = ext4fs_group_descs_check(fs, NULL);
 		if (!err)
 			err = ext4fs__fs_write_open(fs);
 		/* A rehearsal writes nothing to the disk, so it claims nothing either. */

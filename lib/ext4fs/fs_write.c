@@ -462,9 +462,12 @@ static int zero_inode_records(struct ext4fs_fs *fs, uint32_t g, uint32_t first, 
 	const struct ext4fs_geom *geo = &fs->geom;
 	uint32_t per_block = geo->block_size / geo->inode_size;
 	uint64_t table = fs->groups[g].inode_table;
-	unsigned char *block = malloc(geo->block_size);
+	unsigned char *block;
 	int err = 0;
 
+	if (!(ext4fs_group_tables_present(fs, g) & EXT4FS_GROUP_INODE_TABLE))
+		return ext4fs__fs_fail(fs, EXT4FS_E_GD_BAD_INODE_TABLE, "group %u has no inode table", g);
+	block = malloc(geo->block_size);
 	if (!block)
 		return ext4fs__fs_fail(fs, EXT4FS_E_NO_MEMORY, "no memory to clear inode table of group %u", g);
 	for (uint32_t i = first; i <= last && !err;) {
@@ -689,10 +692,12 @@ static int flush_bitmaps(struct ext4fs_fs *fs, unsigned char *block)
 
 	for (uint32_t g = 0; g < geo->group_count; g++) {
 		struct ext4fs_group_desc gd = fs->groups[g];
+		unsigned present = ext4fs_group_tables_present(fs, g);
 		int changed = 0;
 
+		/* A missing bitmap (EXT4FS_OPEN_MISPLACED_OK) has no place to go. */
 		if ((fs->group_dirty[g] & FS_DIRTY_BLOCK_BITMAP) && fs->block_map &&
-		    !(gd.flags & EXT4FS_BG_BLOCK_UNINIT)) {
+		    !(gd.flags & EXT4FS_BG_BLOCK_UNINIT) && (present & EXT4FS_GROUP_BLOCK_BITMAP)) {
 			uint64_t first = (uint64_t)g * geo->clusters_per_group;
 			uint64_t last_blk = ext4fs_group_last_block(fs, g);
 			uint64_t nbits = last_blk - ext4fs_group_first_block(fs, g) + 1;
@@ -706,7 +711,7 @@ static int flush_bitmaps(struct ext4fs_fs *fs, unsigned char *block)
 			}
 		}
 		if ((fs->group_dirty[g] & FS_DIRTY_INODE_BITMAP) && fs->inode_map &&
-		    !(gd.flags & EXT4FS_BG_INODE_UNINIT)) {
+		    !(gd.flags & EXT4FS_BG_INODE_UNINIT) && (present & EXT4FS_GROUP_INODE_BITMAP)) {
 			uint64_t first = (uint64_t)g * geo->inodes_per_group;
 			ext4fs__bitmap_copy_out(fs->inode_map, first, geo->inodes_per_group, block,
 						geo->block_size);

@@ -90,6 +90,8 @@ int ext4fs_inode_read_raw(struct ext4fs_fs *fs, uint32_t ino, void *buf)
 	g = ext4fs_inode_group(fs, ino);
 	index = (ino - 1) % geo->inodes_per_group;
 	byte = (uint64_t)index * geo->inode_size;
+	if (!(ext4fs_group_tables_present(fs, g) & EXT4FS_GROUP_INODE_TABLE))
+		return ext4fs__fs_fail(fs, EXT4FS_E_GD_BAD_INODE_TABLE, "inode %u: group %u has no inode table", ino, g);
 	blk = fs->groups[g].inode_table + byte / geo->block_size;
 	block = malloc(geo->block_size);
 	if (!block)

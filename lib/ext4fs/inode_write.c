@@ -21,6 +21,8 @@ static int inode_location(struct ext4fs_fs *fs, uint32_t ino, uint64_t *blk, uin
 				       geo->inodes_count);
 	uint32_t g = (ino - 1) / geo->inodes_per_group;
 	uint64_t byte = (uint64_t)((ino - 1) % geo->inodes_per_group) * geo->inode_size;
+	if (!(ext4fs_group_tables_present(fs, g) & EXT4FS_GROUP_INODE_TABLE))
+		return ext4fs__fs_fail(fs, EXT4FS_E_GD_BAD_INODE_TABLE, "inode %u: group %u has no inode table", ino, g);
 	*blk = fs->groups[g].inode_table + byte / geo->block_size;
 	*off = (uint32_t)(byte % geo->block_size);
 	return 0;

@@ -39,6 +39,9 @@ static uint32_t group_inode_limit(struct ext4fs_scan *s, uint32_t g)
 		return 0;
 	if (first_ino + ipg > fs->geom.inodes_count)
 		ipg = (uint32_t)(fs->geom.inodes_count - first_ino);
+	/* A group whose inode table is missing (EXT4FS_OPEN_MISPLACED_OK) has no inodes to give, as in e2fsprogs. */
+	if (!(ext4fs_group_tables_present(fs, g) & EXT4FS_GROUP_INODE_TABLE))
+		return 0;
 	if (!trusted)
 		return ipg;
 	if (gd->flags & EXT4FS_BG_INODE_UNINIT)
