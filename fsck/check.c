@@ -29,6 +29,7 @@
 #include "journal_check.h"
 #include "mmp_check.h"
 #include "passes.h"
+#include "relocate.h"
 #include "problem.h"
 #include "problems.h"
 #include "progress.h"
@@ -763,8 +764,11 @@ void fsck_check(struct e4fsck *ctx)
 			preen_halt(ctx);
 		return;
 	}
-	if (fsck_bad_blocks_list(ctx))
+	if (fsck_bad_blocks_list(ctx) || fsck_relocate_bad_blocks_warning(ctx)) {
+		if (ctx->aborted)
+			preen_halt(ctx);
 		return;
+	}
 	/*
 	 * Restarts end: each one needs an inode newly cleared for good (checked in
 	 * restart_check(); pass 1 stops the check should a cleared inode come

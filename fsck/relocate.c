@@ -29,8 +29,10 @@
  * and writes nothing.
  */
 #include "config.h"
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "ext4fs/dir.h"
 #include "ext4fs/errors.h"
 #include "ext4fs/fs.h"
 #include "ext4fs/super.h"
@@ -148,6 +150,22 @@ int fsck_check_group_tables(struct e4fsck *ctx, uint32_t g)
 		if (blk == 0 && note(ctx, g, tables[i].bit))
 			return -1;
 	}
+	return 0;
+}
+
+int fsck_relocate_bad_blocks_warning(struct e4fsck *ctx)
+{
+	if (ext4fs_group_tables_present(ctx->fs, 0) & EXT4FS_GROUP_INODE_TABLE)
+		return 0;
+	printf("%s: A block group is missing an inode table while reading bad blocks inode\n", ctx->prog);
+	if (ctx->mode == MODE_PREEN) {
+		printf("\n\n%s: UNEXPECTED INCONSISTENCY; RUN fsck MANUALLY.\n\t(i.e., without -a or -p options)\n",
+		       ctx->device);
+		ctx->aborted = 1;
+		ctx->exit_status |= FSCK_UNCORRECTED;
+		return -1;
+	}
+	printf("This doesn't bode well, but we'll try to go on...\n");
 	return 0;
 }
 
@@ -276,22 +294,58 @@ static int relocate_one(struct e4fsck *ctx, uint32_t g, const struct table *t)
 	return set_location(ctx, g, t->bit, blk);
 }
 
+/*
+ * e2fsck keeps, before it relocates, the first free block for a new root
+ * when the root is not in use and the next for a new /lost+found when the
+ * root names none; pass 3 takes the same blocks (the first no inode
+ * uses), so they only need to be kept off the tables' way.  The count
+ * kept, into held[].
+ */
+static int hold_repair_blocks(struct e4fsck *ctx, uint64_t held[2])
+{
+	uint32_t lost_found;
+	int n = 0;
+	int need[2] = {
+		!bitmap_paged_test(&ctx->inode_used, EXT4FS_ROOT_INO),
+		ext4fs_dir_lookup(ctx->fs, EXT4FS_ROOT_INO, "lost+found", 10, &lost_found) != 0,
+	};
+
+	for (int i = 0; i < 2; i++) {
+		if (!need[i])
+			continue;
+		uint64_t b = bitmap_paged_next_clear(&ctx->block_found, ctx->geo->first_data_block);
+		if (b >= ctx->geo->blocks_count || bitmap_paged_set_range(&ctx->block_found, b, 1) < 0)
+			break;
+		held[n++] = b;
+	}
+	return n;
+}
+
 int fsck_relocate_tables(struct e4fsck *ctx)
 {
+	uint64_t held[2];
+	int rc = 0;
+
 	if (!ctx->relocate)
 		return 0;
+	int nheld = hold_repair_blocks(ctx, held);
 	for (uint32_t g = 0; g < ctx->geo->group_count; g++) {
 		for (size_t i = 0; i < sizeof(tables) / sizeof(tables[0]); i++) {
 			if (!(ctx->relocate[g] & tables[i].bit))
 				continue;
-			if (relocate_one(ctx, g, &tables[i]))
-				return -1;
+			if (relocate_one(ctx, g, &tables[i])) {
+				rc = -1;
+				goto out;
+			}
 			/* The inodes pass 1 saw are not the new table's: e2fsck starts again. */
 			if (tables[i].bit == EXT4FS_GROUP_INODE_TABLE && !ctx->read_only)
 				ctx->restart = RESTART_RELOCATED;
 		}
 	}
+out:
+	for (int i = 0; i < nheld; i++)
+		bitmap_paged_clear_range(&ctx->block_found, held[i], 1);
 	free(ctx->relocate);
 	ctx->relocate = NULL;
-	return 0;
+	return rc;
 }

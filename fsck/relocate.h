@@ -32,6 +32,13 @@ int fsck_claim_group_tables(struct e4fsck *ctx, uint32_t g, int (*claim)(struct 
 									  uint64_t count));
 
 /*
+ * e2fsck's warning before pass 1 when group 0 has no inode table: the bad
+ * blocks inode cannot be read, and the check goes on (preen stops: -1,
+ * ctx->aborted).  0 otherwise.
+ */
+int fsck_relocate_bad_blocks_warning(struct e4fsck *ctx);
+
+/*
  * At the end of pass 1: every table noted gets the first free run pass 1
  * left (in its group, or flex group then anywhere with flex_bg), its old
  * contents copied or the blocks zeroed, and its descriptor the new place;

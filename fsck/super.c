@@ -404,11 +404,14 @@ int fsck_choose_super(struct e4fsck *ctx)
 				ctx->from_backup = 1;
 		}
 		const char *bad_descs = NULL;
-		if (why == ACCEPTED && !ctx->superblock && ctx->mode != MODE_PREEN && sb_groups(&sb) > 1)
+		if (why == ACCEPTED && !ctx->superblock && ctx->mode != MODE_PREEN)
 			bad_descs = descs_look_bad(ctx, &sb);
 		if (bad_descs) {
 			struct problem_ctx pctx = { .str = bad_descs };
 			fix_problem(ctx, PR_0_CHECK_DESC_FAILED, &pctx);
+		}
+		/* As e2fsck: a file system of one group has no backup to try; its descriptor is relocated from. */
+		if (bad_descs && sb_groups(&sb) > 1) {
 			printf("%s: Group descriptors look bad... trying backup blocks...\n", ctx->prog);
 			/* The primary opened, so its geometry places group 1's copy. */
 			ctx->superblock = (uint64_t)sb.s_blocks_per_group + sb.s_first_data_block;

@@ -598,6 +598,43 @@ int ext4fs_bitmap_rewrite(struct ext4fs_fs *fs, enum ext4fs_bitmap_kind kind)
 	return 0;
 }
 
+/*
+ * Group g's part of the live block (inodes: inode) bitmap read again from
+ * where its descriptor now puts it, all clear when that is outside the file
+ * system: a checker that gives a bitmap a new place (EXT4FS_OPEN_MISPLACED_OK)
+ * then sees what the new block holds, as it would have had it loaded the
+ * bitmap after the move.  0, or EXT4FS_E_NO_MEMORY, read errors.
+ */
+static int reload_group_bitmap(struct ext4fs_fs *fs, uint32_t g, int inodes)
+{
+	const struct ext4fs_geom *geo = &fs->geom;
+	struct ext4fs_bitmap *bm = inodes ? fs->inode_map : fs->block_map;
+	uint64_t first = inodes ? (uint64_t)g * geo->inodes_per_group + 1 : ext4fs_group_first_block(fs, g);
+	uint64_t items = inodes ? geo->inodes_per_group : ext4fs_group_last_block(fs, g) - first + 1;
+	uint32_t unit = inodes ? 1 : geo->cluster_ratio;
+	unsigned need = inodes ? EXT4FS_GROUP_INODE_BITMAP : EXT4FS_GROUP_BLOCK_BITMAP;
+	uint16_t uninit = inodes ? EXT4FS_BG_INODE_UNINIT : EXT4FS_BG_BLOCK_UNINIT;
+
+	if (!bm || (fs->groups[g].flags & uninit))
+		return 0;
+	if (inodes && first + items - 1 > geo->inodes_count)
+		items = first > geo->inodes_count ? 0 : geo->inodes_count - first + 1;
+	if (!items)
+		return 0;
+	ext4fs__bitmap_clear_range(bm, first, items);
+	if (!(ext4fs_group_tables_present(fs, g) & need))
+		return 0;
+	unsigned char *block = malloc(geo->block_size);
+	if (!block)
+		return ext4fs__fs_fail(fs, EXT4FS_E_NO_MEMORY, "no memory for a bitmap block");
+	int err = ext4fs_blocks_read(fs, inodes ? fs->groups[g].inode_bitmap : fs->groups[g].block_bitmap, 1, block);
+	for (uint64_t i = 0; !err && i * unit < items; i++)
+		if (block[i >> 3] & (1U << (i & 7)))
+			ext4fs__bitmap_set_range(bm, first + i * unit, 1);
+	free(block);
+	return err;
+}
+
 int ext4fs_group_desc_set(struct ext4fs_fs *fs, uint32_t g, const struct ext4fs_group_desc *gd)
 {
 	int err = ext4fs__fs_require_rw(fs, "setting a group descriptor");
@@ -606,7 +643,16 @@ int ext4fs_group_desc_set(struct ext4fs_fs *fs, uint32_t g, const struct ext4fs_
 		return err;
 	if (g >= fs->geom.group_count)
 		return ext4fs__fs_fail(fs, EXT4FS_E_INVALID_ARG, "group %u does not exist", g);
+	int moved_blocks = gd->block_bitmap != fs->groups[g].block_bitmap;
+	int moved_inodes = gd->inode_bitmap != fs->groups[g].inode_bitmap;
 	ext4fs__fs_group_desc_update(fs, g, gd);
+	/* A bitmap given another place is what that place holds. */
+	if (moved_blocks)
+		err = reload_group_bitmap(fs, g, 0);
+	if (!err && moved_inodes)
+		err = reload_group_bitmap(fs, g, 1);
+	if (err)
+		return err;
 	/* The allocator's summaries were built from the old counts. */
 	ext4fs__fs_descs_changed(fs);
 	return 0;
