@@ -17,6 +17,7 @@
 #include "support/comerr.h"
 #include "support/fsopen.h"
 #include "context.h"
+#include "relocate.h"
 #include "mmp_check.h"
 
 void fsck_fatal(struct e4fsck *ctx, const char *fmt, ...)
@@ -179,7 +180,7 @@ void fsck_free_run_state(struct e4fsck *ctx)
 void fsck_free_ctx(struct e4fsck *ctx)
 {
 	fsck_free_run_state(ctx);
-	free(ctx->relocate);
+	fsck_relocate_free(ctx);
 	free(ctx->restart_cleared);
 	free(ctx->collisions);
 	free(ctx->rebuild);

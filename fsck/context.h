@@ -155,7 +155,7 @@ struct e4fsck {
 	int fatal;                  /* a PF_FATAL problem: stop, and end as e2fsck's fatal_error() */
 	int recreate_journal;       /* the journal step removed a bad journal: offer a new one after pass 5 */
 	int recreate_resize_inode;  /* the resize inode was cleared before pass 1: write it anew at pass 1's end */
-	unsigned char *relocate;    /* per group, EXT4FS_GROUP_* bits: tables given new places at pass 1's end */
+	struct fsck_relocation *relocate;  /* tables to give new places at pass 1's end (relocate.c) */
 	int relocate_hint_latched;  /* PR_0_RELOCATE_HINT was said (or not to be said): never again */
 	unsigned long problems, problems_fixed;
 	struct problem_record *log;

@@ -32,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "ext4fs/array.h"
 #include "ext4fs/dir.h"
 #include "ext4fs/errors.h"
 #include "ext4fs/fs.h"
@@ -73,18 +74,102 @@ static uint64_t table_blocks(const struct e4fsck *ctx, unsigned bit)
 	return bit == EXT4FS_GROUP_INODE_TABLE ? ctx->geo->inode_blocks_per_group : 1;
 }
 
+/* A table's old contents, read when its conflict was noted. */
+struct saved_table {
+	uint32_t group;
+	unsigned bit;
+	unsigned char *data;     /* its blocks */
+	int *errs;               /* each block's read error, or 0 */
+};
+
+struct fsck_relocation {
+	unsigned char *need;     /* per group: the EXT4FS_GROUP_* bits of the tables to relocate */
+	struct saved_table *saved;
+	size_t nsaved, capsaved;
+};
+
+void fsck_relocate_free(struct e4fsck *ctx)
+{
+	struct fsck_relocation *r = ctx->relocate;
+
+	if (!r)
+		return;
+	for (size_t i = 0; i < r->nsaved; i++) {
+		free(r->saved[i].data);
+		free(r->saved[i].errs);
+	}
+	free(r->saved);
+	free(r->need);
+	free(r);
+	ctx->relocate = NULL;
+}
+
+static int noted(const struct e4fsck *ctx, uint32_t g, unsigned bit)
+{
+	return ctx->relocate && (ctx->relocate->need[g] & bit);
+}
+
 /* Note table bit of group g for relocation.  0, or -1 after fsck_fatal(). */
 static int note(struct e4fsck *ctx, uint32_t g, unsigned bit)
 {
 	if (!ctx->relocate) {
-		ctx->relocate = calloc(ctx->geo->group_count, 1);
-		if (!ctx->relocate) {
+		ctx->relocate = calloc(1, sizeof(*ctx->relocate));
+		if (ctx->relocate)
+			ctx->relocate->need = calloc(ctx->geo->group_count, 1);
+		if (!ctx->relocate || !ctx->relocate->need) {
+			fsck_relocate_free(ctx);
 			fsck_fatal(ctx, "out of memory noting the tables to relocate");
 			return -1;
 		}
 	}
-	ctx->relocate[g] |= (unsigned char)bit;
+	ctx->relocate->need[g] |= (unsigned char)bit;
 	return 0;
+}
+
+/*
+ * Read table t of group g (at blk, count blocks) now, for the copy at the
+ * end of pass 1: before pass 1 writes anything (its workers need the
+ * earlier repairs on the disk, and that flush rewrites the superblock
+ * copies a table may lie on), so the copy holds what e2fsck's does, which
+ * writes no backup before its end.  A block that cannot be read is noted
+ * with its error, for PR_1_RELOC_READ_ERR.  0, or -1 after fsck_fatal().
+ */
+static int save_contents(struct e4fsck *ctx, uint32_t g, unsigned bit, uint64_t blk, uint64_t count)
+{
+	struct fsck_relocation *r = ctx->relocate;
+	size_t bs = ctx->geo->block_size;
+
+	if (r->nsaved == r->capsaved) {
+		struct saved_table *grown = ext4fs_array_grow(r->saved, &r->capsaved, r->nsaved + 1, sizeof(*grown), 4);
+		if (!grown)
+			goto nomem;
+		r->saved = grown;
+	}
+	struct saved_table *s = &r->saved[r->nsaved];
+	s->group = g;
+	s->bit = bit;
+	s->data = calloc(count, bs);
+	s->errs = calloc(count, sizeof(*s->errs));
+	if (!s->data || !s->errs) {
+		free(s->data);
+		free(s->errs);
+		goto nomem;
+	}
+	r->nsaved++;
+	for (uint64_t i = 0; i < count; i++)
+		s->errs[i] = ext4fs_blocks_read(ctx->fs, blk + i, 1, s->data + i * bs);
+	return 0;
+nomem:
+	fsck_fatal(ctx, "out of memory keeping the old contents of group %u's %s", g, table_of(bit)->name);
+	return -1;
+}
+
+static const struct saved_table *saved_contents(const struct e4fsck *ctx, uint32_t g, unsigned bit)
+{
+	for (size_t i = 0; ctx->relocate && i < ctx->relocate->nsaved; i++)
+		if (ctx->relocate->saved[i].group == g && ctx->relocate->saved[i].bit == bit)
+			return &ctx->relocate->saved[i];
+	return NULL;
 }
 
 /* Point group g's table bit at blk.  0, or -1 after fsck_fatal(). */
@@ -201,8 +286,8 @@ int fsck_claim_group_tables(struct e4fsck *ctx, uint32_t g, int (*claim)(struct 
 			}
 			/* As e2fsck: each block of a table taken before is asked about until one yes. */
 			struct problem_ctx pctx = { .group = g, .blk = b };
-			if (!(ctx->relocate && (ctx->relocate[g] & t->bit)) && fix_problem(ctx, t->conflict, &pctx) &&
-			    note(ctx, g, t->bit))
+			if (!noted(ctx, g, t->bit) && fix_problem(ctx, t->conflict, &pctx) &&
+			    (note(ctx, g, t->bit) || (!ctx->read_only && save_contents(ctx, g, t->bit, start, n))))
 				return -1;
 			b++;
 		}
@@ -253,6 +338,7 @@ static int relocate_one(struct e4fsck *ctx, uint32_t g, const struct table *t)
 		ctx->exit_status |= FSCK_ERROR;
 		return -1;
 	}
+	const struct saved_table *saved = saved_contents(ctx, g, t->bit);
 	unsigned char *buf = malloc(ctx->geo->block_size);
 	if (!buf) {
 		fix_problem(ctx, PR_1_RELOC_MEMORY_ALLOCATE, &pctx);
@@ -272,9 +358,10 @@ static int relocate_one(struct e4fsck *ctx, uint32_t g, const struct table *t)
 		int err = 0;
 		memset(buf, 0, ctx->geo->block_size);
 		if (old) {
-			/* A copy goes on past a block that cannot be read, as e2fsck's does (with what the buffer held). */
-			err = ext4fs_block_ptr_valid(ctx->fs, old + i) ? ext4fs_blocks_read(ctx->fs, old + i, 1, buf)
-								       : EXT4FS_E_BAD_BLOCK_NUM;
+			/* A copy goes on past a block that could not be read, as e2fsck's does. */
+			err = saved ? saved->errs[i] : EXT4FS_E_BAD_BLOCK_NUM;
+			if (!err)
+				memcpy(buf, saved->data + i * ctx->geo->block_size, ctx->geo->block_size);
 			if (err) {
 				pctx.blk = i;
 				pctx.errmsg = ext4fs_strerror(err);
@@ -331,7 +418,7 @@ int fsck_relocate_tables(struct e4fsck *ctx)
 	int nheld = hold_repair_blocks(ctx, held);
 	for (uint32_t g = 0; g < ctx->geo->group_count; g++) {
 		for (size_t i = 0; i < sizeof(tables) / sizeof(tables[0]); i++) {
-			if (!(ctx->relocate[g] & tables[i].bit))
+			if (!noted(ctx, g, tables[i].bit))
 				continue;
 			if (relocate_one(ctx, g, &tables[i])) {
 				rc = -1;
@@ -345,7 +432,6 @@ int fsck_relocate_tables(struct e4fsck *ctx)
 out:
 	for (int i = 0; i < nheld; i++)
 		bitmap_paged_clear_range(&ctx->block_found, held[i], 1);
-	free(ctx->relocate);
-	ctx->relocate = NULL;
+	fsck_relocate_free(ctx);
 	return rc;
 }

@@ -48,4 +48,7 @@ int fsck_relocate_bad_blocks_warning(struct e4fsck *ctx);
  */
 int fsck_relocate_tables(struct e4fsck *ctx);
 
+/* Forget the tables noted (at the end, or when the check stops before pass 1's end).  Cannot fail. */
+void fsck_relocate_free(struct e4fsck *ctx);
+
 #endif

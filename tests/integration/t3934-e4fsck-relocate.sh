@@ -1,0 +1,101 @@
+#!/bin/bash
+# t3934-e4fsck-relocate.sh - e4fsck gives a group's block bitmap, inode
+# bitmap or inode table a new place (issue 17, fsck/relocate.c), judged by
+# e2fsck 1.47 in -fn, -fp and -fy: a location outside the group (without
+# flex_bg), outside the file system, zeroed, or on other metadata (another
+# group's bitmap, a backup superblock).
+#
+# With more than one group e2fsck (without -p) falls back on group 1's
+# descriptors when the primary ones look bad, so the damage is written into
+# every copy of the descriptor table (all_copies).  A zeroed location on a
+# read-only run is where e2fsck 1.47 goes astray (it "relocates" under -n
+# and fails writing later, exit 12): there only -fp and -fy are compared and
+# -fn must exit 4 leaving the image alone.
+
+set -eu
+
+# shellcheck source-path=SCRIPTDIR source=../lib/common.sh
+. "$(dirname -- "$0")/../lib/common.sh"
+
+# shellcheck source-path=SCRIPTDIR source=../lib/fsck-damage.sh
+. "$(dirname -- "$0")/../lib/fsck-damage.sh"
+damage_need_e2fsck_147
+damage_setup
+
+base_image() { spec_image "$@"; }
+
+# all_copies IMG CMD...: debugfs's set_bg commands on the primary
+# descriptors, then the primary table copied over every backup.
+all_copies() {
+	local img=$1 c b first count
+	shift
+	for c in "$@"; do debugfs -w -R "$c" "$img" >/dev/null 2>&1; done
+	read -r first count < <(dumpe2fs "$img" 2>/dev/null |
+		awk '/Primary superblock/ { s = $NF; split(s, a, "-"); print a[1], (a[2] ? a[2] - a[1] + 1 : 1); exit }')
+	for b in $(dumpe2fs "$img" 2>/dev/null | awk '/Backup superblock/ { s = $NF; split(s, a, "-"); print a[1] }'); do
+		dd if="$img" of="$img" bs=1024 skip="$first" seek="$b" count="$count" conv=notrunc status=none
+	done
+}
+export -f all_copies
+export DAMAGE_CMD=1
+
+EXT3="-t ext3 -b 1024@32M"
+EXT4="-t ext4 -b 1024 -O ^metadata_csum,^uninit_bg@32M"
+ONE="-t ext2 -b 1024@8M"
+
+damage_case "inode bitmap outside its group (ext3)" "$EXT3" \
+	'all_copies "$1" "set_bg 2 inode_bitmap 100"'
+damage_case "block bitmap on another group's inode bitmap (ext4, flex_bg)" "$EXT4" \
+	'all_copies "$1" "set_bg 2 block_bitmap $(dumpe2fs "$1" 2>/dev/null | awk "/^Group 2:/ { g = 1 } g && /Inode bitmap at/ { print \$4; exit }")"'
+damage_case "inode bitmap on a backup superblock (ext4, flex_bg)" "$EXT4" \
+	'all_copies "$1" "set_bg 3 inode_bitmap 8193"'
+
+# zero_case NAME SPEC CMDS [N_EXIT]: a location zeroed: -fp and -fy as e2fsck, -fn exit N_EXIT (4) and
+# nothing written.
+zero_case() {
+	local name=$1 img="$T/z.img" m rc want want_n=${4:-4}
+	base_image "$img" "$2"
+	bash -c "$3" damage "$img"
+	local before; before=$(md5sum <"$img")
+	rc=0; "$E4FSCK" -fn "$img" >"$T/ours.n" 2>&1 || rc=$?
+	if [ "$rc" != "$want_n" ] || [ "$(md5sum <"$img")" != "$before" ]; then
+		bad "$name: -fn exit $rc (want $want_n) or the image changed"; sed 's/^/    /' "$T/ours.n" | head -n 20; return
+	fi
+	for m in p y; do
+		cp "$img" "$T/ours.img"; cp "$img" "$T/theirs.img"
+		rc=0; "$E4FSCK" -f$m "$T/ours.img" >"$T/ours.$m" 2>&1 || rc=$?
+		want=0; e2fsck -f$m "$T/theirs.img" >"$T/theirs.$m" 2>&1 || want=$?
+		if [ "$rc" != "$want" ] || ! diff <(neutral "$T/ours.$m" "$T/ours.img") \
+						<(neutral "$T/theirs.$m" "$T/theirs.img") >"$T/diff" 2>&1; then
+			bad "$name: -f$m exit $rc (e2fsck $want) or output differs:"; sed 's/^/    /' "$T/diff" | head -n 20
+			return
+		fi
+	done
+	if ! e2fsck -fn "$T/ours.img" >"$T/check" 2>&1 || ! "$E4FSCK" -fn "$T/ours.img" >"$T/check" 2>&1; then
+		bad "$name: not clean after -fy"; sed 's/^/    /' "$T/check" | head -n 20; return
+	fi
+	pass "$name"
+}
+zero_case "block bitmap zeroed (one group)" "$ONE" 'debugfs -w -R "set_bg 0 block_bitmap 0" "$1"'
+zero_case "inode bitmap zeroed (one group)" "$ONE" 'debugfs -w -R "set_bg 0 inode_bitmap 0" "$1"'
+# Without its inode table there is no root either: -fn ends as e2fsck's does, exit 12.
+zero_case "inode table zeroed (one group): the check restarts" "$ONE" 'debugfs -w -R "set_bg 0 inode_table 0" "$1"' 12
+zero_case "block bitmap zeroed in every copy (ext4)" "$EXT4" 'all_copies "$1" "set_bg 2 block_bitmap 0"'
+
+# The kernel mounts a repaired image and reads /big.
+base_image "$T/k.img" "$EXT3"
+all_copies "$T/k.img" "set_bg 2 inode_bitmap 100" "set_bg 1 block_bitmap 30000"
+"$E4FSCK" -fy "$T/k.img" >/dev/null 2>&1 || true
+if have_root_loop; then
+	mnt="$T/mnt"; mkdir -p "$mnt"
+	if loop_mount "$T/k.img" "$mnt" ro && cmp -s "$mnt/big" "$src/big"; then
+		pass "the kernel mounts the repaired image and reads /big"
+	else
+		bad "the kernel does not mount or read the repaired image"
+	fi
+	loop_umount "$mnt" || true
+else
+	echo "SKIP kernel mount: $(root_loop_reason)"
+fi
+
+exit "$failed"
