@@ -261,6 +261,9 @@ int fsck_claim_group_tables(struct e4fsck *ctx, uint32_t g, int (*claim)(struct 
 					  EXT4FS_GROUP_INODE_BITMAP };
 	unsigned present = ext4fs_group_tables_present(ctx->fs, g);
 
+	/* Preen stopped at a conflict: it asks no more (pass 1 ends at once). */
+	if (ctx->aborted)
+		return 0;
 	for (size_t k = 0; k < sizeof(order) / sizeof(order[0]); k++) {
 		const struct table *t = table_of(order[k]);
 		uint64_t start = location(ctx, g, t->bit), n = table_blocks(ctx, t->bit);
@@ -289,6 +292,8 @@ int fsck_claim_group_tables(struct e4fsck *ctx, uint32_t g, int (*claim)(struct 
 			if (!noted(ctx, g, t->bit) && fix_problem(ctx, t->conflict, &pctx) &&
 			    (note(ctx, g, t->bit) || (!ctx->read_only && save_contents(ctx, g, t->bit, start, n))))
 				return -1;
+			if (ctx->aborted)
+				return 0;
 			b++;
 		}
 	}
@@ -323,6 +328,17 @@ static int find_place(struct e4fsck *ctx, uint32_t g, uint64_t count, uint64_t *
 	return -1;
 }
 
+/*
+ * No place or no memory for a table: as e2fsck, the file system stays
+ * marked with errors and the check ends there ("aborted", exit 8 with 4).
+ */
+static int relocation_failed(struct e4fsck *ctx)
+{
+	ctx->fatal = 1;
+	ctx->exit_status |= FSCK_ERROR | FSCK_UNCORRECTED;
+	return -1;
+}
+
 /* Move (or make) group g's table t: e2fsck's new_table_block.  0, or -1 to stop. */
 static int relocate_one(struct e4fsck *ctx, uint32_t g, const struct table *t)
 {
@@ -334,17 +350,13 @@ static int relocate_one(struct e4fsck *ctx, uint32_t g, const struct table *t)
 		pctx.num = count;
 		pctx.errmsg = "Could not allocate block in ext2 filesystem";
 		fix_problem(ctx, PR_1_RELOC_BLOCK_ALLOCATE, &pctx);
-		ctx->fatal = 1;
-		ctx->exit_status |= FSCK_ERROR;
-		return -1;
+		return relocation_failed(ctx);
 	}
 	const struct saved_table *saved = saved_contents(ctx, g, t->bit);
 	unsigned char *buf = malloc(ctx->geo->block_size);
 	if (!buf) {
 		fix_problem(ctx, PR_1_RELOC_MEMORY_ALLOCATE, &pctx);
-		ctx->fatal = 1;
-		ctx->exit_status |= FSCK_ERROR;
-		return -1;
+		return relocation_failed(ctx);
 	}
 	pctx.blk2 = blk;
 	fix_problem(ctx, old ? PR_1_RELOC_FROM_TO : PR_1_RELOC_TO, &pctx);

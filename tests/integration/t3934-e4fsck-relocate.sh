@@ -50,10 +50,26 @@ damage_case "block bitmap on another group's inode bitmap (ext4, flex_bg)" "$EXT
 damage_case "inode bitmap on a backup superblock (ext4, flex_bg)" "$EXT4" \
 	'all_copies "$1" "set_bg 3 inode_bitmap 8193"'
 
+# compare NAME IMG MODES: on copies of IMG, e4fsck -f<m> exits and prints as e2fsck -f<m> for each mode
+# m of MODES; $T/ours.img is left as e4fsck's last mode left it.  0, or 1 after bad.
+compare() {
+	local name=$1 img=$2 m rc want
+	for m in $3; do
+		cp "$img" "$T/ours.img"; cp "$img" "$T/theirs.img"
+		rc=0; "$E4FSCK" -f$m "$T/ours.img" >"$T/ours.$m" 2>&1 || rc=$?
+		want=0; e2fsck -f$m "$T/theirs.img" >"$T/theirs.$m" 2>&1 || want=$?
+		if [ "$rc" != "$want" ] || ! diff <(neutral "$T/ours.$m" "$T/ours.img") \
+						<(neutral "$T/theirs.$m" "$T/theirs.img") >"$T/diff" 2>&1; then
+			bad "$name: -f$m exit $rc (e2fsck $want) or output differs:"; sed 's/^/    /' "$T/diff" | head -n 20
+			return 1
+		fi
+	done
+}
+
 # zero_case NAME SPEC CMDS [N_EXIT]: a location zeroed: -fp and -fy as e2fsck, -fn exit N_EXIT (4) and
-# nothing written.
+# nothing written, and after -fy both checkers call the file system clean.
 zero_case() {
-	local name=$1 img="$T/z.img" m rc want want_n=${4:-4}
+	local name=$1 img="$T/z.img" rc want_n=${4:-4}
 	base_image "$img" "$2"
 	bash -c "$3" damage "$img"
 	local before; before=$(md5sum <"$img")
@@ -61,18 +77,14 @@ zero_case() {
 	if [ "$rc" != "$want_n" ] || [ "$(md5sum <"$img")" != "$before" ]; then
 		bad "$name: -fn exit $rc (want $want_n) or the image changed"; sed 's/^/    /' "$T/ours.n" | head -n 20; return
 	fi
-	for m in p y; do
-		cp "$img" "$T/ours.img"; cp "$img" "$T/theirs.img"
-		rc=0; "$E4FSCK" -f$m "$T/ours.img" >"$T/ours.$m" 2>&1 || rc=$?
-		want=0; e2fsck -f$m "$T/theirs.img" >"$T/theirs.$m" 2>&1 || want=$?
-		if [ "$rc" != "$want" ] || ! diff <(neutral "$T/ours.$m" "$T/ours.img") \
-						<(neutral "$T/theirs.$m" "$T/theirs.img") >"$T/diff" 2>&1; then
-			bad "$name: -f$m exit $rc (e2fsck $want) or output differs:"; sed 's/^/    /' "$T/diff" | head -n 20
-			return
-		fi
-	done
+	compare "$name" "$img" "p y" || return
 	if ! e2fsck -fn "$T/ours.img" >"$T/check" 2>&1 || ! "$E4FSCK" -fn "$T/ours.img" >"$T/check" 2>&1; then
 		bad "$name: not clean after -fy"; sed 's/^/    /' "$T/check" | head -n 20; return
+	fi
+	# /big is kept wherever e2fsck keeps it (not when its inode's table is lost).
+	if debugfs -R "cat /big" "$T/theirs.img" 2>/dev/null | cmp -s - "$src/big" &&
+	   ! debugfs -R "cat /big" "$T/ours.img" 2>/dev/null | cmp -s - "$src/big"; then
+		bad "$name: /big changed"; return
 	fi
 	pass "$name"
 }
@@ -81,6 +93,33 @@ zero_case "inode bitmap zeroed (one group)" "$ONE" 'debugfs -w -R "set_bg 0 inod
 # Without its inode table there is no root either: -fn ends as e2fsck's does, exit 12.
 zero_case "inode table zeroed (one group): the check restarts" "$ONE" 'debugfs -w -R "set_bg 0 inode_table 0" "$1"' 12
 zero_case "block bitmap zeroed in every copy (ext4)" "$EXT4" 'all_copies "$1" "set_bg 2 block_bitmap 0"'
+
+# No room for a new inode table (the file system is full and group 1's inode bitmap lies in its old
+# table): e2fsck's "Error allocating ... contiguous block(s)" and its abort, exit 12, in every mode.
+rm -f "$T/full.img"
+mke2fs -q -F -t ext2 -b 1024 "$T/full.img" 32M >/dev/null 2>&1
+head -c 31000000 /dev/zero | tr '\0' x >"$T/fill"
+debugfs -w -R "write $T/fill fill" "$T/full.img" >/dev/null 2>&1
+all_copies "$T/full.img" "set_bg 1 inode_bitmap 8500" "set_bg 1 inode_table 0"
+if compare "no room for the inode table" "$T/full.img" "n p y"; then
+	if grep -q "^Error allocating 512 contiguous block(s) in block group 1 for inode table" "$T/ours.y"; then
+		pass "no room for the inode table"
+	else
+		bad "no room for the inode table: e2fsck's words are missing"; sed 's/^/    /' "$T/ours.y" | head -n 20
+	fi
+fi
+
+# A write of the new table that fails (the fault hook fails the first write, the relocation's):
+# e2fsck's warning, and the check goes on.
+base_image "$T/f.img" "$ONE"
+debugfs -w -R "set_bg 0 block_bitmap 0" "$T/f.img" >/dev/null 2>&1
+rc=0; EXT4FS_FAULT="write=1,mode=fail" "$E4FSCK" -fy "$T/f.img" >"$T/ours.f" 2>&1 || rc=$?
+if [ "$rc" = 1 ] && grep -q "^Warning: could not write block [0-9]* for block bitmap: " "$T/ours.f" &&
+   e2fsck -fn "$T/f.img" >"$T/check" 2>&1; then
+	pass "a failed write of the relocated bitmap is reported"
+else
+	bad "a failed write of the relocated bitmap: exit $rc"; sed 's/^/    /' "$T/ours.f" | head -n 20
+fi
 
 # The kernel mounts a repaired image and reads /big.
 base_image "$T/k.img" "$EXT3"

@@ -88,6 +88,34 @@ static void test_sparse_pages_only(void **state)
 	bitmap_paged_free(&m);
 }
 
+/* A free run as e2fsprogs' search finds it: the first start in [first, finish) whose run is clear and fits. */
+static void test_find_clear_run(void **state)
+{
+	struct bitmap_paged m;
+	uint64_t at = 0;
+
+	(void)state;
+	assert_int_equal(bitmap_paged_init(&m, 4096, 8), 0);
+	assert_true(bitmap_paged_set_range(&m, 0, 10) >= 0);
+	assert_true(bitmap_paged_set_range(&m, 14, 1) >= 0);
+	assert_true(bitmap_paged_set_range(&m, 300, 700) >= 0);
+	/* 10-13 holds 4, not 5: the run starts past 14. */
+	assert_int_equal(bitmap_paged_find_clear_run(&m, 0, 4096, 5, 4096, &at), 0);
+	assert_int_equal(at, 15);
+	assert_int_equal(bitmap_paged_find_clear_run(&m, 0, 4096, 4, 4096, &at), 0);
+	assert_int_equal(at, 10);
+	/* The run may pass finish, never the limit; its start lies before finish. */
+	assert_int_equal(bitmap_paged_find_clear_run(&m, 250, 260, 200, 4096, &at), -1);
+	assert_int_equal(bitmap_paged_find_clear_run(&m, 250, 260, 40, 4096, &at), 0);
+	assert_int_equal(at, 250);
+	assert_int_equal(bitmap_paged_find_clear_run(&m, 250, 260, 60, 4096, &at), -1);
+	assert_int_equal(bitmap_paged_find_clear_run(&m, 1000, 4096, 3097, 4096, &at), -1);
+	assert_int_equal(bitmap_paged_find_clear_run(&m, 1000, 4096, 3096, 4096, &at), 0);
+	assert_int_equal(at, 1000);
+	assert_int_equal(bitmap_paged_find_clear_run(&m, 0, 4096, 0, 4096, &at), -1);
+	bitmap_paged_free(&m);
+}
+
 static void test_merge_finds_duplicates(void **state)
 {
 	struct bitmap_paged a, b, dup;
@@ -169,6 +197,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_bitmap_against_flat),
 		cmocka_unit_test(test_sparse_pages_only),
+		cmocka_unit_test(test_find_clear_run),
 		cmocka_unit_test(test_merge_finds_duplicates),
 		cmocka_unit_test(test_counters),
 		cmocka_unit_test(test_range_set),
