@@ -9,8 +9,9 @@
 # descriptors when the primary ones look bad, so the damage is written into
 # every copy of the descriptor table (all_copies).  A zeroed location on a
 # read-only run is where e2fsck 1.47 goes astray (it "relocates" under -n
-# and fails writing later, exit 12): there only -fp and -fy are compared and
-# -fn must exit 4 leaving the image alone.
+# and fails writing later, exit 12), and so is a location outside the file
+# system (its library's warnings for every block, then exit 8): there only
+# -fp and -fy are compared and -fn must exit 4 leaving the image alone.
 
 set -eu
 
@@ -41,6 +42,7 @@ export DAMAGE_CMD=1
 
 EXT3="-t ext3 -b 1024@32M"
 EXT4="-t ext4 -b 1024 -O ^metadata_csum,^uninit_bg@32M"
+EXT4N="-t ext4 -b 1024 -O ^flex_bg,^metadata_csum,^uninit_bg@32M"
 ONE="-t ext2 -b 1024@8M"
 
 damage_case "inode bitmap outside its group (ext3)" "$EXT3" \
@@ -49,6 +51,8 @@ damage_case "block bitmap on another group's inode bitmap (ext4, flex_bg)" "$EXT
 	'all_copies "$1" "set_bg 2 block_bitmap $(dumpe2fs "$1" 2>/dev/null | awk "/^Group 2:/ { g = 1 } g && /Inode bitmap at/ { print \$4; exit }")"'
 damage_case "inode bitmap on a backup superblock (ext4, flex_bg)" "$EXT4" \
 	'all_copies "$1" "set_bg 3 inode_bitmap 8193"'
+damage_case "block bitmap on its group's backup superblock (ext3)" "$EXT3" \
+	'all_copies "$1" "set_bg 1 block_bitmap 8193"'
 
 # compare NAME IMG MODES: on copies of IMG, e4fsck -f<m> exits and prints as e2fsck -f<m> for each mode
 # m of MODES; $T/ours.img is left as e4fsck's last mode left it.  0, or 1 after bad.
@@ -66,9 +70,10 @@ compare() {
 	done
 }
 
-# zero_case NAME SPEC CMDS [N_EXIT]: a location zeroed: -fp and -fy as e2fsck, -fn exit N_EXIT (4) and
-# nothing written, and after -fy both checkers call the file system clean.
-zero_case() {
+# repair_case NAME SPEC CMDS [N_EXIT]: a location zeroed or outside the file system, where e2fsck 1.47
+# -n goes astray (see the top): -fp and -fy as e2fsck, -fn exit N_EXIT (4) and nothing written, and
+# after -fy both checkers call the file system clean.
+repair_case() {
 	local name=$1 img="$T/z.img" rc want_n=${4:-4}
 	base_image "$img" "$2"
 	bash -c "$3" damage "$img"
@@ -88,11 +93,15 @@ zero_case() {
 	fi
 	pass "$name"
 }
-zero_case "block bitmap zeroed (one group)" "$ONE" 'debugfs -w -R "set_bg 0 block_bitmap 0" "$1"'
-zero_case "inode bitmap zeroed (one group)" "$ONE" 'debugfs -w -R "set_bg 0 inode_bitmap 0" "$1"'
+repair_case "block bitmap zeroed (one group)" "$ONE" 'debugfs -w -R "set_bg 0 block_bitmap 0" "$1"'
+repair_case "inode bitmap zeroed (one group)" "$ONE" 'debugfs -w -R "set_bg 0 inode_bitmap 0" "$1"'
 # Without its inode table there is no root either: -fn ends as e2fsck's does, exit 12.
-zero_case "inode table zeroed (one group): the check restarts" "$ONE" 'debugfs -w -R "set_bg 0 inode_table 0" "$1"' 12
-zero_case "block bitmap zeroed in every copy (ext4)" "$EXT4" 'all_copies "$1" "set_bg 2 block_bitmap 0"'
+repair_case "inode table zeroed (one group): the check restarts" "$ONE" 'debugfs -w -R "set_bg 0 inode_table 0" "$1"' 12
+# Left in place (-n), the table in group 3 gives garbage inodes (problems e4fsck does not cover yet).
+repair_case "inode table outside its group (ext4 without flex_bg)" "$EXT4N" \
+	'all_copies "$1" "set_bg 2 inode_table 24600"'
+repair_case "inode table past the end of the file system (ext3)" "$EXT3" 'all_copies "$1" "set_bg 1 inode_table 40000"'
+repair_case "block bitmap zeroed in every copy (ext4)" "$EXT4" 'all_copies "$1" "set_bg 2 block_bitmap 0"'
 
 # No room for a new inode table (the file system is full and group 1's inode bitmap lies in its old
 # table): e2fsck's "Error allocating ... contiguous block(s)" and its abort, exit 12, in every mode.
