@@ -20,6 +20,7 @@
 #include "ext4fs/fsops.h"
 #include "ext4fs/inode.h"
 #include "ext4fs/io.h"
+#include "ext4fs/scan.h"
 #include "../lib/rw_image.h"
 
 /* ext2 style: rw_tweak_ext3ish_1k without the journal and the other compat features. */
@@ -642,6 +643,58 @@ static void descriptor_pointing_at_block_zero_is_refused(void **state)
 }
 
 /*
+ * A checker that relocates (EXT4FS_OPEN_MISPLACED_OK) opens zeroed
+ * locations, read-only and writable: they are missing (the bitmap reads
+ * as all free, the group's inodes are neither read nor scanned), and once
+ * the block bitmap gets a place of its own again, the live bitmap is what
+ * that block holds.
+ */
+static void misplaced_locations_open_as_missing(void **state)
+{
+	struct ext4fs_open_opts opts = { .flags = EXT4FS_OPEN_IGNORE_CSUM | EXT4FS_OPEN_MISPLACED_OK };
+	struct rw_image img;
+	struct ext4fs_group_desc gd, orig;
+	struct ext4fs_io *io;
+	struct ext4fs_fs *fs = NULL;
+	const struct ext4fs_bitmap *bb;
+	struct ext4fs_inode inode;
+	struct ext4fs_scan *scan;
+	uint32_t ino;
+	char msg[256];
+
+	(void)state;
+	rw_image_open(&img, 16384, 4096, ext2ish_4k);
+	orig = gd = *ext4fs_group(img.fs, 0);
+	gd.block_bitmap = 0;
+	gd.inode_table = 0;
+	assert_int_equal(ext4fs_group_desc_set(img.fs, 0, &gd), 0);
+	assert_int_equal(ext4fs_close_flush(img.fs), 0);
+	img.fs = NULL;
+	for (int rw = 0; rw < 2; rw++) {
+		opts.flags = EXT4FS_OPEN_IGNORE_CSUM | EXT4FS_OPEN_MISPLACED_OK | (rw ? EXT4FS_OPEN_RW : 0);
+		assert_int_equal(ext4fs_io_open_memory(img.buf, img.size, rw ? EXT4FS_IO_RDWR : 0, &io), 0);
+		assert_int_equal(ext4fs_open_io(io, &opts, &fs, msg, sizeof(msg)), 0);
+		assert_int_equal(ext4fs_group_tables_present(fs, 0), EXT4FS_GROUP_INODE_BITMAP);
+		assert_int_equal(ext4fs_inode_read(fs, EXT4FS_ROOT_INO, &inode), EXT4FS_E_GD_BAD_INODE_TABLE);
+		assert_int_equal(ext4fs_fs_block_bitmap(fs, &bb), 0);
+		assert_int_equal(ext4fs_bitmap_test(bb, orig.inode_table), 0);
+		assert_int_equal(ext4fs_scan_open(fs, 0, 0, 0, &scan), 0);
+		assert_int_equal(ext4fs_scan_next(scan, &ino, &inode, NULL, NULL), 0);
+		ext4fs_scan_close(scan);
+		if (rw) {
+			/* Back where it was: the live bitmap is read from there. */
+			gd = *ext4fs_group(fs, 0);
+			gd.block_bitmap = orig.block_bitmap;
+			assert_int_equal(ext4fs_group_desc_set(fs, 0, &gd), 0);
+			assert_int_equal(ext4fs_fs_block_bitmap(fs, &bb), 0);
+			assert_int_equal(ext4fs_bitmap_test(bb, orig.inode_table), 1);
+		}
+		ext4fs_close(fs);
+	}
+	rw_image_close(&img);
+}
+
+/*
  * A block bitmap placed on the other group's inode table, or on the
  * descriptor block, lies in the file system: a read-only open takes it, and
  * ext4fs_group_descs_check() names it; a writable open refuses it, since a
@@ -753,6 +806,7 @@ int main(void)
 		cmocka_unit_test(uncounted_inode_keeps_counts),
 		cmocka_unit_test(uncounted_marks_flushed_and_judged),
 		cmocka_unit_test(descriptor_pointing_at_block_zero_is_refused),
+		cmocka_unit_test(misplaced_locations_open_as_missing),
 		cmocka_unit_test(descriptor_on_other_metadata_is_refused_for_writing),
 		cmocka_unit_test(itable_unused_never_zeroes_inodes_in_use),
 	};
