@@ -632,6 +632,9 @@ static int reload_group_bitmap(struct ext4fs_fs *fs, uint32_t g, int inodes)
 		if (block[i >> 3] & (1U << (i & 7)))
 			ext4fs__bitmap_set_range(bm, first + i * unit, 1);
 	free(block);
+	/* And what a checker learns of the block (its padding, its checksum), as a load records it. */
+	if (!err)
+		err = ext4fs__bitmap_note_block(fs, bm, inodes, g);
 	return err;
 }
 
