@@ -145,7 +145,11 @@ static int write_gate(struct fault *f, uint64_t offset, const void *buf, uint64_
 static int fault_read(struct ext4fs_io *io, uint64_t offset, void *buf, size_t len)
 {
 	struct fault *f = io->priv;
+	uint64_t bad = f->spec.bad_read_byte;
 
+	/* A bad sector: the byte cannot be read, however often it is asked for. */
+	if (bad && bad - 1 >= offset && bad - 1 - offset < len)
+		return -EIO;
 	return ext4fs_io_read(f->inner, offset, buf, len);
 }
 
@@ -328,6 +332,10 @@ int ext4fs_io_fault_parse(char *text, struct ext4fs_io_fault_spec *spec)
 			} else {
 				return EXT4FS_E_INVALID_ARG;
 			}
+		} else if (!strcmp(item, "readbad")) {
+			if (parse_u64(val, &n) || n == UINT64_MAX)
+				return EXT4FS_E_INVALID_ARG;
+			spec->bad_read_byte = n + 1;
 		} else if (!strcmp(item, "count")) {
 			if (!*val)
 				return EXT4FS_E_INVALID_ARG;

@@ -6,7 +6,8 @@
  *
  * Layer 1 (io).  The channel wraps another and counts the write calls
  * (writes, zeroouts and discards alike) and the flushes that pass through
- * it.  When the chosen one comes:
+ * it.  Besides, every read that covers one chosen byte may fail, as a bad
+ * sector would.  When the chosen write or flush comes:
  *
  *   fail   that call returns -EIO and changes nothing; later ones go on;
  *   stop   that call and every later write, zeroout, discard and flush
@@ -56,6 +57,7 @@ struct ext4fs_io_fault_spec {
 	uint32_t tear_align;        /* tear: the disk's atomic unit in bytes (0: 512) */
 	enum ext4fs_fault_lose lose;
 	uint64_t lose_seed;
+	uint64_t bad_read_byte;     /* 1 + the byte offset every read covering it fails at (-EIO), 0 for none */
 	const char *count_path;     /* when not NULL, "writes=N flushes=M triggered=0|1" is appended to
 				       this file at close (copied by the wrapper) */
 };
@@ -69,6 +71,7 @@ struct ext4fs_io_fault_spec {
  *   lose=none|all|SEED        the cache at a stop (default none; a number
  *                             picks a subset)
  *   count=PATH                where to append the counts at close
+ *   readbad=OFFSET            every read covering byte OFFSET fails (-EIO)
  * An empty text gives a spec that only counts.  count points into text,
  * which must outlive the spec's use.  Errors: EXT4FS_E_INVALID_ARG (an
  * unknown key, a bad number, both triggers).

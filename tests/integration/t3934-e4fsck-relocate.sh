@@ -53,6 +53,8 @@ damage_case "inode bitmap on a backup superblock (ext4, flex_bg)" "$EXT4" \
 	'all_copies "$1" "set_bg 3 inode_bitmap 8193"'
 damage_case "block bitmap on its group's backup superblock (ext3)" "$EXT3" \
 	'all_copies "$1" "set_bg 1 block_bitmap 8193"'
+damage_case "inode bitmap on a reserved descriptor block (one group)" "$ONE" \
+	'debugfs -w -R "set_bg 0 inode_bitmap 10" "$1"'
 
 # compare NAME IMG MODES: on copies of IMG, e4fsck -f<m> exits and prints as e2fsck -f<m> for each mode
 # m of MODES; $T/ours.img is left as e4fsck's last mode left it.  0, or 1 after bad.
@@ -128,6 +130,18 @@ if [ "$rc" = 1 ] && grep -q "^Warning: could not write block [0-9]* for block bi
 	pass "a failed write of the relocated bitmap is reported"
 else
 	bad "a failed write of the relocated bitmap: exit $rc"; sed 's/^/    /' "$T/ours.f" | head -n 20
+fi
+
+# The old inode bitmap cannot be read (the fault hook's bad sector): e2fsck's warning, the block
+# relocated all the same, and pass 5 rebuilds it.
+base_image "$T/r.img" "$ONE"
+debugfs -w -R "set_bg 0 inode_bitmap 10" "$T/r.img" >/dev/null 2>&1
+rc=0; EXT4FS_FAULT="readbad=$((10 * 1024))" "$E4FSCK" -fy "$T/r.img" >"$T/ours.r" 2>&1 || rc=$?
+if [ "$rc" = 1 ] && grep -q "^Warning: could not read block 0 of inode bitmap: Input/output error" "$T/ours.r" &&
+   grep -q "^Relocating group 0's inode bitmap from 10 to " "$T/ours.r" && e2fsck -fn "$T/r.img" >"$T/check" 2>&1; then
+	pass "an unreadable old bitmap is reported and relocated"
+else
+	bad "an unreadable old bitmap: exit $rc"; sed 's/^/    /' "$T/ours.r" | head -n 20
 fi
 
 # The kernel mounts a repaired image and reads /big.

@@ -235,10 +235,28 @@ static void counts_go_to_a_file(void **state)
 	assert_string_equal(line, "writes=2 flushes=1 triggered=0\n");
 }
 
+static void readbad_fails_every_read_of_the_byte(void **state)
+{
+	unsigned char b[1024];
+	struct ext4fs_io *io = wrap("readbad=5000");
+	(void)state;
+
+	assert_int_equal(ext4fs_io_read(io, 4096, b, sizeof(b)), -EIO);
+	assert_int_equal(ext4fs_io_read(io, 4096, b, sizeof(b)), -EIO);
+	assert_int_equal(ext4fs_io_read(io, 5000, b, 1), -EIO);
+	assert_int_equal(ext4fs_io_read(io, 3072, b, sizeof(b)), 0);
+	assert_int_equal(ext4fs_io_read(io, 5001, b, 100), 0);
+	fill(b, sizeof(b), 7);
+	assert_int_equal(ext4fs_io_write(io, 4096, b, sizeof(b)), 0);
+	assert_true(all(disk + 4096, 1024, 7));
+	ext4fs_io_close(io);
+}
+
 static void bad_specs(void **state)
 {
 	static const char *bad[] = { "write", "write=0", "write=-1", "write=1x", "write=1,flush=2", "mode=kill",
-				     "lose=maybe", "tear=", "colour=red", "count=" };
+				     "lose=maybe", "tear=", "colour=red", "count=",
+				     "readbad=", "readbad=x" };
 	struct ext4fs_io_fault_spec spec;
 	(void)state;
 
@@ -260,6 +278,7 @@ int main(void)
 		cmocka_unit_test(lose_some_keeps_the_order),
 		cmocka_unit_test(flush_trigger),
 		cmocka_unit_test(counts_go_to_a_file),
+		cmocka_unit_test(readbad_fails_every_read_of_the_byte),
 		cmocka_unit_test(bad_specs),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
