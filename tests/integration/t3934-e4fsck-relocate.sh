@@ -120,29 +120,32 @@ if compare "no room for the inode table" "$T/full.img" "n p y"; then
 	fi
 fi
 
-# A write of the new table that fails (the fault hook fails the first write, the relocation's):
-# e2fsck's warning, and the check goes on.
-base_image "$T/f.img" "$ONE"
-debugfs -w -R "set_bg 0 block_bitmap 0" "$T/f.img" >/dev/null 2>&1
-rc=0; EXT4FS_FAULT="write=1,mode=fail" "$E4FSCK" -fy "$T/f.img" >"$T/ours.f" 2>&1 || rc=$?
-if [ "$rc" = 1 ] && grep -q "^Warning: could not write block [0-9]* for block bitmap: " "$T/ours.f" &&
-   e2fsck -fn "$T/f.img" >"$T/check" 2>&1; then
-	pass "a failed write of the relocated bitmap is reported"
-else
-	bad "a failed write of the relocated bitmap: exit $rc"; sed 's/^/    /' "$T/ours.f" | head -n 20
-fi
-
-# The old inode bitmap cannot be read (the fault hook's bad sector): e2fsck's warning, the block
-# relocated all the same, and pass 5 rebuilds it.
-base_image "$T/r.img" "$ONE"
-debugfs -w -R "set_bg 0 inode_bitmap 10" "$T/r.img" >/dev/null 2>&1
-rc=0; EXT4FS_FAULT="readbad=$((10 * 1024))" "$E4FSCK" -fy "$T/r.img" >"$T/ours.r" 2>&1 || rc=$?
-if [ "$rc" = 1 ] && grep -q "^Warning: could not read block 0 of inode bitmap: Input/output error" "$T/ours.r" &&
-   grep -q "^Relocating group 0's inode bitmap from 10 to " "$T/ours.r" && e2fsck -fn "$T/r.img" >"$T/check" 2>&1; then
-	pass "an unreadable old bitmap is reported and relocated"
-else
-	bad "an unreadable old bitmap: exit $rc"; sed 's/^/    /' "$T/ours.r" | head -n 20
-fi
+# fault_case NAME DEBUGFS_CMD FAULT PATTERN...: e4fsck -fy under the fault hook (EXT4FS_FAULT=FAULT) on
+# the one-group image damaged by DEBUGFS_CMD exits 1, prints a line matching each PATTERN, and leaves a
+# file system e2fsck -fn calls clean.
+fault_case() {
+	local name=$1 cmd=$2 fault=$3 rc pattern
+	shift 3
+	base_image "$T/f.img" "$ONE"
+	debugfs -w -R "$cmd" "$T/f.img" >/dev/null 2>&1
+	rc=0; EXT4FS_FAULT="$fault" "$E4FSCK" -fy "$T/f.img" >"$T/ours.f" 2>&1 || rc=$?
+	for pattern in "$@"; do
+		grep -q "$pattern" "$T/ours.f" || rc="$rc, no '$pattern'"
+	done
+	if [ "$rc" = 1 ] && e2fsck -fn "$T/f.img" >"$T/check" 2>&1; then
+		pass "$name"
+	else
+		bad "$name: exit $rc"; sed 's/^/    /' "$T/ours.f" | head -n 20
+	fi
+}
+# The first write, the relocation's, fails: e2fsck's warning, and the check goes on.
+fault_case "a failed write of the relocated bitmap is reported" "set_bg 0 block_bitmap 0" "write=1,mode=fail" \
+	"^Warning: could not write block [0-9]* for block bitmap: "
+# The old inode bitmap lies on a bad sector: e2fsck's warning, the block relocated all the same, and
+# pass 5 rebuilds it.
+fault_case "an unreadable old bitmap is reported and relocated" "set_bg 0 inode_bitmap 10" "readbad=$((10 * 1024))" \
+	"^Warning: could not read block 0 of inode bitmap: Input/output error" \
+	"^Relocating group 0's inode bitmap from 10 to "
 
 # The kernel mounts a repaired image and reads /big.
 base_image "$T/k.img" "$EXT3"
