@@ -23,6 +23,7 @@
 #include "ext4fs/journal.h"
 #include "ext4fs/mountcheck.h"
 #include "ext4fs/super.h"
+#include "badblocks.h"
 #include "check.h"
 #include "context.h"
 #include "guard.h"
@@ -765,6 +766,11 @@ void fsck_check(struct e4fsck *ctx)
 		return;
 	}
 	if (fsck_bad_blocks_list(ctx) || fsck_relocate_bad_blocks_warning(ctx)) {
+		if (ctx->aborted)
+			preen_halt(ctx);
+		return;
+	}
+	if (fsck_bad_list_read(ctx)) {
 		if (ctx->aborted)
 			preen_halt(ctx);
 		return;

@@ -181,6 +181,7 @@ void fsck_free_ctx(struct e4fsck *ctx)
 {
 	fsck_free_run_state(ctx);
 	fsck_relocate_free(ctx);
+	free(ctx->bad_list);
 	free(ctx->restart_cleared);
 	free(ctx->collisions);
 	free(ctx->rebuild);

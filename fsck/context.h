@@ -25,6 +25,7 @@
 #define RESTART_LPF     3   /* pass 3 unlinked an inline-data or encrypted /lost+found, a directory now unconnected */
 #define RESTART_UNSCANNED 4 /* pass 2 opened a group's inodes pass 1 had skipped (INODE_UNINIT, itable_unused) */
 #define RESTART_RELOCATED 5 /* pass 1 gave a group's inode table a new place */
+#define RESTART_BAD_LIST 6  /* pass 1 cleared the bad-blocks inode, which lay in a block on its own list */
 
 
 /* How problems are answered. */
@@ -169,6 +170,9 @@ struct e4fsck {
 	 * and no repair of an inode's map writes into it.
 	 */
 	struct range_set fs_meta;
+	int bad_list_walked;        /* badblocks.c walked inode 1's list before the workers: they leave it alone */
+	uint64_t *bad_list;         /* the list as e2fsck's library reads it before pass 1: its blocks, sorted */
+	size_t nbad_list, capbad_list;
 
 	/* what pass 1 finds */
 	struct bitmap_paged inode_used;   /* in use (links or mode) */

@@ -45,6 +45,7 @@
 #include "deferred.h"
 #include "dirs.h"
 #include "clusters.h"
+#include "badblocks.h"
 #include "context.h"
 #include "passes.h"
 #include "extents.h"
@@ -994,6 +995,8 @@ static int check_blocks(struct p1_worker *w, uint32_t ino, const struct ext4fs_i
 	 * count of it.
 	 */
 	int bad_list = ino == EXT4FS_BAD_INO;
+	if (bad_list && w->ctx->bad_list_walked)
+		return 0;
 	if (bad_list)
 		acl = 0;
 	int acl_valid = ext4fs_has_compat(w->fs, EXT4FS_FEATURE_COMPAT_EXT_ATTR) && ext4fs_block_ptr_valid(w->fs, acl);
@@ -1872,6 +1875,9 @@ static void *worker_run(void *arg)
 	while ((r = ext4fs_scan_next(scan, &ino, &in, &raw, &csum_ok)) == 1) {
 		if (ino > w->ctx->geo->inodes_count)
 			break;
+		/* As e2fsck's scan: an inode in a block on the bad-block list is never read (badblocks.c marks it). */
+		if (fsck_bad_list_holds_inode(w->ctx, ino))
+			continue;
 		if (check_inode(w, ino, &in, raw, csum_ok, ext4fs_scan_in_garbage(scan)))
 			break;
 		progress_pass1_inode(w->ctx, &progress_mark, ino);
@@ -2729,6 +2735,10 @@ int fsck_pass1(struct e4fsck *ctx)
 	}
 	/* Preen met a conflict of the metadata's own (relocate.c): it stops there, as e2fsck. */
 	if (ctx->aborted)
+		return 0;
+	if (fsck_bad_list_check(ctx))
+		return -1;
+	if (ctx->restart)
 		return 0;
 	/*
 	 * Workers read the disk through handles of their own: earlier repairs

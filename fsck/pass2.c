@@ -64,6 +64,7 @@
 #include "ext4fs/super.h"
 #include "ext4fs/utf8fold.h"
 #include "dirs.h"
+#include "badblocks.h"
 #include "context.h"
 #include "passes.h"
 #include "guard.h"
@@ -1139,6 +1140,8 @@ static int check_entry(struct block_ctx *b, unsigned char *de, uint32_t off, int
 	if ((ino != EXT4FS_ROOT_INO && ino < ctx->geo->first_ino) || ino > ctx->geo->inodes_count ||
 	    ino == sb->s_usr_quota_inum || ino == sb->s_grp_quota_inum || ino == sb->s_prj_quota_inum)
 		code = PR_2_BAD_INO;
+	else if (fsck_bad_list_holds_inode(ctx, ino) && bitmap_paged_test(&ctx->inode_used, ino))
+		code = PR_2_BB_INODE;
 	else if (dot_state > 1 && name_len == 1 && de[DE_NAME] == '.')
 		code = PR_2_DUP_DOT;
 	else if (dot_state > 1 && name_len == 2 && de[DE_NAME] == '.' && de[DE_NAME + 1] == '.')
@@ -1154,6 +1157,11 @@ static int check_entry(struct block_ctx *b, unsigned char *de, uint32_t off, int
 		}
 		if (code == PR_2_BAD_INO)
 			return 0;
+		/* As e2fsck, which asks about the entry again after its other checks of it. */
+		if (code == PR_2_BB_INODE && !ctx->aborted && ask(b, code, &pc)) {
+			ext4fs_dirent_inode_set(de, 0);
+			return 0;
+		}
 	}
 	if (bitmap_paged_test(&ctx->inode_bad, ino) && (check_bad_inode(b, de, ino) || ctx->aborted))
 		return 0;

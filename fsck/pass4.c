@@ -23,6 +23,7 @@
 #include "ext4fs/super.h"
 #include "ext4fs/xattr.h"
 #include "dirs.h"
+#include "badblocks.h"
 #include "context.h"
 #include "passes.h"
 #include "problem.h"
@@ -36,6 +37,9 @@ static int not_named_by_entries(struct e4fsck *ctx, uint32_t ino)
 	const struct ext4fs_super *sb = ext4fs_sb(ctx->fs);
 
 	if (ino == EXT4FS_BAD_INO || (ino > EXT4FS_ROOT_INO && ino < ctx->geo->first_ino))
+		return 1;
+	/* As e2fsck: an inode in a block on the bad-block list was never read, its count is not judged. */
+	if (fsck_bad_list_holds_inode(ctx, ino))
 		return 1;
 	/* As e2fsck, of the quota files only the project one: a user or group file above s_first_ino is counted. */
 	return ino == sb->s_prj_quota_inum || ino == sb->s_orphan_file_inum;

@@ -213,6 +213,9 @@ static const struct {
 	{ PR_1_TOOBIG_DIR, PR_1_INODE_TOOBIG },
 	{ PR_1_TOOBIG_SYMLINK, PR_1_INODE_TOOBIG },
 	{ PR_1_ILLEGAL_BLOCK_NUM, PR_1_INODE_BLOCK_LATCH },
+	{ PR_1_BB_ILLEGAL_BLOCK_NUM, PR_1_INODE_BBLOCK_LATCH },
+	{ PR_1_BBINODE_BAD_METABLOCK, PR_1_INODE_BBLOCK_LATCH },
+	{ PR_1_BB_FS_BLOCK, PR_1_INODE_BBLOCK_LATCH },
 	{ PR_5_BLOCK_BITMAP_CSUM_INVALID, PR_5_BLOCK_BITMAP_HEADER },
 	{ PR_5_INODE_BITMAP_CSUM_INVALID, PR_5_INODE_BITMAP_HEADER },
 };
@@ -284,6 +287,22 @@ static int latched(struct e4fsck *ctx, const struct problem *p, uint32_t questio
 	return answer;
 }
 
+/* Preen mode meets a problem it leaves to a person: e2fsck's halt, after the message when shown.  Returns 0. */
+static int preen_stop(struct e4fsck *ctx, const struct problem *p, const struct problem_ctx *pctx, const char *message,
+		      int shown)
+{
+	if (shown) {
+		printf("%s: ", ctx->device);
+		fputs(message, stdout);
+	}
+	printf("\n\n%s: UNEXPECTED INCONSISTENCY; RUN fsck MANUALLY.\n"
+	       "\t(i.e., without -a or -p options)\n", ctx->device);
+	ctx->aborted = 1;
+	ctx->exit_status |= FSCK_UNCORRECTED;
+	log_problem(ctx, p, pctx, message, 0);
+	return 0;
+}
+
 int fix_problem(struct e4fsck *ctx, uint32_t code, const struct problem_ctx *pctx)
 {
 	const struct problem *p = problem_find(code);
@@ -314,7 +333,10 @@ int fix_problem(struct e4fsck *ctx, uint32_t code, const struct problem_ctx *pct
 	}
 	if (ctx->mode == MODE_PREEN) {
 		int check_only = (p->flags & PF_CHECK_ONLY) && p->prompt != PROMPT_NONE;
-		if ((p->flags & PF_PREEN_NOMSG) && !check_only) {
+		if (p->flags & PF_PREEN_STOP_QUIET) {
+			/* e2fsck's preen halt after a message it keeps to itself. */
+			return preen_stop(ctx, p, pctx, message, 0);
+		} else if ((p->flags & PF_PREEN_NOMSG) && !check_only) {
 			answer = !ctx->read_only;
 		} else if (p->prompt == PROMPT_NONE) {
 			/* A message with no question never stops preen mode. */
@@ -331,14 +353,7 @@ int fix_problem(struct e4fsck *ctx, uint32_t code, const struct problem_ctx *pct
 				printf("%s.\n", answer || p->prompt == PROMPT_IGNORED ?
 						 prompt_words[p->prompt].preen : "IGNORED");
 		} else {
-			printf("%s: ", ctx->device);
-			fputs(message, stdout);
-			printf("\n\n%s: UNEXPECTED INCONSISTENCY; RUN fsck MANUALLY.\n"
-			       "\t(i.e., without -a or -p options)\n", ctx->device);
-			ctx->aborted = 1;
-			ctx->exit_status |= FSCK_UNCORRECTED;
-			log_problem(ctx, p, pctx, message, 0);
-			return 0;
+			return preen_stop(ctx, p, pctx, message, 1);
 		}
 	} else {
 		fputs(message, stdout);

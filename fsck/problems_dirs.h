@@ -24,6 +24,7 @@
 #define PR_2_BAD_INODE_DOT               0x020001
 #define PR_2_BAD_INO                     0x020002
 #define PR_2_UNUSED_INODE                0x020003
+#define PR_2_BB_INODE                    0x020005
 #define PR_2_LINK_DOT                    0x020004
 #define PR_2_LINK_DIR                    0x020006
 #define PR_2_LINK_ROOT                   0x020007

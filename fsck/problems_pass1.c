@@ -110,6 +110,49 @@ static const struct problem rows[] = {
 	  "Encrypted inode %i has corrupt encryption extended attribute.\n", PROMPT_CLEAR_INODE, 0 },
 	/* The bad blocks inode with a mode, owner, links, inline data or attribute block: a yes zeroes it. */
 	{ PR_1_INVALID_BAD_INODE, "PR_1_INVALID_BAD_INODE", "The bad block inode looks invalid.  ", PROMPT_CLEAR, 0 },
+	/*
+	 * The bad-blocks inode's list (badblocks.c).  The pointers' questions
+	 * are latched under PR_1_INODE_BBLOCK_LATCH; a yes clears the pointer.
+	 */
+	{ PR_1_INODE_BBLOCK_LATCH, "PR_1_INODE_BBLOCK_LATCH", "Bad block inode has illegal block(s).  ", PROMPT_CLEAR,
+	  0 },
+	{ PR_1_BB_ILLEGAL_BLOCK_NUM, "PR_1_BB_ILLEGAL_BLOCK_NUM", "Illegal %s (%b) in bad block inode.  ", PROMPT_CLEAR,
+	  0 },
+	{ PR_1_BBINODE_BAD_METABLOCK, "PR_1_BBINODE_BAD_METABLOCK", "Bad block %b used as bad block inode indirect block.  ",
+	  PROMPT_CLEAR, 0 },
+	{ PR_1_BB_FS_BLOCK, "PR_1_BB_FS_BLOCK",
+	  "Bad block inode has an indirect block (%b) that conflicts with\nfilesystem metadata.  ", PROMPT_CLEAR, 0 },
+	/* After a distrusted map block of the list: a no ends the check (e2fsck's abort). */
+	{ PR_1_BBINODE_BAD_METABLOCK_PROMPT, "PR_1_BBINODE_BAD_METABLOCK_PROMPT",
+	  "\nThe bad block inode has probably been corrupted.  You probably\nshould stop now and run e4fsck -c to scan "
+	  "for bad blocks\nin the filesystem.\n", PROMPT_CONTINUE, PF_PREEN_STOP_QUIET },
+	/* The primary superblock or descriptors on the list: two messages, then "Clear" drops the entry. */
+	{ PR_1_BAD_PRIMARY_SUPERBLOCK, "PR_1_BAD_PRIMARY_SUPERBLOCK", "The primary superblock (%b) is on the bad block list.\n",
+	  PROMPT_NONE, 0 },
+	{ PR_1_BAD_PRIMARY_GROUP_DESCRIPTOR, "PR_1_BAD_PRIMARY_GROUP_DESCRIPTOR",
+	  "Block %b in the primary group descriptors is on the bad block list\n", PROMPT_NONE, 0 },
+	{ PR_1_BAD_PRIMARY_BLOCK, "PR_1_BAD_PRIMARY_BLOCK", "\nIf the block is really bad, the filesystem can not be fixed.\n",
+	  PROMPT_NONE, 0 },
+	{ PR_1_BAD_PRIMARY_BLOCK_PROMPT, "PR_1_BAD_PRIMARY_BLOCK_PROMPT",
+	  "You can remove this block from the bad block list and hope\nthat the block is really OK.  But there are no "
+	  "guarantees.\n\n", PROMPT_CLEAR, PF_PREEN_STOP_QUIET },
+	/* A backup's blocks on the list: a warning, silent in preen mode. */
+	{ PR_1_BAD_SUPERBLOCK, "PR_1_BAD_SUPERBLOCK", "Warning: Group %g's superblock (%b) is bad.\n", PROMPT_NONE,
+	  PF_PREEN_OK | PF_PREEN_NOMSG },
+	{ PR_1_BAD_GROUP_DESCRIPTORS, "PR_1_BAD_GROUP_DESCRIPTORS",
+	  "Warning: Group %g's copy of the group descriptors has a bad block (%b).\n", PROMPT_NONE,
+	  PF_PREEN_OK | PF_PREEN_NOMSG },
+	/* Inode 1's own table block is on its list: "Clear inode" empties it and the check starts again. */
+	{ PR_1_BADBLOCKS_IN_BADBLOCKS, "PR_1_BADBLOCKS_IN_BADBLOCKS", "Bad block list says the bad block list inode is bad.  ",
+	  PROMPT_CLEAR_INODE, 0 },
+	/* A bitmap on the list: e2fsck relocates it, which e4fsck cannot do yet. */
+	{ PR_1_BB_BAD_BLOCK, "PR_1_BB_BAD_BLOCK", "Group %g's block bitmap (%b) is bad.  ", PROMPT_RELOCATE,
+	  PF_CHECK_ONLY },
+	{ PR_1_IB_BAD_BLOCK, "PR_1_IB_BAD_BLOCK", "Group %g's inode bitmap (%b) is bad.  ", PROMPT_RELOCATE,
+	  PF_CHECK_ONLY },
+	/* A listed block claimed before that is no metadata e2fsck names (a reserved descriptor block, a repeat). */
+	{ PR_1_PROGERR_CLAIMED_BLOCK, "PR_1_PROGERR_CLAIMED_BLOCK",
+	  "Programming error?  block #%b claimed for no reason in process_bad_block.\n", PROMPT_NONE, PF_PREEN_OK },
 	/* An extent root without the feature: a yes sets it (then, or after a no, PR_1_EXTENTS_SET). */
 	{ PR_1_EXTENT_FEATURE, "PR_1_EXTENT_FEATURE",
 	  "Inode %i is in extent format, but superblock is missing EXTENTS feature\n", PROMPT_FIX, 0 },

@@ -42,6 +42,8 @@ static const struct problem rows[] = {
 	{ PR_2_BAD_INODE_DOT, "PR_2_BAD_INODE_DOT", "Invalid inode number for '.' in directory inode %i.\n",
 	  PROMPT_FIX, 0 },
 	{ PR_2_BAD_INO, "PR_2_BAD_INO", ENTRY " has invalid inode #: %j.\n", PROMPT_CLEAR, 0 },
+	/* The inode's table block is on the bad-block list: "Clear" drops the entry; kept, e2fsck asks once more. */
+	{ PR_2_BB_INODE, "PR_2_BB_INODE", ENTRY " points to inode (%j) located in a bad block.\n", PROMPT_CLEAR, 0 },
 	{ PR_2_UNUSED_INODE, "PR_2_UNUSED_INODE", ENTRY " has deleted/unused inode %j.  ", PROMPT_CLEAR,
 	  PF_PREEN_OK },
 	{ PR_2_LINK_DOT, "PR_2_LINK_DOT", ENTRY " is a link to '.'  ", PROMPT_CLEAR, 0 },

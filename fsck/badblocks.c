@@ -1,0 +1,511 @@
+/*
+ * badblocks.c - the bad-blocks inode's list, checked as e2fsck checks it.
+ *
+ * Inode 1 keeps the list of unreadable blocks in an ordinary block map:
+ * its data blocks are the list, its indirect blocks hold the list.  e2fsck
+ * walks it before any other inode, when only the file system's own
+ * metadata is claimed, and by rules of its own (process_bad_block()):
+ *
+ *   - a number outside the file system is offered to be cleared (one
+ *     question for the inode, "Bad block inode has illegal block(s)");
+ *   - a map block on the metadata, or on a block the list names before it,
+ *     is offered to be cleared, and the walk then ends with the advice to
+ *     stop; a no there ends the check (e2fsck's abort);
+ *   - a listed block already claimed is metadata gone bad: the primary
+ *     superblock or descriptors (the file system cannot be repaired, the
+ *     entry may be dropped), a backup's (a warning), a bitmap (relocation,
+ *     which e4fsck cannot do yet), the inode table (nothing here: the
+ *     inodes in that block are the scan's business); anything else
+ *     (reserved descriptor blocks, a block listed twice) draws e2fsck's
+ *     "Programming error?" line;
+ *   - every other listed block is claimed, so that a file holding one
+ *     shares it with the list (pass 1B names "<The bad blocks inode>").
+ *
+ * The walk runs single-threaded before pass 1's workers, asking at once,
+ * in e2fsck's order: the list's first, then its indirect blocks, each
+ * before what it maps.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "badblocks.h"
+#include "clusters.h"
+#include "context.h"
+#include "ext4fs/array.h"
+#include "ext4fs/codec.h"
+#include "ext4fs/errors.h"
+#include "problem.h"
+#include "problems.h"
+
+#define DIRECT_SLOTS 12
+
+struct list_walk {
+	struct e4fsck *ctx;
+	struct ext4fs_inode in;
+	unsigned char *bufs[3];     /* one per map level, so descending keeps the parent's block */
+	uint64_t lblk;              /* the next data block's position in the list */
+	int suspect;                /* a map block on the metadata or on the list: e2fsck's advice follows */
+	int stop;                   /* the check ends (preen stopped, or a fatal problem) */
+	int reading;                /* only reading the list into ctx->bad_list, asking nothing */
+	const char *read_error;     /* reading: why the walk stopped */
+};
+
+/* e2fsck's %B for the list: a data block's position, or the map block's kind. */
+static const char *describe(int64_t blockcnt, char *buf, size_t size)
+{
+	static const char *const names[] = { "indirect block", "double indirect block", "triple indirect block" };
+
+	if (blockcnt < 0)
+		return names[-blockcnt - 1];
+	snprintf(buf, size, "block #%lld", (long long)blockcnt);
+	return buf;
+}
+
+static int claimed(const struct e4fsck *ctx, uint64_t blk)
+{
+	return bitmap_paged_test(&ctx->block_found, blk);
+}
+
+static int claim(struct list_walk *lw, uint64_t blk)
+{
+	if (cluster_mark(&lw->ctx->block_found, lw->ctx->geo->cluster_ratio, blk, 1)) {
+		fsck_fatal(lw->ctx, "out of memory checking the bad blocks inode");
+		lw->stop = 1;
+		return -1;
+	}
+	return 0;
+}
+
+/* Reading: blk joins ctx->bad_list, e2fsck's in-memory list (kept sorted after the walk).  0 or -1. */
+static int remember(struct list_walk *lw, uint64_t blk)
+{
+	struct e4fsck *ctx = lw->ctx;
+
+	if (ctx->nbad_list == ctx->capbad_list) {
+		uint64_t *grown = ext4fs_array_grow(ctx->bad_list, &ctx->capbad_list, ctx->nbad_list + 1,
+						    sizeof(*grown), 64);
+		if (!grown) {
+			fsck_fatal(ctx, "out of memory reading the bad blocks inode");
+			lw->stop = 1;
+			return -1;
+		}
+		ctx->bad_list = grown;
+	}
+	ctx->bad_list[ctx->nbad_list++] = blk;
+	return 0;
+}
+
+/* The answer that stops the walk: preen mode met a question it leaves to a person. */
+static int asked(struct list_walk *lw, uint32_t code, const struct problem_ctx *pctx)
+{
+	int yes = fix_problem(lw->ctx, code, pctx);
+
+	if (lw->ctx->aborted || lw->ctx->fatal)
+		lw->stop = 1;
+	return yes;
+}
+
+/*
+ * The primary superblock or descriptors on the list: e2fsck says the file
+ * system cannot be repaired and offers to drop the entry.  1: drop it.
+ */
+static int primary_listed(struct list_walk *lw, uint32_t code, const struct problem_ctx *pctx)
+{
+	fix_problem(lw->ctx, code, pctx);
+	fix_problem(lw->ctx, PR_1_BAD_PRIMARY_BLOCK, pctx);
+	return asked(lw, PR_1_BAD_PRIMARY_BLOCK_PROMPT, pctx);
+}
+
+/*
+ * A listed data block that something claimed before: which metadata it
+ * is, found group by group as e2fsck looks (a group's superblock and
+ * descriptors, then its bitmaps and inode table).  1: clear the entry.
+ */
+static int listed_metadata(struct list_walk *lw, uint64_t blk, struct problem_ctx *pctx)
+{
+	const struct ext4fs_geom *g = lw->ctx->geo;
+	uint64_t first = g->first_data_block;
+
+	for (uint32_t grp = 0; grp < g->group_count; grp++, first += g->blocks_per_group) {
+		const struct ext4fs_group_desc *gd = ext4fs_group(lw->ctx->fs, grp);
+		pctx->group = grp;
+		if (ext4fs_group_has_super(lw->ctx->fs, grp)) {
+			if (blk == first) {
+				if (grp == 0)
+					return primary_listed(lw, PR_1_BAD_PRIMARY_SUPERBLOCK, pctx);
+				asked(lw, PR_1_BAD_SUPERBLOCK, pctx);
+				return 0;
+			}
+			/* e2fsck's test: the descriptor table's length after the superblock, not its reserve. */
+			if (blk > first && blk <= first + g->desc_blocks) {
+				if (grp == 0)
+					return primary_listed(lw, PR_1_BAD_PRIMARY_GROUP_DESCRIPTOR, pctx);
+				asked(lw, PR_1_BAD_GROUP_DESCRIPTORS, pctx);
+				return 0;
+			}
+		}
+		if (blk == gd->block_bitmap) {
+			asked(lw, PR_1_BB_BAD_BLOCK, pctx);
+			return 0;
+		}
+		if (blk == gd->inode_bitmap) {
+			asked(lw, PR_1_IB_BAD_BLOCK, pctx);
+			return 0;
+		}
+		if (blk >= gd->inode_table && blk - gd->inode_table < g->inode_blocks_per_group)
+			return 0;
+	}
+	/* Not the metadata: then one of the list's own map blocks, listed as bad. */
+	const unsigned char *ib = lw->in.i_block;
+	for (uint32_t s = DIRECT_SLOTS; s < DIRECT_SLOTS + 3; s++)
+		if (blk == ext4fs_blockmap_slot_get(ib, s)) {
+			lw->suspect = 1;
+			return asked(lw, PR_1_BBINODE_BAD_METABLOCK, pctx);
+		}
+	asked(lw, PR_1_PROGERR_CLAIMED_BLOCK, pctx);
+	return 0;
+}
+
+/*
+ * One pointer of the list, at position blockcnt (a data block's, or -1..-3
+ * for a map block of that level).  1 when it is to be cleared, 0 to keep,
+ * -1 when the walk stops.
+ */
+static int list_entry(struct list_walk *lw, uint32_t blk, int64_t blockcnt)
+{
+	const struct ext4fs_geom *g = lw->ctx->geo;
+	char where[32];
+	struct problem_ctx pctx = { .ino = EXT4FS_BAD_INO, .blk = blk };
+	int clear = 0;
+
+	if (lw->reading)
+		return blockcnt < 0 || blk < g->first_data_block || blk >= g->blocks_count ? 0 : remember(lw, blk);
+	pctx.str = describe(blockcnt, where, sizeof(where));
+	if (blk < g->first_data_block || blk >= g->blocks_count) {
+		clear = asked(lw, PR_1_BB_ILLEGAL_BLOCK_NUM, &pctx);
+	} else if (blockcnt < 0) {
+		if (range_set_test(&lw->ctx->fs_meta, blk)) {
+			lw->suspect = 1;
+			clear = asked(lw, PR_1_BB_FS_BLOCK, &pctx);
+		} else if (claimed(lw->ctx, blk)) {
+			lw->suspect = 1;
+			clear = asked(lw, PR_1_BBINODE_BAD_METABLOCK, &pctx);
+		} else if (claim(lw, blk)) {
+			return -1;
+		}
+	} else if (!claimed(lw->ctx, blk)) {
+		if (claim(lw, blk))
+			return -1;
+	} else {
+		clear = listed_metadata(lw, blk, &pctx);
+	}
+	return lw->stop ? -1 : clear;
+}
+
+/* e2fsck's iterator gives up on a map pointer outside the file system that stays: fatal. */
+static int bad_map_pointer(struct list_walk *lw, int level)
+{
+	static const char *const words[] = { "Illegal indirect block found", "Illegal doubly indirect block found",
+					     "Illegal triply indirect block found" };
+	struct problem_ctx pctx = { .ino = EXT4FS_BAD_INO, .errmsg = words[level - 1] };
+
+	if (lw->reading) {
+		lw->read_error = words[level - 1];
+		lw->stop = 1;
+		return -1;
+	}
+	fix_problem(lw->ctx, PR_1_BLOCK_ITERATE, &pctx);
+	lw->stop = 1;
+	return -1;
+}
+
+/*
+ * The map block *slot of the given level (1: indirect) and what it maps.
+ * The pointer is asked about first; a cleared one is zeroed in *slot and
+ * reported in *changed.  Entries cleared inside the block are written back.
+ * 0, or -1 when the walk stops.
+ */
+static int walk_map(struct list_walk *lw, void *map, uint32_t slot, int level, int *changed)
+{
+	const struct ext4fs_geom *g = lw->ctx->geo;
+	uint32_t per_block = g->block_size / 4;
+	uint64_t span = 1;
+	uint32_t blk = ext4fs_blockmap_slot_get(map, slot);
+
+	for (int l = 1; l < level; l++)
+		span *= per_block;
+	int rc = list_entry(lw, blk, -level);
+	if (rc < 0)
+		return -1;
+	if (rc) {
+		ext4fs_blockmap_slot_set(map, slot, 0);
+		*changed = 1;
+		blk = 0;
+	}
+	if (!blk) {
+		lw->lblk += span * per_block;
+		return 0;
+	}
+	if (blk < g->first_data_block || blk >= g->blocks_count)
+		return bad_map_pointer(lw, level);
+
+	unsigned char *buf = lw->bufs[level - 1];
+	if (ext4fs_block_read(lw->ctx->fs, blk, buf)) {
+		struct problem_ctx pctx = { .ino = EXT4FS_BAD_INO, .errmsg = ext4fs_errmsg(lw->ctx->fs) };
+		if (lw->reading)
+			lw->read_error = pctx.errmsg;
+		else
+			fix_problem(lw->ctx, PR_1_BLOCK_ITERATE, &pctx);
+		lw->stop = 1;
+		return -1;
+	}
+	int dirty = 0;
+	for (uint32_t i = 0; i < per_block; i++) {
+		uint32_t p = ext4fs_blockmap_slot_get(buf, i);
+		if (level > 1) {
+			if (p) {
+				if (walk_map(lw, buf, i, level - 1, &dirty))
+					return -1;
+			} else {
+				lw->lblk += span;
+			}
+			continue;
+		}
+		uint64_t at = lw->lblk++;
+		if (!p)
+			continue;
+		rc = list_entry(lw, p, (int64_t)at);
+		if (rc < 0)
+			return -1;
+		if (rc) {
+			ext4fs_blockmap_slot_set(buf, i, 0);
+			dirty = 1;
+		}
+	}
+	if (dirty && ext4fs_block_write(lw->ctx->fs, blk, buf)) {
+		fsck_fatal(lw->ctx, "%s while writing the bad blocks inode's map", ext4fs_errmsg(lw->ctx->fs));
+		lw->stop = 1;
+		return -1;
+	}
+	if (dirty)
+		lw->ctx->fs_changed = 1;
+	return 0;
+}
+
+/* e2fsck's test of the inode before it walks the list: anything here is asked about by pass 1's workers. */
+static int looks_invalid(const struct ext4fs_inode *in)
+{
+	return in->i_mode || in->i_uid || in->i_gid || in->i_links_count || in->i_file_acl_lo ||
+	       (in->i_flags & (EXT4FS_INLINE_DATA_FL | EXT4FS_EXTENTS_FL));
+}
+
+static int walk_list(struct list_walk *lw)
+{
+	unsigned char *ib = lw->in.i_block;
+	int changed = 0;
+
+	for (uint32_t i = 0; i < DIRECT_SLOTS; i++, lw->lblk++) {
+		uint32_t p = ext4fs_blockmap_slot_get(ib, i);
+		if (!p)
+			continue;
+		int rc = list_entry(lw, p, (int64_t)lw->lblk);
+		if (rc < 0)
+			return -1;
+		if (rc) {
+			ext4fs_blockmap_slot_set(ib, i, 0);
+			changed = 1;
+		}
+	}
+	for (int level = 1; level <= 3; level++) {
+		uint32_t slot = DIRECT_SLOTS + (uint32_t)level - 1;
+		if (!ext4fs_blockmap_slot_get(ib, slot)) {
+			uint64_t span = 1;
+			for (int l = 0; l < level; l++)
+				span *= lw->ctx->geo->block_size / 4;
+			lw->lblk += span;
+			continue;
+		}
+		if (walk_map(lw, ib, slot, level, &changed))
+			break;
+	}
+	/* As e2fsck's iterator: the inode's own pointers are written even when the walk ended early. */
+	if (changed && ext4fs_inode_write(lw->ctx->fs, EXT4FS_BAD_INO, &lw->in)) {
+		fsck_fatal(lw->ctx, "%s while writing the bad blocks inode", ext4fs_errmsg(lw->ctx->fs));
+		return -1;
+	}
+	if (changed)
+		lw->ctx->fs_changed = 1;
+	return lw->stop ? -1 : 0;
+}
+
+static int alloc_bufs(struct list_walk *lw)
+{
+	for (int k = 0; k < 3; k++)
+		if (!(lw->bufs[k] = malloc(lw->ctx->geo->block_size))) {
+			fsck_fatal(lw->ctx, "out of memory reading the bad blocks inode");
+			return -1;
+		}
+	return 0;
+}
+
+static void free_bufs(struct list_walk *lw)
+{
+	for (int k = 0; k < 3; k++)
+		free(lw->bufs[k]);
+}
+
+/* The yes to PR_1_BADBLOCKS_IN_BADBLOCKS: inode 1 cleared (as the scan read it: zeros), the list forgotten, a restart. */
+static int clear_list_inode(struct e4fsck *ctx)
+{
+	struct ext4fs_inode in;
+
+	memset(&in, 0, sizeof(in));
+	fsck_clear_inode(ctx, EXT4FS_BAD_INO, &in);
+	if (ext4fs_inode_write(ctx->fs, EXT4FS_BAD_INO, &in)) {
+		fsck_fatal(ctx, "%s while clearing the bad blocks inode", ext4fs_errmsg(ctx->fs));
+		return -1;
+	}
+	/* Not counted as a change: e2fsck reopens the file system to restart, and forgets it. */
+	ctx->nbad_list = 0;
+	ctx->restart = RESTART_BAD_LIST;
+	return 0;
+}
+
+static int cmp_blocks(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+int fsck_bad_list_read(struct e4fsck *ctx)
+{
+	struct list_walk lw = { .ctx = ctx, .reading = 1 };
+	int err;
+
+	ctx->nbad_list = 0;
+	/* Without group 0's inode table there is no inode 1 to read: relocate.c said so in e2fsck's words. */
+	if (!(ext4fs_group_tables_present(ctx->fs, 0) & EXT4FS_GROUP_INODE_TABLE))
+		return 0;
+	if ((err = ext4fs_inode_read(ctx->fs, EXT4FS_BAD_INO, &lw.in)))
+		lw.read_error = ext4fs_strerror(err);
+	else if (lw.in.i_flags & EXT4FS_INLINE_DATA_FL)
+		lw.read_error = "Cannot iterate data blocks of an inode containing inline data";
+	else if (!(lw.in.i_flags & EXT4FS_EXTENTS_FL)) {
+		if (alloc_bufs(&lw)) {
+			free_bufs(&lw);
+			return -1;
+		}
+		(void)walk_list(&lw);
+		free_bufs(&lw);
+		if (ctx->fatal)
+			return -1;
+	}
+	if (ctx->nbad_list)
+		qsort(ctx->bad_list, ctx->nbad_list, sizeof(*ctx->bad_list), cmp_blocks);
+	if (!lw.read_error)
+		return 0;
+	/* e2fsck's words, its library's error first (on stderr, as com_err prints it). */
+	fflush(stdout);
+	fprintf(stderr, "%s: %s while reading bad blocks inode\n", ctx->prog, lw.read_error);
+	if (ctx->mode == MODE_PREEN) {
+		printf("\n\n%s: UNEXPECTED INCONSISTENCY; RUN fsck MANUALLY.\n\t(i.e., without -a or -p options)\n",
+		       ctx->device);
+		ctx->aborted = 1;
+		ctx->exit_status |= FSCK_UNCORRECTED;
+		return -1;
+	}
+	printf("This doesn't bode well, but we'll try to go on...\n");
+	return 0;
+}
+
+int fsck_bad_list_holds_inode(const struct e4fsck *ctx, uint32_t ino)
+{
+	const struct ext4fs_geom *g = ctx->geo;
+
+	if (!ctx->nbad_list || ino < 1 || ino > g->inodes_count)
+		return 0;
+	uint32_t group = (ino - 1) / g->inodes_per_group, index = (ino - 1) % g->inodes_per_group;
+	const struct ext4fs_group_desc *gd = ext4fs_group(ctx->fs, group);
+	if (!gd->inode_table)
+		return 0;
+	uint64_t blk = gd->inode_table + (uint64_t)index * g->inode_size / g->block_size;
+	return bsearch(&blk, ctx->bad_list, ctx->nbad_list, sizeof(*ctx->bad_list), cmp_blocks) != NULL;
+}
+
+/*
+ * The inodes e2fsck's scan hands over unread: those in listed inode table
+ * blocks, in the part of each group the scan reads (with descriptor
+ * checksums, not an INODE_UNINIT group nor the unused tail), marked in use.
+ * 0 or -1.
+ */
+static int mark_listed_inodes(struct e4fsck *ctx)
+{
+	const struct ext4fs_geom *g = ctx->geo;
+	int lazy = g->has_gdt_csum || g->has_metadata_csum;
+	uint32_t per_block = g->block_size / g->inode_size;
+
+	for (uint32_t grp = 0; grp < g->group_count && ctx->nbad_list; grp++) {
+		const struct ext4fs_group_desc *gd = ext4fs_group(ctx->fs, grp);
+		uint32_t scanned = g->inodes_per_group;
+		if (lazy && (gd->flags & EXT4FS_BG_INODE_UNINIT))
+			continue;
+		if (lazy)
+			scanned = gd->itable_unused < scanned ? scanned - gd->itable_unused : 0;
+		for (uint32_t i = 0; i < scanned; i += per_block) {
+			uint32_t ino = grp * g->inodes_per_group + i + 1;
+			if (!fsck_bad_list_holds_inode(ctx, ino))
+				continue;
+			uint32_t n = scanned - i < per_block ? scanned - i : per_block;
+			if (bitmap_paged_set_range(&ctx->inode_used, ino, n) < 0) {
+				fsck_fatal(ctx, "out of memory marking the inodes in bad blocks");
+				return -1;
+			}
+		}
+	}
+	return 0;
+}
+
+int fsck_bad_list_check(struct e4fsck *ctx)
+{
+	struct list_walk lw = { .ctx = ctx };
+	int rc = -1;
+
+	ctx->bad_list_walked = 0;
+	if (mark_listed_inodes(ctx))
+		return -1;
+	/*
+	 * The list names the block holding inode 1 itself: e2fsck offers to
+	 * clear the inode; kept, the inode is skipped as every inode in a bad
+	 * block is (and its list is not walked).
+	 */
+	if (fsck_bad_list_holds_inode(ctx, EXT4FS_BAD_INO)) {
+		struct problem_ctx pctx = { .ino = EXT4FS_BAD_INO };
+		if (!fix_problem(ctx, PR_1_BADBLOCKS_IN_BADBLOCKS, &pctx))
+			return ctx->aborted ? -1 : 0;
+		return clear_list_inode(ctx);
+	}
+	if (ext4fs_inode_read(ctx->fs, EXT4FS_BAD_INO, &lw.in) || looks_invalid(&lw.in))
+		return 0;
+	if (alloc_bufs(&lw))
+		goto out;
+	ctx->bad_list_walked = 1;
+	if (walk_list(&lw))
+		goto out;
+	/* e2fsck's advice after a map block it distrusts; declined, the check ends there. */
+	if (lw.suspect && !fix_problem(ctx, PR_1_BBINODE_BAD_METABLOCK_PROMPT, NULL)) {
+		if (!ctx->aborted) {
+			ctx->fatal = 1;
+			ctx->exit_status |= FSCK_ERROR;
+		}
+		goto out;
+	}
+	rc = 0;
+out:
+	free_bufs(&lw);
+	return rc;
+}

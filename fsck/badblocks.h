@@ -1,0 +1,50 @@
+/*
+ * badblocks.h - pass 1's check of the bad-blocks inode's list (inode 1),
+ * by e2fsck's rules for it.
+ */
+#ifndef E4FSCK_BADBLOCKS_H
+#define E4FSCK_BADBLOCKS_H
+
+#include <stdint.h>
+
+struct e4fsck;
+
+/*
+ * Read the list as e2fsck's library reads it before pass 1 (its data
+ * blocks inside the file system) into ctx->bad_list, sorted.  Where the
+ * map cannot be walked (an indirect pointer outside the file system, a bad
+ * checksum, inline data) the blocks read so far are kept and e2fsck's
+ * warning is printed ("... while reading bad blocks inode"); preen mode
+ * stops there.  Returns 0, or -1 when the check stops (ctx->aborted in
+ * preen mode, ctx->fatal for memory).  The list is freed with the context.
+ */
+int fsck_bad_list_read(struct e4fsck *ctx);
+
+/*
+ * Whether inode ino lies in an inode table block on the list: e2fsck's
+ * scan hands such an inode over unread, pass 2 offers to drop entries
+ * naming it and pass 4 leaves its count alone.
+ */
+int fsck_bad_list_holds_inode(const struct e4fsck *ctx, uint32_t ino);
+
+/*
+ * Walk the bad-blocks inode's block map before the other inodes, as e2fsck
+ * walks it first: asks about numbers outside the file system, map blocks on
+ * the metadata or on the list itself, and listed blocks that hold the
+ * superblock, descriptors or bitmaps; claims the rest in ctx->block_found
+ * (a listed block already claimed by the metadata is not claimed twice).
+ * Cleared pointers are written at once.  Called after the metadata was
+ * claimed (ctx->fs_meta) and before pass 1's workers start; sets
+ * ctx->bad_list_walked when it walked the list, so that the workers leave
+ * it alone.  An inode e2fsck finds invalid (a mode, owner, links,
+ * attribute block, inline data or extents flag, a bad checksum) is left to
+ * the workers' own questions.  When the list names inode 1's own table
+ * block, e2fsck's question comes instead: a yes clears inode 1, empties
+ * ctx->bad_list and sets ctx->restart (RESTART_BAD_LIST).  Returns 0, or -1 when the check stops:
+ * ctx->fatal (the answer was not to continue, or the map cannot be walked)
+ * or ctx->aborted (preen mode met a question it does not answer).
+ * Allocates nothing that outlives the call.
+ */
+int fsck_bad_list_check(struct e4fsck *ctx);
+
+#endif
