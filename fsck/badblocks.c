@@ -43,6 +43,11 @@
 
 #define DIRECT_SLOTS 12
 
+struct block_vec {
+	uint64_t *v;
+	size_t n, cap;
+};
+
 struct list_walk {
 	struct e4fsck *ctx;
 	struct ext4fs_inode in;
@@ -51,6 +56,9 @@ struct list_walk {
 	int suspect;                /* a map block on the metadata or on the list: e2fsck's advice follows */
 	int stop;                   /* the check ends (preen stopped, or a fatal problem) */
 	int reading;                /* only reading the list into ctx->bad_list, asking nothing */
+	int sanitizing;             /* before -l/-L/-c: out-of-range pointers are cleared with a warning */
+	struct block_vec old;       /* updating: the old list's blocks, map blocks after what they map */
+	struct block_vec old_maps;  /* updating: the old map blocks alone, in that order, to serve again */
 	const char *read_error;     /* reading: why the walk stopped */
 };
 
@@ -184,6 +192,12 @@ static int list_entry(struct list_walk *lw, uint32_t blk, int64_t blockcnt)
 
 	if (lw->reading)
 		return blockcnt < 0 || blk < g->first_data_block || blk >= g->blocks_count ? 0 : remember(lw, blk);
+	if (lw->sanitizing) {
+		if (blk >= g->first_data_block && blk < g->blocks_count)
+			return 0;
+		printf("Warning: illegal block %u found in bad block inode.  Cleared.\n", blk);
+		return 1;
+	}
 	pctx.str = describe(blockcnt, where, sizeof(where));
 	if (blk < g->first_data_block || blk >= g->blocks_count) {
 		clear = asked(lw, PR_1_BB_ILLEGAL_BLOCK_NUM, &pctx);
@@ -506,6 +520,221 @@ int fsck_bad_list_check(struct e4fsck *ctx)
 	}
 	rc = 0;
 out:
+	free_bufs(&lw);
+	return rc;
+}
+
+int fsck_bad_list_sanitize(struct e4fsck *ctx)
+{
+	struct list_walk lw = { .ctx = ctx, .sanitizing = 1 };
+	int rc = -1;
+
+	if (ext4fs_inode_read(ctx->fs, EXT4FS_BAD_INO, &lw.in)) {
+		fsck_fatal(ctx, "%s while sanity checking the bad blocks inode", ext4fs_errmsg(ctx->fs));
+		return -1;
+	}
+	if (lw.in.i_flags & (EXT4FS_EXTENTS_FL | EXT4FS_INLINE_DATA_FL))
+		return 0;
+	if (!alloc_bufs(&lw))
+		rc = walk_list(&lw);
+	free_bufs(&lw);
+	return rc;
+}
+
+static int push(struct block_vec *vec, uint64_t blk)
+{
+	if (vec->n == vec->cap) {
+		uint64_t *grown = ext4fs_array_grow(vec->v, &vec->cap, vec->n + 1, sizeof(*grown), 64);
+		if (!grown)
+			return -1;
+		vec->v = grown;
+	}
+	vec->v[vec->n++] = blk;
+	return 0;
+}
+
+/*
+ * Updating: the old map's blocks, each map block after what it maps (e2fsck
+ * frees them in that order and takes its new map blocks from them first).
+ */
+static int collect_old(struct list_walk *lw, void *map, uint32_t slot, int level)
+{
+	const struct ext4fs_geom *g = lw->ctx->geo;
+	uint32_t blk = ext4fs_blockmap_slot_get(map, slot);
+
+	if (!blk || blk < g->first_data_block || blk >= g->blocks_count)
+		return 0;
+	if (level) {
+		unsigned char *buf = lw->bufs[level - 1];
+		if (ext4fs_block_read(lw->ctx->fs, blk, buf)) {
+			fsck_fatal(lw->ctx, "%s while updating bad block inode", ext4fs_errmsg(lw->ctx->fs));
+			return -1;
+		}
+		for (uint32_t i = 0; i < g->block_size / 4; i++)
+			if (collect_old(lw, buf, i, level - 1))
+				return -1;
+	}
+	if (push(&lw->old, blk) || (level && push(&lw->old_maps, blk))) {
+		fsck_fatal(lw->ctx, "out of memory updating the bad blocks inode");
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Block blk taken into the list (delta -1) or out of it (+1) as e2fsck's
+ * library accounts it: the bitmap bit set or cleared, and the group's and
+ * the superblock's free counts moved even when the bit was already so (a
+ * listed block of the metadata or of a file), which pass 5 then corrects.
+ * 0, or -1 (ctx->fatal).
+ */
+static int account(struct e4fsck *ctx, uint64_t blk, int delta)
+{
+	const struct ext4fs_geom *g = ctx->geo;
+	int err = delta < 0 ? ext4fs_blocks_mark_used(ctx->fs, blk, 1) : ext4fs_blocks_mark_free(ctx->fs, blk, 1);
+
+	if (err != EXT4FS_E_BLOCK_STATE) {
+		if (err)
+			fsck_fatal(ctx, "%s while updating bad block inode", ext4fs_errmsg(ctx->fs));
+		return err ? -1 : 0;
+	}
+	uint32_t grp = (uint32_t)((blk - g->first_data_block) / g->blocks_per_group);
+	struct ext4fs_group_desc gd = *ext4fs_group(ctx->fs, grp);
+	gd.free_blocks_count += (uint32_t)delta;
+	struct ext4fs_super sb = *ext4fs_sb(ctx->fs);
+	uint64_t free = ((uint64_t)sb.s_free_blocks_count_hi << 32 | sb.s_free_blocks_count_lo) + (uint64_t)(int64_t)delta;
+	sb.s_free_blocks_count_lo = (uint32_t)free;
+	sb.s_free_blocks_count_hi = (uint32_t)(free >> 32);
+	if (ext4fs_group_desc_set(ctx->fs, grp, &gd)) {
+		fsck_fatal(ctx, "%s while updating bad block inode", ext4fs_errmsg(ctx->fs));
+		return -1;
+	}
+	return fsck_super_set(ctx, &sb, 0);
+}
+
+/*
+ * The next map block of the new list: one of the old map blocks (in the
+ * order collected) that is still free, else the first free block of the
+ * file system, as e2fsck takes it; zeroed and marked in use.  0 on failure.
+ */
+static uint64_t new_map_block(struct list_walk *lw, size_t *reuse)
+{
+	const struct ext4fs_geom *g = lw->ctx->geo;
+	uint64_t blk = 0;
+
+	while (*reuse < lw->old_maps.n && !blk)
+		if (!ext4fs_blocks_mark_used(lw->ctx->fs, lw->old_maps.v[(*reuse)++], 1))
+			blk = lw->old_maps.v[*reuse - 1];
+	for (uint64_t b = g->first_data_block; !blk && b < g->blocks_count; b++)
+		if (!ext4fs_blocks_mark_used(lw->ctx->fs, b, 1))
+			blk = b;
+	if (!blk || ext4fs_blocks_zero(lw->ctx->fs, blk, 1)) {
+		fsck_fatal(lw->ctx, "%s while updating bad block inode",
+			   blk ? ext4fs_errmsg(lw->ctx->fs) : "Could not allocate block in ext2 filesystem");
+		return 0;
+	}
+	return blk;
+}
+
+/* A listed block into slot of map, taken in use as e2fsck's walk takes it (before the next map block). */
+static int place(struct e4fsck *ctx, void *map, uint32_t slot, uint64_t blk)
+{
+	ext4fs_blockmap_slot_set(map, slot, (uint32_t)blk);
+	return account(ctx, blk, -1);
+}
+
+/*
+ * A new indirect block of the list in slot of map, filled from blocks[*done]
+ * on and written.  0, or -1 (ctx->fatal).
+ */
+static int fill_map_block(struct list_walk *lw, void *map, uint32_t slot, const uint64_t *blocks, size_t n,
+			  size_t *done, size_t *reuse)
+{
+	uint32_t per_block = lw->ctx->geo->block_size / 4;
+	unsigned char *buf = lw->bufs[0];
+	uint64_t ind = new_map_block(lw, reuse);
+
+	if (!ind)
+		return -1;
+	ext4fs_blockmap_slot_set(map, slot, (uint32_t)ind);
+	memset(buf, 0, lw->ctx->geo->block_size);
+	for (uint32_t i = 0; i < per_block && *done < n; i++)
+		if (place(lw->ctx, buf, i, blocks[(*done)++]))
+			return -1;
+	if (ext4fs_block_write(lw->ctx->fs, ind, buf)) {
+		fsck_fatal(lw->ctx, "%s while updating bad block inode", ext4fs_errmsg(lw->ctx->fs));
+		return -1;
+	}
+	return 0;
+}
+
+int fsck_bad_list_update(struct e4fsck *ctx, const uint64_t *blocks, size_t n)
+{
+	const struct ext4fs_geom *g = ctx->geo;
+	uint32_t per_block = g->block_size / 4;
+	struct list_walk lw = { .ctx = ctx };
+	size_t reuse = 0, done = 0;
+	int rc = -1;
+
+	if (n > DIRECT_SLOTS + per_block + (uint64_t)per_block * per_block) {
+		fsck_fatal(ctx, "too many blocks (%zu) for the bad blocks inode", n);
+		return -1;
+	}
+	if (ext4fs_inode_read(ctx->fs, EXT4FS_BAD_INO, &lw.in)) {
+		fsck_fatal(ctx, "%s while updating bad block inode", ext4fs_errmsg(ctx->fs));
+		return -1;
+	}
+	if (alloc_bufs(&lw))
+		goto out;
+	/* The old list and its map blocks are freed; the map blocks serve again first. */
+	if (!(lw.in.i_flags & (EXT4FS_EXTENTS_FL | EXT4FS_INLINE_DATA_FL)))
+		for (uint32_t s = 0; s < DIRECT_SLOTS + 3; s++)
+			if (collect_old(&lw, lw.in.i_block, s, s < DIRECT_SLOTS ? 0 : (int)(s - DIRECT_SLOTS + 1)))
+				goto out;
+	for (size_t i = 0; i < lw.old.n; i++)
+		if (account(ctx, lw.old.v[i], +1))
+			goto out;
+	memset(lw.in.i_block, 0, sizeof(lw.in.i_block));
+	/*
+	 * e2fsck's appending walk takes each map block before what it maps, and
+	 * stops at the first data slot with nothing left: a map block reached
+	 * with the list used up is taken all the same.
+	 */
+	for (uint32_t s = 0; s < DIRECT_SLOTS && done < n; s++)
+		if (place(ctx, lw.in.i_block, s, blocks[done++]))
+			goto out;
+	if (n >= DIRECT_SLOTS && fill_map_block(&lw, lw.in.i_block, DIRECT_SLOTS, blocks, n, &done, &reuse))
+		goto out;
+	if (n >= DIRECT_SLOTS + per_block) {
+		uint64_t top = new_map_block(&lw, &reuse);
+		if (!top)
+			goto out;
+		ext4fs_blockmap_slot_set(lw.in.i_block, DIRECT_SLOTS + 1, (uint32_t)top);
+		unsigned char *tbuf = lw.bufs[1];
+		memset(tbuf, 0, g->block_size);
+		for (uint32_t k = 0; k < per_block && done == DIRECT_SLOTS + per_block + (size_t)k * per_block; k++)
+			if (fill_map_block(&lw, tbuf, k, blocks, n, &done, &reuse))
+				goto out;
+		if (ext4fs_block_write(ctx->fs, top, tbuf))
+			goto write_failed;
+	}
+	int64_t sec;
+	uint32_t nsec;
+	ext4fs_now(ctx->fs, &sec, &nsec);
+	lw.in.i_atime = lw.in.i_mtime = (uint32_t)sec;
+	if (!lw.in.i_ctime)
+		lw.in.i_ctime = (uint32_t)sec;
+	ext4fs_inode_set_size(&lw.in, (uint64_t)n * g->block_size);
+	lw.in.i_blocks_lo = (uint32_t)(n * (g->block_size / 512));
+	if (ext4fs_inode_write(ctx->fs, EXT4FS_BAD_INO, &lw.in))
+		goto write_failed;
+	rc = 0;
+	goto out;
+write_failed:
+	fsck_fatal(ctx, "%s while updating bad block inode", ext4fs_errmsg(ctx->fs));
+out:
+	free(lw.old.v);
+	free(lw.old_maps.v);
 	free_bufs(&lw);
 	return rc;
 }

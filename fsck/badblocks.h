@@ -47,4 +47,20 @@ int fsck_bad_list_holds_inode(const struct e4fsck *ctx, uint32_t ino);
  */
 int fsck_bad_list_check(struct e4fsck *ctx);
 
+/*
+ * Before -l, -L or -c change the list: pointers of inode 1 outside the file
+ * system are cleared, each with e2fsck's warning.  0, or -1 (ctx->fatal).
+ */
+int fsck_bad_list_sanitize(struct e4fsck *ctx);
+
+/*
+ * Make blocks[0..n) (sorted, no repeats, inside the file system) inode 1's
+ * list, as e2fsck's library rewrites it: the old blocks and map blocks are
+ * freed, the old map blocks serve again first (else the first free blocks),
+ * the listed blocks are marked in use, the size and block count follow the
+ * list.  0, or -1 (ctx->fatal: a write failed, no block for a map block,
+ * or more blocks than a doubly indirect map holds).
+ */
+int fsck_bad_list_update(struct e4fsck *ctx, const uint64_t *blocks, size_t n);
+
 #endif

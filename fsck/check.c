@@ -265,11 +265,11 @@ static int run_badblocks(struct e4fsck *ctx, struct block_list *l)
  * e2fsck's bad-block list update, after the resize inode and before pass
  * 1: -l adds the file's blocks to the list in the bad-block inode, -L makes
  * them the list, -c adds what badblocks finds (replacing the list unless
- * -k).  e4fsck cannot rewrite the bad-block inode yet: when the list would
- * change the check stops (exit 8) and says so; when it stays as it is (the
- * usual case, no bad blocks) e2fsck's "Updating bad block inode." is said,
- * the file system counts as written (exit 0, as e2fsck) and the check goes
- * on.  0, or -1 to stop.
+ * -k).  First inode 1's pointers outside the file system are cleared,
+ * then the list is rewritten (badblocks.c) after e2fsck's "Updating bad
+ * block inode.", changed or not: the file system counts as written (exit
+ * 0, as e2fsck) and the check goes on, pass 1 checking the new list.  0,
+ * or -1 to stop.
  */
 static int fsck_bad_blocks_list(struct e4fsck *ctx)
 {
@@ -279,7 +279,7 @@ static int fsck_bad_blocks_list(struct e4fsck *ctx)
 
 	if (!ctx->check_blocks && !ctx->badblocks_file)
 		return 0;
-	if (read_bad_inode(ctx, &now))
+	if (fsck_bad_list_sanitize(ctx) || read_bad_inode(ctx, &now))
 		goto out;
 	if (!replace)
 		for (size_t i = 0; i < now.n; i++)
@@ -305,13 +305,9 @@ static int fsck_bad_blocks_list(struct e4fsck *ctx)
 	}
 	list_settle(&now);
 	list_settle(&want);
-	if (now.n != want.n || (now.n && memcmp(now.v, want.v, now.n * sizeof(*now.v)))) {
-		fprintf(stderr, "%s: the bad-block list would change (%zu blocks listed, %zu wanted), which e4fsck "
-			"cannot write yet; use e2fsck\n", ctx->prog, now.n, want.n);
-		ctx->exit_status |= FSCK_ERROR;
-		goto out;
-	}
 	printf("%s: Updating bad block inode.\n", ctx->device);
+	if (fsck_bad_list_update(ctx, want.v, want.n))
+		goto out;
 	ctx->fs_modified = 1;
 	rc = 0;
 	goto out;

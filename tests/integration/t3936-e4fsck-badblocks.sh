@@ -10,7 +10,9 @@
 # indirect block of the list on the metadata or on a listed block.  Layouts:
 # ext2 with 1 KiB blocks (block maps, resize inode, four groups with
 # backups in 1 and 3) and ext4 with 4 KiB blocks (flex_bg, extents,
-# metadata_csum).  Last, a list written by mke2fs -l is checked clean.
+# metadata_csum).  Then -l, -L and -c rewrite the list as e2fsck does (the
+# same blocks and map blocks in inode 1), and pass 1 checks the new list.
+# Last, a list written by mke2fs -l is checked clean.
 
 set -eu
 
@@ -103,6 +105,55 @@ for spec in "$EXT2" "$EXT4"; do
 	same_as_e2fsck "entries name inodes in a listed table block $tag" "$spec" \
 		"$(printf '%s\n' "$files"; list $((itable + 16 / per_block)))"
 done
+
+# list_case NAME SPEC OPT FILE [CMDS]: e4fsck -f[yp] OPT FILE (-l or -L FILE, or two options) on the
+# base image (damaged by the debugfs CMDS) exits and prints as e2fsck, writes
+# the same list into inode 1 (its map blocks too), and leaves a file system
+# e2fsck -fn judges as it judges e2fsck's own result; /big intact.
+list_case() {
+	local name=$1 spec=$2 opt=$3 file=$4 cmds=${5:-} m rc want
+	base_image "$T/lc.img" "$spec"
+	[ -z "$cmds" ] || debugfs -w -f - "$T/lc.img" >/dev/null 2>&1 <<<"$cmds"
+	for m in y p; do
+		cp "$T/lc.img" "$T/lo.img"; cp "$T/lc.img" "$T/lt.img"
+		rc=0; "$E4FSCK" -f$m "$opt" "$file" "$T/lo.img" >"$T/lo.out" 2>&1 || rc=$?
+		want=0; e2fsck -f$m "$opt" "$file" "$T/lt.img" >"$T/lt.out" 2>&1 || want=$?
+		if [ "$rc" != "$want" ] || ! diff <(clean_out "$T/lo.out" "$T/lo.img") <(clean_out "$T/lt.out" "$T/lt.img") >"$T/diff"; then
+			bad "$name -f$m: exit $rc (e2fsck $want) or output differs:"; sed 's/^/    /' "$T/diff" | head -n 12; return 0
+		fi
+		if [ "$(debugfs -R 'stat <1>' "$T/lo.img" 2>/dev/null | sed -n '/^BLOCKS/,$p')" != \
+		     "$(debugfs -R 'stat <1>' "$T/lt.img" 2>/dev/null | sed -n '/^BLOCKS/,$p')" ]; then
+			bad "$name -f$m: the list in inode 1 differs from e2fsck's"; return 0
+		fi
+		rc=0; e2fsck -fn "$T/lo.img" >/dev/null 2>&1 || rc=$?
+		want=0; e2fsck -fn "$T/lt.img" >/dev/null 2>&1 || want=$?
+		[ "$rc" = "$want" ] || { bad "$name -f$m: e2fsck -fn gives $rc after e4fsck, $want after e2fsck"; return 0; }
+		debugfs -R "cat /big" "$T/lo.img" 2>/dev/null >"$T/big.out"
+		cmp -s "$T/big.out" "$src/big" || { bad "$name -f$m: /big changed"; return 0; }
+	done
+	pass "$name"
+}
+
+for spec in "$EXT2" "$EXT4"; do
+	tag="[${spec%@*}]"
+	base_image "$T/probe.img" "$spec"
+	layout "$T/probe.img"
+	seq $((free + 100)) $((free + 101)) >"$T/two"
+	echo $((count + 9)) >>"$T/two"
+	list_case "-l adds two blocks (and one out of range) $tag" "$spec" -l "$T/two"
+	seq $((free + 100)) $((free + 130)) >"$T/many"
+	list_case "-l adds 31 blocks: an indirect block $tag" "$spec" -l "$T/many" "$(list $((free + 300)))"
+	list_case "-L replaces the list, whose old indirect block serves again $tag" "$spec" -L "$T/two" \
+		"$(list $((free + 300)) - - - - - - - - - - - $((free + 301)))"
+	printf '%s\n' "$gdt" "$bigblk" >"$T/used"
+	list_case "-l adds a descriptor block and a block of /big $tag" "$spec" -l "$T/used"
+	list_case "-l with a number out of range already listed $tag" "$spec" -l "$T/two" "$(list $((count + 77)) "$free")"
+	# badblocks finds nothing in an image: -c empties the list, -c -k keeps it (-f again fills the option slot).
+	list_case "-c replaces the list $tag" "$spec" -c -f "$(list "$free")"
+	list_case "-c -k keeps the list $tag" "$spec" -c -k "$(list "$free")"
+done
+seq 2200 2500 >"$T/dind"
+list_case "-L makes a list of 301 blocks: a doubly indirect block [$EXT2]" "$EXT2" -L "$T/dind"
 
 # A list written by mke2fs -l: clean to both.
 printf '%s\n' 3000 3001 3500 >"$T/bb.list"
