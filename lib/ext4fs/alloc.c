@@ -1028,6 +1028,10 @@ int ext4fs_alloc_blocks(struct ext4fs_fs *fs, const struct ext4fs_alloc_request 
 	uint32_t take;
 	int err = ext4fs__fs_require_rw(fs, "allocating blocks"), r;
 
+	if (!err && geo->cluster_ratio != 1)
+		return ext4fs__fs_fail(fs, EXT4FS_E_RO_UNSUPP_FEATURE,
+				       "allocating blocks: the allocator does not work in bigalloc clusters");
+
 	if (err)
 		return err;
 	if (!req || !start || !got || req->len == 0 || req->min_len > req->len)
@@ -1138,7 +1142,24 @@ int ext4fs_alloc_blocks(struct ext4fs_fs *fs, const struct ext4fs_alloc_request 
 
 int ext4fs_free_blocks(struct ext4fs_fs *fs, uint64_t blk, uint64_t count)
 {
-	return ext4fs_blocks_mark_free(fs, blk, count);
+	const struct ext4fs_geom *geo = &fs->geom;
+	const struct ext4fs_bitmap *bm;
+	uint64_t mask = (uint64_t)geo->cluster_ratio - 1, end = blk + count;
+	int err;
+
+	if (geo->cluster_ratio == 1 || count == 0 || blk >= geo->blocks_count || count > geo->blocks_count - blk)
+		return ext4fs_blocks_mark_free(fs, blk, count);
+	/*
+	 * Bigalloc: extents next to each other in a file may share a cluster,
+	 * and the first to go frees it; each cluster is freed once.
+	 */
+	err = ext4fs_fs_block_bitmap(fs, &bm);
+	for (uint64_t c = blk & ~mask; c < end && !err; c += mask + 1) {
+		uint64_t from = c < blk ? blk : c;
+		if (ext4fs_bitmap_test(bm, from) == 1)
+			err = ext4fs_blocks_mark_free(fs, from, 1);
+	}
+	return err;
 }
 
 void ext4fs_alloc_release_inode(struct ext4fs_fs *fs, uint32_t ino)

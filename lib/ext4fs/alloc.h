@@ -66,8 +66,9 @@ struct ext4fs_alloc_request {
  * allocation never spans groups): callers loop for the rest.  Errors:
  * EXT4FS_E_NO_SPACE (nothing left outside the reserved blocks, or nothing
  * of min_len), EXT4FS_E_READ_ONLY, EXT4FS_E_INVALID_ARG, EXT4FS_E_NO_MEMORY,
- * bitmap load errors.  On error the file system has not changed (unused
- * preallocations may have been dropped).
+ * bitmap load errors, EXT4FS_E_RO_UNSUPP_FEATURE on bigalloc (this
+ * allocator knows no clusters).  On error the file system has not changed
+ * (unused preallocations may have been dropped).
  */
 int ext4fs_alloc_blocks(struct ext4fs_fs *fs, const struct ext4fs_alloc_request *req,
 			uint64_t *start, uint32_t *got);
@@ -75,7 +76,10 @@ int ext4fs_alloc_blocks(struct ext4fs_fs *fs, const struct ext4fs_alloc_request 
 /*
  * Free count blocks from blk (they must be in use, so no preallocation
  * holds them).  Errors as ext4fs_blocks_mark_free(); on error nothing has
- * changed.
+ * changed.  On bigalloc (EXT4FS_OPEN_CLUSTERS_BY_CALLER) it frees each
+ * cluster the range touches that is still in use, so that the extents of
+ * a file being released may share clusters; a partial failure may leave
+ * earlier clusters freed.
  */
 int ext4fs_free_blocks(struct ext4fs_fs *fs, uint64_t blk, uint64_t count);
 

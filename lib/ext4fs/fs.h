@@ -86,6 +86,20 @@ struct ext4fs_fs;
  */
 #define EXT4FS_OPEN_MISPLACED_OK  0x40
 
+/*
+ * With EXT4FS_OPEN_RW: the caller places blocks itself on a bigalloc file
+ * system (e4fsck chooses free clusters from its own maps), so such a file
+ * system may be opened for writing.  The accounting calls then work in
+ * clusters: ext4fs_blocks_mark_used() and _mark_free() set or clear every
+ * cluster that [blk, blk + count) touches, the descriptors' free counts
+ * move by clusters and the superblock's by their blocks, and
+ * ext4fs_free_blocks() frees the touched clusters still in use (a file's
+ * release, where neighbouring extents share a cluster).  The block
+ * allocator, which knows no clusters, refuses (EXT4FS_E_RO_UNSUPP_FEATURE).
+ * Without the flag a writable open of a bigalloc file system is refused.
+ */
+#define EXT4FS_OPEN_CLUSTERS_BY_CALLER 0x80
+
 struct ext4fs_open_opts {
 	unsigned flags;
 	uint64_t superblock;   /* block number of a backup superblock; 0 = primary */
@@ -326,7 +340,8 @@ uint32_t ext4fs_super_csum(const unsigned char *raw_super);
  *
  * A writable open is refused (EXT4FS_E_RO_UNSUPP_FEATURE or
  * EXT4FS_E_UNSUPP_FEATURE naming the feature) for features whose metadata
- * this library does not keep up to date yet (bigalloc, quota unless
+ * this library does not keep up to date yet (bigalloc unless
+ * EXT4FS_OPEN_CLUSTERS_BY_CALLER, quota unless
  * EXT4FS_OPEN_QUOTA_BY_CALLER, a journal device, unknown ro_compat bits),
  * and with
  * EXT4FS_E_NEEDS_RECOVERY when the journal holds transactions to replay.
@@ -400,6 +415,9 @@ void ext4fs_set_time(struct ext4fs_fs *fs, int64_t sec, uint32_t nsec);
  * outside the file system, EXT4FS_E_BLOCK_STATE when a block in the range
  * is already in the requested state (nothing is changed then), bitmap load
  * errors.  Used by the allocator and by tools (debug4fs setb/freeb).
+ * With bigalloc the unit is the cluster: every cluster the range touches
+ * changes, the group's count moves by clusters and the superblock's by
+ * their blocks.
  */
 int ext4fs_blocks_mark_used(struct ext4fs_fs *fs, uint64_t blk, uint64_t count);
 int ext4fs_blocks_mark_free(struct ext4fs_fs *fs, uint64_t blk, uint64_t count);

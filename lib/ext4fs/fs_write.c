@@ -74,7 +74,8 @@ int ext4fs__fs_write_open(struct ext4fs_fs *fs)
 {
 	const struct ext4fs_super *sb = &fs->sb;
 	uint32_t quota_ok = (fs->flags & EXT4FS_OPEN_QUOTA_BY_CALLER) ? EXT4FS_FEATURE_RO_COMPAT_QUOTA : 0;
-	uint32_t ro = sb->s_feature_ro_compat & ~(WRITE_RO_COMPAT_SUPPORTED | quota_ok);
+	uint32_t bigalloc_ok = (fs->flags & EXT4FS_OPEN_CLUSTERS_BY_CALLER) ? EXT4FS_FEATURE_RO_COMPAT_BIGALLOC : 0;
+	uint32_t ro = sb->s_feature_ro_compat & ~(WRITE_RO_COMPAT_SUPPORTED | quota_ok | bigalloc_ok);
 	uint32_t inc = sb->s_feature_incompat & ~WRITE_INCOMPAT_SUPPORTED;
 	int err;
 
@@ -88,7 +89,7 @@ int ext4fs__fs_write_open(struct ext4fs_fs *fs)
 	if (sb->s_feature_incompat & EXT4FS_FEATURE_INCOMPAT_RECOVER)
 		return ext4fs__fs_fail(fs, EXT4FS_E_NEEDS_RECOVERY,
 				       "cannot write: the journal needs recovery (run e2fsck first)");
-	if (fs->geom.cluster_ratio != 1)
+	if (fs->geom.cluster_ratio != 1 && !(fs->flags & EXT4FS_OPEN_CLUSTERS_BY_CALLER))
 		return ext4fs__fs_fail(fs, EXT4FS_E_RO_UNSUPP_FEATURE, "cannot write: bigalloc is not supported");
 	err = attach(fs);
 	if (err)
@@ -324,6 +325,21 @@ static void super_add_free_blocks(struct ext4fs_fs *fs, int64_t delta)
 	fs->super_dirty = 1;
 }
 
+/*
+ * Widen [*blk, *blk + *count) to the whole clusters it touches (bigalloc),
+ * the file system's last cluster ending with its last block.
+ */
+static void widen_to_clusters(const struct ext4fs_geom *geo, uint64_t *blk, uint64_t *count)
+{
+	uint64_t mask = (uint64_t)geo->cluster_ratio - 1;
+	uint64_t first = *blk & ~mask, end = (*blk + *count + mask) & ~mask;
+
+	if (end > geo->blocks_count)
+		end = geo->blocks_count;
+	*blk = first;
+	*count = end - first;
+}
+
 /* counted 0 (marking in use only): bits, flags and allocator move, free counts are left to a recount. */
 static int mark_blocks(struct ext4fs_fs *fs, uint64_t blk, uint64_t count, int used, int counted)
 {
@@ -341,6 +357,8 @@ static int mark_blocks(struct ext4fs_fs *fs, uint64_t blk, uint64_t count, int u
 	err = load_block_map(fs);
 	if (err)
 		return err;
+	/* The bitmap's unit is the cluster: every cluster the range touches changes, all or nothing. */
+	widen_to_clusters(geo, &blk, &count);
 	/* All or nothing: a block already in the wanted state means the caller's view is wrong. */
 	if (ext4fs_bitmap_find(fs->block_map, blk, blk + count - 1, used, &found) == 0)
 		return ext4fs__fs_fail(fs, EXT4FS_E_BLOCK_STATE, "block %llu is already %s",
@@ -366,18 +384,23 @@ static int mark_blocks(struct ext4fs_fs *fs, uint64_t blk, uint64_t count, int u
 		uint64_t last = ext4fs_group_last_block(fs, g);
 		uint64_t n = (last - b + 1 < blk + count - b) ? last - b + 1 : blk + count - b;
 		struct ext4fs_group_desc gd = fs->groups[g];
+		/* Groups start on a cluster boundary: the descriptors count clusters. */
+		uint32_t clusters = (uint32_t)((n + geo->cluster_ratio - 1) / geo->cluster_ratio);
 
 		if (counted && used)
-			gd.free_blocks_count -= (uint32_t)n;
+			gd.free_blocks_count -= clusters;
 		else if (counted)
-			gd.free_blocks_count += (uint32_t)n;
+			gd.free_blocks_count += clusters;
 		gd.flags &= (uint16_t)~EXT4FS_BG_BLOCK_UNINIT;
 		ext4fs__fs_group_desc_update(fs, g, &gd);
 		fs->group_dirty[g] |= FS_DIRTY_BLOCK_BITMAP;
 		b += n;
 	}
-	if (counted)
-		super_add_free_blocks(fs, used ? -(int64_t)count : (int64_t)count);
+	if (counted) {
+		/* The superblock counts the free clusters' blocks, a short last cluster as a whole one. */
+		int64_t blocks = (int64_t)((count + geo->cluster_ratio - 1) / geo->cluster_ratio * geo->cluster_ratio);
+		super_add_free_blocks(fs, used ? -blocks : blocks);
+	}
 	/* Even uncounted, the allocator must see the bits, or it would hand the blocks out again. */
 	ext4fs__fs_space_changed(fs, blk, count, used);
 	fs->bitmap_changed[EXT4FS_BLOCK_BITMAP] = 1;
@@ -749,7 +772,9 @@ static int flush_bitmaps(struct ext4fs_fs *fs, unsigned char *block)
 		    !(gd.flags & EXT4FS_BG_BLOCK_UNINIT) && (present & EXT4FS_GROUP_BLOCK_BITMAP)) {
 			uint64_t first = (uint64_t)g * geo->clusters_per_group;
 			uint64_t last_blk = ext4fs_group_last_block(fs, g);
-			uint64_t nbits = last_blk - ext4fs_group_first_block(fs, g) + 1;
+			uint64_t nblocks = last_blk - ext4fs_group_first_block(fs, g) + 1;
+			/* A bit per cluster; a short last cluster still has its bit. */
+			uint64_t nbits = (nblocks + geo->cluster_ratio - 1) / geo->cluster_ratio;
 			ext4fs__bitmap_copy_out(fs->block_map, first, nbits, block, geo->block_size);
 			err = ext4fs_block_write(fs, gd.block_bitmap, block);
 			if (err)

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <cmocka.h>
 #include "ext4fs/alloc.h"
 #include "ext4fs/bitmap.h"
@@ -790,6 +791,110 @@ static void itable_unused_never_zeroes_inodes_in_use(void **state)
 	rw_image_close(&img);
 }
 
+/* Open img's buffer with flags: 1, or the open's error. */
+static int bigalloc_open(struct rw_image *img, unsigned flags)
+{
+	struct ext4fs_open_opts opts = { .flags = flags };
+	struct ext4fs_io *io = NULL;
+	char msg[256];
+
+	assert_int_equal(ext4fs_io_open_memory(img->buf, img->size, 1, &io), 0);
+	int err = ext4fs_open_io(io, &opts, &img->fs, msg, sizeof(msg));
+	if (err) {
+		img->fs = NULL;
+		return err;
+	}
+	ext4fs_set_time(img->fs, 1700000000, 0);
+	return 1;
+}
+
+/*
+ * A bigalloc image made by mke2fs (1 KiB blocks, 16 blocks a cluster),
+ * read into memory and opened with flags; 0 when mke2fs is missing.
+ */
+static int bigalloc_image(struct rw_image *img, unsigned flags)
+{
+	char path[] = "/tmp/bigalloc_XXXXXX", cmd[256];
+	FILE *f;
+	int fd = mkstemp(path);
+
+	memset(img, 0, sizeof(*img));
+	assert_true(fd >= 0);
+	close(fd);
+	snprintf(cmd, sizeof(cmd), "mke2fs -q -F -t ext4 -b 1024 -O bigalloc -C 16384 -E root_owner=0:0 %s 8M "
+		 ">/dev/null 2>&1", path);
+	if (system(cmd) != 0) {
+		unlink(path);
+		print_message("SKIP: mke2fs cannot make a bigalloc image\n");
+		return 0;
+	}
+	img->size = 8 << 20;
+	img->buf = malloc(img->size);
+	assert_non_null(img->buf);
+	f = fopen(path, "rb");
+	assert_non_null(f);
+	assert_int_equal(fread(img->buf, 1, img->size, f), img->size);
+	fclose(f);
+	unlink(path);
+	return bigalloc_open(img, flags);
+}
+
+/*
+ * Bigalloc: a writable open needs EXT4FS_OPEN_CLUSTERS_BY_CALLER; then
+ * marking moves whole clusters (the group counts clusters, the superblock
+ * their blocks), the bitmap written back has a bit per cluster (e2fsck
+ * finds the image clean after a mark and its undo), ext4fs_free_blocks()
+ * frees a shared cluster once, and the allocator refuses.
+ */
+static void bigalloc_marks_clusters(void **state)
+{
+	struct rw_image img;
+	const struct ext4fs_bitmap *bm;
+	struct ext4fs_alloc_request req = { .ino = 12, .len = 1 };
+	uint64_t start, blk;
+	uint32_t got;
+
+	(void)state;
+	int rc = bigalloc_image(&img, EXT4FS_OPEN_RW);
+	if (rc == 0)
+		return;
+	assert_int_equal(rc, EXT4FS_E_RO_UNSUPP_FEATURE);
+	free(img.buf);
+	assert_int_equal(bigalloc_image(&img, EXT4FS_OPEN_RW | EXT4FS_OPEN_CLUSTERS_BY_CALLER), 1);
+	struct ext4fs_fs *fs = img.fs;
+	const struct ext4fs_geom *geo = ext4fs_geom(fs);
+	assert_int_equal(geo->cluster_ratio, 16);
+	uint32_t gfree = ext4fs_group(fs, 0)->free_blocks_count;
+	uint64_t sfree = geo->free_blocks_count;
+	assert_int_equal(ext4fs_fs_block_bitmap(fs, &bm), 0);
+	assert_int_equal(ext4fs_bitmap_find(bm, 16, ext4fs_group_last_block(fs, 0), 0, &blk), 0);
+	assert_int_equal(blk % 16, 0);
+	/* Block 3 of a free cluster: the whole cluster is taken, once. */
+	assert_int_equal(ext4fs_blocks_mark_used(fs, blk + 3, 1), 0);
+	for (uint64_t b = blk; b < blk + 16; b++)
+		assert_int_equal(ext4fs_bitmap_test(bm, b), 1);
+	assert_int_equal(ext4fs_bitmap_test(bm, blk + 16), 0);
+	assert_int_equal(ext4fs_group(fs, 0)->free_blocks_count, gfree - 1);
+	assert_int_equal(geo->free_blocks_count, sfree - 16);
+	assert_int_equal(ext4fs_blocks_mark_used(fs, blk + 9, 2), EXT4FS_E_BLOCK_STATE);
+	/* Written back with a bit per cluster: e2fsck sees a cluster in use that no file owns. */
+	assert_int_equal(ext4fs_close_flush(fs), 0);
+	assert_int_equal(bigalloc_open(&img, EXT4FS_OPEN_RW | EXT4FS_OPEN_CLUSTERS_BY_CALLER), 1);
+	fs = img.fs;
+	assert_int_equal(ext4fs_fs_block_bitmap(fs, &bm), 0);
+	assert_int_equal(ext4fs_bitmap_test(bm, blk + 15), 1);
+	assert_int_equal(ext4fs_bitmap_test(bm, blk + 16), 0);
+	assert_int_not_equal(rw_image_fsck(&img), 0);
+	/* Two extents sharing the cluster: the first free frees it, the second finds nothing to do. */
+	assert_int_equal(ext4fs_free_blocks(fs, blk, 4), 0);
+	assert_int_equal(ext4fs_free_blocks(fs, blk + 4, 12), 0);
+	assert_int_equal(ext4fs_group(fs, 0)->free_blocks_count, gfree);
+	assert_int_equal(ext4fs_geom(fs)->free_blocks_count, sfree);
+	rw_image_assert_clean(&img);
+	assert_int_equal(ext4fs_alloc_blocks(fs, &req, &start, &got), EXT4FS_E_RO_UNSUPP_FEATURE);
+	rw_image_close(&img);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -809,6 +914,7 @@ int main(void)
 		cmocka_unit_test(misplaced_locations_open_as_missing),
 		cmocka_unit_test(descriptor_on_other_metadata_is_refused_for_writing),
 		cmocka_unit_test(itable_unused_never_zeroes_inodes_in_use),
+		cmocka_unit_test(bigalloc_marks_clusters),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
