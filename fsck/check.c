@@ -346,7 +346,8 @@ static int probe_writable(struct e4fsck *ctx, char *msg, size_t len)
 	struct ext4fs_open_opts opts = { 0 };
 	struct ext4fs_fs *fs = NULL;
 
-	opts.flags = EXT4FS_OPEN_RW | EXT4FS_OPEN_REHEARSE | EXT4FS_OPEN_IGNORE_CSUM | EXT4FS_OPEN_QUOTA_BY_CALLER;
+	opts.flags = EXT4FS_OPEN_RW | EXT4FS_OPEN_REHEARSE | EXT4FS_OPEN_IGNORE_CSUM | EXT4FS_OPEN_QUOTA_BY_CALLER |
+		     EXT4FS_OPEN_CLUSTERS_BY_CALLER;
 	opts.superblock = ctx->superblock;
 	opts.block_size = ctx->blocksize;
 	int err = ext4fs_open(ctx->path, &opts, &fs, msg, len);
@@ -355,10 +356,8 @@ static int probe_writable(struct e4fsck *ctx, char *msg, size_t len)
 }
 
 /*
- * Features e4fsck cannot repair: bigalloc (checked with -n, but the
- * library's allocator and accounting do not work in clusters yet), and,
- * for a repairing run, whatever the library cannot write (a journal
- * device...).
+ * Features e4fsck cannot repair: for a repairing run, whatever the library
+ * cannot write (a journal device...).
  * As at boot a nonzero status drops the machine to a shell, a file system
  * that would be skipped anyway is said clean, as e2fsck says it (exit 0);
  * only a check that must run is refused (exit 8).  The quota files are
@@ -370,11 +369,7 @@ static int unchecked_features(struct e4fsck *ctx)
 	struct reason r;
 	int refuse = 0;
 
-	if (ctx->geo->cluster_ratio != 1 && !ctx->read_only) {
-		snprintf(msg, sizeof(msg), "%s uses bigalloc (clusters of %u blocks), which e4fsck cannot repair yet; "
-			 "check it with -n, or use e2fsck", ctx->device, ctx->geo->cluster_ratio);
-		refuse = 1;
-	} else if (!ctx->read_only && !ext4fs_has_incompat(ctx->fs, EXT4FS_FEATURE_INCOMPAT_RECOVER)) {
+	if (!ctx->read_only && !ext4fs_has_incompat(ctx->fs, EXT4FS_FEATURE_INCOMPAT_RECOVER)) {
 		/* Only the features: any other failure is the writable open's to report, in its words. */
 		int err = probe_writable(ctx, msg, sizeof(msg));
 		refuse = err == EXT4FS_E_UNSUPP_FEATURE || err == EXT4FS_E_RO_UNSUPP_FEATURE;
@@ -386,10 +381,7 @@ static int unchecked_features(struct e4fsck *ctx)
 			report_clean(ctx);
 			return -1;
 		}
-		if (ctx->geo->cluster_ratio != 1)
-			fprintf(stderr, "%s: %s\n", ctx->prog, msg);
-		else
-			fprintf(stderr, "%s: %s while trying to open %s\n", ctx->prog, msg, ctx->path);
+		fprintf(stderr, "%s: %s while trying to open %s\n", ctx->prog, msg, ctx->path);
 		ctx->exit_status |= FSCK_ERROR;
 		return -1;
 	}

@@ -63,9 +63,14 @@ int fsck_open(struct e4fsck *ctx, unsigned flags)
 	char msg[512];
 	int err;
 
-	/* The quota files are rewritten after pass 5 (quota.c). */
-	/* Misplaced bitmaps and inode tables are the checker's to relocate (relocate.c). */
-	opts.flags = EXT4FS_OPEN_IGNORE_CSUM | EXT4FS_OPEN_QUOTA_BY_CALLER | EXT4FS_OPEN_MISPLACED_OK | flags;
+	/*
+	 * The quota files are rewritten after pass 5 (quota.c); misplaced
+	 * bitmaps and inode tables are the checker's to relocate (relocate.c);
+	 * with bigalloc, blocks are taken from e4fsck's own maps a cluster at a
+	 * time.
+	 */
+	opts.flags = EXT4FS_OPEN_IGNORE_CSUM | EXT4FS_OPEN_QUOTA_BY_CALLER | EXT4FS_OPEN_MISPLACED_OK |
+		     EXT4FS_OPEN_CLUSTERS_BY_CALLER | flags;
 	opts.superblock = ctx->superblock;
 	opts.block_size = ctx->blocksize;
 	ctx->open_opts = opts;

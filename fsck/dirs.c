@@ -19,6 +19,7 @@
 #include "ext4fs/errors.h"
 #include "ext4fs/fsops.h"
 #include "ext4fs/super.h"
+#include "clusters.h"
 #include "context.h"
 #include "dirs.h"
 #include "guard.h"
@@ -204,7 +205,8 @@ static int visit_run(const struct ext4fs_block_visit *v, void *arg)
 	if (!ext4fs_block_range_valid(w->ctx->fs, v->pblk, v->count))
 		return 0;
 	if (!l)
-		return bitmap_paged_set_range(&w->ctx->block_found, v->pblk, v->count) < 0 ? -ENOMEM : 0;
+		return cluster_mark(&w->ctx->block_found, w->ctx->geo->cluster_ratio, v->pblk, v->count) < 0 ? -ENOMEM
+															 : 0;
 	if (l->nruns == l->cap) {
 		void *grown = ext4fs_array_grow(l->runs, &l->cap, l->nruns + 1, sizeof(*l->runs), 16);
 		if (!grown)
@@ -251,10 +253,16 @@ static void unclaim_freed(struct e4fsck *ctx, const struct fsck_block_list *l)
 
 	if (ext4fs_fs_block_bitmap(ctx->fs, &bmap))
 		return;
+	uint64_t mask = (uint64_t)ctx->geo->cluster_ratio - 1;
+
+	/* With bigalloc the bitmap's test is by cluster, and a freed cluster is unclaimed whole. */
 	for (size_t i = 0; i < l->nruns; i++)
 		for (uint64_t b = l->runs[i].blk; b < l->runs[i].blk + l->runs[i].n; b++)
-			if (!bitmap_paged_test(&ctx->block_dup, b) && ext4fs_bitmap_test(bmap, b) == 0)
-				bitmap_paged_clear_range(&ctx->block_found, b, 1);
+			if (!bitmap_paged_test(&ctx->block_dup, b) && ext4fs_bitmap_test(bmap, b) == 0) {
+				uint64_t c = b & ~mask, n = ctx->geo->blocks_count - c < mask + 1 ?
+							    ctx->geo->blocks_count - c : mask + 1;
+				bitmap_paged_clear_range(&ctx->block_found, c, n);
+			}
 }
 
 int fsck_block_list_settle(struct e4fsck *ctx, uint32_t ino, const struct fsck_block_list *before)

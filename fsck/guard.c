@@ -11,6 +11,7 @@
 #include "ext4fs/fs.h"
 #include "ext4fs/super.h"
 #include "context.h"
+#include "clusters.h"
 #include "guard.h"
 
 static int guard_add(struct alloc_guard *g, uint64_t first, uint64_t count, int inode, int dir)
@@ -187,6 +188,27 @@ int fsck_guard_off(struct e4fsck *ctx, struct alloc_guard *g)
 	return 0;
 }
 
+/*
+ * The first block from `from` whose cluster no inode claims (every block
+ * with a ratio of 1), its cluster's first block with bigalloc as e2fsck's
+ * allocator takes clusters; blocks_count when there is none.
+ */
+static uint64_t next_free_cluster(struct e4fsck *ctx, uint64_t from)
+{
+	const struct ext4fs_geom *g = ctx->geo;
+	uint64_t mask = (uint64_t)g->cluster_ratio - 1;
+
+	for (;;) {
+		uint64_t b = bitmap_paged_next_clear(&ctx->block_found, from);
+		if (b >= g->blocks_count || !mask)
+			return b;
+		uint64_t c = b & ~mask, n = g->blocks_count - c < mask + 1 ? g->blocks_count - c : mask + 1;
+		if (c >= g->first_data_block && bitmap_paged_count(&ctx->block_found, c, n) == 0)
+			return c;
+		from = c + mask + 1;
+	}
+}
+
 int fsck_take_block(struct e4fsck *ctx, uint64_t goal, uint64_t *blk)
 {
 	const struct ext4fs_geom *g = ctx->geo;
@@ -195,12 +217,12 @@ int fsck_take_block(struct e4fsck *ctx, uint64_t goal, uint64_t *blk)
 	int err;
 
 	if (goal >= g->first_data_block && goal < g->blocks_count)
-		b = bitmap_paged_next_clear(&ctx->block_found, goal);
+		b = next_free_cluster(ctx, goal);
 	if (b >= g->blocks_count)
-		b = bitmap_paged_next_clear(&ctx->block_found, g->first_data_block);
+		b = next_free_cluster(ctx, g->first_data_block);
 	if (b >= g->blocks_count)
 		return EXT4FS_E_NO_SPACE;
-	if (bitmap_paged_set_range(&ctx->block_found, b, 1) < 0)
+	if (cluster_mark(&ctx->block_found, g->cluster_ratio, b, 1) < 0)
 		return EXT4FS_E_NO_MEMORY;
 	*blk = b;
 	err = ext4fs_fs_block_bitmap(ctx->fs, &bb);
@@ -220,7 +242,8 @@ int fsck_take_block_counted(struct e4fsck *ctx, uint64_t goal, uint64_t *blk)
 	uint32_t grp = ext4fs_group_of_block(ctx->fs, *blk);
 	struct ext4fs_group_desc gd = *ext4fs_group(ctx->fs, grp);
 	struct ext4fs_super sb = *ext4fs_sb(ctx->fs);
-	uint64_t sb_free = ((uint64_t)sb.s_free_blocks_count_hi << 32 | sb.s_free_blocks_count_lo) - 1;
+	/* A cluster taken: the group counts clusters, the superblock their blocks. */
+	uint64_t sb_free = ((uint64_t)sb.s_free_blocks_count_hi << 32 | sb.s_free_blocks_count_lo) - g->cluster_ratio;
 	/* The count wraps at the descriptor field's width, as e2fsck's does. */
 	gd.free_blocks_count = (gd.free_blocks_count - 1) & (g->desc_size > 32 ? UINT32_MAX : UINT16_MAX);
 	sb.s_free_blocks_count_lo = (uint32_t)sb_free;

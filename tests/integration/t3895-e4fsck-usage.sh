@@ -46,12 +46,12 @@ expect "missing image" 8 "No such file" "$E4FSCK" -fn "$T/none.img"
 expect "not a file system" 8 "superblock" "$E4FSCK" -fn "$T/zeros.img"
 expect "interactive without a terminal" 8 "need terminal" "$E4FSCK" -f "$img"
 expect "clean without -f" 0 "clean, 11/" "$E4FSCK" -n "$img"
-# Features e4fsck cannot judge are said so, never misjudged: bigalloc is checked but not
-# repaired; the quota feature's files are checked (t3975 judges them); mmp's block is
-# metadata, not a free block.
+# Features e4fsck cannot judge are said so, never misjudged: bigalloc is checked and
+# repaired (t3933, t3939 judge it); the quota feature's files are checked (t3975 judges them);
+# mmp's block is metadata, not a free block.
 rm -f "$T/feat.img"; mke2fs -q -F -t ext4 -O bigalloc "$T/feat.img" 64M >/dev/null 2>&1
 expect "bigalloc checked with -n" 0 "files (" "$E4FSCK" -fn "$T/feat.img"
-expect "bigalloc: no repairs" 8 "cannot repair yet; check it with -n" "$E4FSCK" -fy "$T/feat.img"
+expect "bigalloc: repairs allowed" 0 "files (" "$E4FSCK" -fy "$T/feat.img"
 rm -f "$T/feat.img"; mke2fs -q -F -t ext4 -O quota "$T/feat.img" 64M >/dev/null 2>&1
 expect "quota: checked without a warning" 0 "files (" "$E4FSCK" -fn "$T/feat.img"
 if grep -q "quota usage" "$T/out"; then

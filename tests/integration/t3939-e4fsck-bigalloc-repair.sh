@@ -1,0 +1,98 @@
+#!/bin/bash
+# t3939-e4fsck-bigalloc-repair.sh - e4fsck repairs bigalloc file systems,
+# judged against e2fsck in -fn, -fp and -fy (tests/lib/fsck-damage.sh's
+# damage_case: the same lines and exit status in each mode, a second
+# e4fsck -fy clean, e2fsck -fn clean on the result, /big intact).
+#
+# Layouts from mke2fs -O bigalloc: 4 KiB blocks in clusters of 16 KiB and
+# of 64 KiB, and 1 KiB blocks in clusters of 16 KiB.  Each holds /big,
+# small files, a fragmented one and a directory, written by debugfs.  The
+# damage, by debugfs -w: free counts (group 0's and the superblock's), a used
+# cluster freed and a free one set in the bitmap, i_blocks, a directory
+# entry's record length, a directory's link count, a file's only name removed (reconnected to a
+# /lost+found that exists, and to one made anew), a directory cleared.
+# Last, the kernel mounts a repaired image and reads /big.
+
+set -eu
+
+# shellcheck source-path=SCRIPTDIR source=../lib/common.sh
+. "$(dirname -- "$0")/../lib/common.sh"
+# shellcheck source-path=SCRIPTDIR source=../lib/fsck-damage.sh
+. "$(dirname -- "$0")/../lib/fsck-damage.sh"
+
+damage_setup
+damage_need_e2fsck_147
+head -c 5000 /dev/urandom >"$src/small"
+head -c 40000 /dev/urandom >"$src/frag"
+
+# base_image IMG LAYOUT (block size:cluster size:clusters per group:size)
+base_image() {
+	local img=$1 bs cs cpg size i
+	IFS=: read -r bs cs cpg size <<<"$2"
+	rm -f "$img"
+	mke2fs -q -F -t ext4 -b "$bs" -O bigalloc -C "$cs" -g "$cpg" -I 256 "$img" "$size" >/dev/null 2>&1
+	{
+		echo "write $src/big big"
+		echo "write $src/small small"
+		echo "write $src/small hole1"
+		echo "write $src/small keep1"
+		echo "rm hole1"
+		echo "write $src/frag frag"
+		echo "mkdir d"
+		for i in $(seq 1 40); do echo "write $src/small d/entry-with-a-long-name-$i"; done
+		echo "mkdir e"
+		echo "write $src/small e/inner"
+	} | debugfs -w -f - "$img" >/dev/null 2>&1
+}
+
+# @BIG@, @FRAG@: the first block of /big, /frag; @FREE@: a free cluster's first block after /frag.
+expand() {
+	local img=$1 cmds=$2 big frag free
+	big=$(debugfs -R "bmap big 0" "$img" 2>/dev/null)
+	frag=$(debugfs -R "bmap frag 0" "$img" 2>/dev/null)
+	free=$(debugfs -R "ffb 1 $frag" "$img" 2>/dev/null | sed -n 's/^Free blocks found: \([0-9]*\).*/\1/p')
+	cmds=${cmds//@BIG@/$big}
+	cmds=${cmds//@FRAG@/$frag}
+	printf '%s\n' "${cmds//@FREE@/$free}"
+}
+
+if ! mke2fs -q -F -t ext4 -O bigalloc -C 16384 "$T/probe.img" 8M >/dev/null 2>&1; then
+	skip "mke2fs cannot make bigalloc file systems"
+fi
+
+for layout in 4096:16384:1024:48M 4096:65536:256:48M 1024:16384:1024:16M; do
+	tag=${layout%:*:*}
+	damage_case "$tag: the free counts" "$layout" "$(printf '%s\n' "set_bg 0 free_blocks_count 3" \
+		"ssv free_blocks_count 1000" "set_bg 0 checksum calc")"
+	damage_case "$tag: a used cluster freed" "$layout" "freeb @BIG@"
+	damage_case "$tag: a free cluster marked used" "$layout" "setb @FREE@"
+	damage_case "$tag: i_blocks" "$layout" "sif small i_blocks 8"
+	damage_case "$tag: a directory entry's length" "$layout" "zap_block -f e -o 28 -l 1 -p 0x0d 0"
+	damage_case "$tag: a directory's link count" "$layout" "sif d links_count 7"
+	damage_case "$tag: a file's only name removed" "$layout" "unlink small"
+	damage_case "$tag: lost+found gone, a file to reconnect" "$layout" "$(printf '%s\n' "rmdir lost+found" \
+		"unlink keep1")"
+	damage_case "$tag: a directory cleared" "$layout" "clri e"
+done
+
+# The kernel mounts a repaired image and reads the undamaged file.
+if have_root_loop; then
+	base_image "$T/k.img" 4096:16384:1024:48M
+	printf '%s\n' "freeb $(debugfs -R "bmap big 0" "$T/k.img" 2>/dev/null)" "unlink small" "clri e" |
+		debugfs -w -f - "$T/k.img" >/dev/null 2>&1
+	rc=0; "$E4FSCK" -fy "$T/k.img" >/dev/null 2>&1 || rc=$?
+	mnt="$T/mnt"
+	mkdir -p "$mnt"
+	if [ "$rc" = 1 ] && loop_mount "$T/k.img" "$mnt" ro && cmp -s "$mnt/big" "$src/big" &&
+	   cmp -s "$mnt/frag" "$src/frag" && [ -n "$(ls "$mnt/lost+found")" ]; then
+		pass "the kernel mounts the repaired bigalloc image and reads the files"
+	else
+		bad "the kernel does not mount or read the repaired bigalloc image (e4fsck -fy exit $rc)"
+	fi
+	loop_umount "$mnt" || true
+else
+	echo "SKIP kernel mount: $(root_loop_reason)"
+fi
+
+[ "$failed" = 0 ] || fail "some bigalloc repairs differ from e2fsck's"
+echo "PASS t3939-e4fsck-bigalloc-repair"
