@@ -7,6 +7,7 @@
 #include <string.h>
 #include "ext4fs/array.h"
 #include "ext4fs/bitmap.h"
+#include "ext4fs/blockmap.h"
 #include "ext4fs/errors.h"
 #include "ext4fs/fs.h"
 #include "ext4fs/super.h"
@@ -230,6 +231,25 @@ int fsck_take_block(struct e4fsck *ctx, uint64_t goal, uint64_t *blk)
 		return err;
 	/* e2fsck sets the bit but leaves the free counts to pass 5, which then reports them: do the same. */
 	return ext4fs_blocks_mark_used_uncounted(ctx->fs, b, 1);
+}
+
+int fsck_take_file_block(struct e4fsck *ctx, uint32_t ino, const struct ext4fs_inode *in, uint64_t lblk,
+			 uint64_t goal, uint64_t *blk)
+{
+	uint64_t mask = (uint64_t)ctx->geo->cluster_ratio - 1, first = lblk & ~mask;
+
+	/* As e2fsck maps a cluster's block: where the file's other blocks of that logical cluster lie. */
+	for (uint64_t l = first; mask && l <= first + mask; l++) {
+		uint64_t pblk = 0, run = 1;
+		if (l == lblk || ext4fs_bmap(ctx->fs, ino, in, l, &pblk, &run, NULL) || !pblk)
+			continue;
+		uint64_t b = (pblk & ~mask) + (lblk & mask);
+		if (b < ctx->geo->blocks_count) {
+			*blk = b;
+			return 0;
+		}
+	}
+	return fsck_take_block(ctx, goal, blk);
 }
 
 int fsck_take_block_counted(struct e4fsck *ctx, uint64_t goal, uint64_t *blk)

@@ -64,6 +64,16 @@ int fsck_guard_off(struct e4fsck *ctx, struct alloc_guard *g);
 int fsck_take_block(struct e4fsck *ctx, uint64_t goal, uint64_t *blk);
 
 /*
+ * A block for logical block lblk of inode ino (in, its record): with
+ * bigalloc, when the file has another block of lblk's logical cluster,
+ * the block at lblk's offset in that block's physical cluster (already
+ * claimed and in use: nothing is marked); else fsck_take_block(goal).
+ * Same errors, and mapping errors.
+ */
+int fsck_take_file_block(struct e4fsck *ctx, uint32_t ino, const struct ext4fs_inode *in, uint64_t lblk,
+			 uint64_t goal, uint64_t *blk);
+
+/*
  * fsck_take_block(), the block then counted as e2fsck's allocation
  * statistics count it: the group's and the superblock's free block counts
  * drop by one even when the bitmap had the block already (pass 5 then puts

@@ -1464,7 +1464,7 @@ static int fill_hole(struct pass2 *p, struct alloc_guard *guard, uint32_t ino, c
 	if (!err && !guard->runs && fsck_guard_on(ctx, guard))
 		return -1;
 	if (!err)
-		err = fsck_take_block(ctx, hole_goal(ctx, ino, &in, prev, lblk), &blk);
+		err = fsck_take_file_block(ctx, ino, &in, lblk, hole_goal(ctx, ino, &in, prev, lblk), &blk);
 	if (!err)
 		err = ext4fs_dir_fill_hole(p->fs, ino, &in, lblk, blk);
 	/* The new block is checked with the others, as e2fsck checks it ("." and ".." of a block 0 count). */

@@ -1015,6 +1015,61 @@ static void drop_at(struct ext4fs_fs *fs, struct balloc *ba, uint32_t g, uint64_
 	}
 }
 
+/*
+ * Bigalloc: whole free clusters, the first run found from the goal's
+ * cluster on (then from the start), within one group.  Data starts at its
+ * logical block's offset in the first cluster, as the cluster rules want;
+ * a tree block at the cluster's start.  No preallocation, no buddy: a
+ * checker's few repairs are what this serves.
+ */
+static int alloc_clusters(struct ext4fs_fs *fs, const struct ext4fs_alloc_request *req, uint64_t *start,
+			  uint32_t *got)
+{
+	const struct ext4fs_geom *geo = &fs->geom;
+	const struct ext4fs_bitmap *bm;
+	uint64_t ratio = geo->cluster_ratio, mask = ratio - 1;
+	uint64_t offset = (req->flags & EXT4FS_ALLOC_METADATA) ? 0 : req->lblk & mask;
+	uint64_t want = (offset + req->len + mask) / ratio, from = geo->first_data_block;
+	uint64_t usable = geo->free_blocks_count;
+	int err = ext4fs_fs_block_bitmap(fs, &bm);
+
+	if (err)
+		return err;
+	if (!(req->flags & EXT4FS_ALLOC_USE_RESERVED))
+		usable = usable > geo->r_blocks_count ? usable - geo->r_blocks_count : 0;
+	if (usable < ratio)
+		return ext4fs__fs_fail(fs, EXT4FS_E_NO_SPACE, "no free cluster left");
+	if (req->goal >= geo->first_data_block && req->goal < geo->blocks_count)
+		from = req->goal & ~mask;
+	for (int wrapped = 0; wrapped < 2; wrapped++, from = geo->first_data_block) {
+		uint64_t c;
+		while (from < geo->blocks_count && ext4fs_bitmap_find(bm, from, geo->blocks_count - 1, 0, &c) == 0) {
+			c &= ~mask;
+			uint64_t group_end = ext4fs_group_last_block(fs, ext4fs_group_of_block(fs, c)) + 1, n = 1;
+			if (c + offset >= geo->blocks_count || c < geo->first_data_block) {
+				from = c + ratio;
+				continue;
+			}
+			while (n < want && n * ratio < usable && c + (n + 1) * ratio <= group_end &&
+			       ext4fs_bitmap_test(bm, c + n * ratio) == 0)
+				n++;
+			uint64_t end = c + n * ratio < geo->blocks_count ? c + n * ratio : geo->blocks_count;
+			uint64_t take = end - c - offset < req->len ? end - c - offset : req->len;
+			if (take < (req->min_len ? req->min_len : 1) && n < want) {
+				from = c + n * ratio;
+				continue;
+			}
+			err = ext4fs_blocks_mark_used(fs, c, end - c);
+			if (err)
+				return err;
+			*start = c + offset;
+			*got = (uint32_t)take;
+			return 0;
+		}
+	}
+	return ext4fs__fs_fail(fs, EXT4FS_E_NO_SPACE, "no free cluster left");
+}
+
 int ext4fs_alloc_blocks(struct ext4fs_fs *fs, const struct ext4fs_alloc_request *req,
 			uint64_t *start, uint32_t *got)
 {
@@ -1028,15 +1083,13 @@ int ext4fs_alloc_blocks(struct ext4fs_fs *fs, const struct ext4fs_alloc_request 
 	uint32_t take;
 	int err = ext4fs__fs_require_rw(fs, "allocating blocks"), r;
 
-	if (!err && geo->cluster_ratio != 1)
-		return ext4fs__fs_fail(fs, EXT4FS_E_RO_UNSUPP_FEATURE,
-				       "allocating blocks: the allocator does not work in bigalloc clusters");
-
 	if (err)
 		return err;
 	if (!req || !start || !got || req->len == 0 || req->min_len > req->len)
 		return ext4fs__fs_fail(fs, EXT4FS_E_INVALID_ARG, "bad allocation request (len %u, min_len %u)",
 				       req ? req->len : 0, req ? req->min_len : 0);
+	if (geo->cluster_ratio != 1)
+		return alloc_clusters(fs, req, start, got);
 	err = ext4fs_fs_block_bitmap(fs, &bm);
 	if (!err)
 		err = get_state(fs, &ba);

@@ -66,9 +66,13 @@ struct ext4fs_alloc_request {
  * allocation never spans groups): callers loop for the rest.  Errors:
  * EXT4FS_E_NO_SPACE (nothing left outside the reserved blocks, or nothing
  * of min_len), EXT4FS_E_READ_ONLY, EXT4FS_E_INVALID_ARG, EXT4FS_E_NO_MEMORY,
- * bitmap load errors, EXT4FS_E_RO_UNSUPP_FEATURE on bigalloc (this
- * allocator knows no clusters).  On error the file system has not changed
- * (unused preallocations may have been dropped).
+ * bitmap load errors.  On error the file system has not changed (unused
+ * preallocations may have been dropped).  On bigalloc (a writable open
+ * with EXT4FS_OPEN_CLUSTERS_BY_CALLER) whole free clusters are taken, the
+ * first run from the goal's cluster on within one group, without
+ * preallocation; data starts at req->lblk's offset in the first cluster
+ * (a METADATA block at the cluster's start), and the caller charges the
+ * inode the clusters.
  */
 int ext4fs_alloc_blocks(struct ext4fs_fs *fs, const struct ext4fs_alloc_request *req,
 			uint64_t *start, uint32_t *got);

@@ -288,9 +288,6 @@ int ext4fs_dir_init_at(struct ext4fs_fs *fs, uint32_t ino, struct ext4fs_inode *
 	if (!buf)
 		return EXT4FS_E_NO_MEMORY;
 	err = ext4fs_bmap_set(fs, ino, inode, 0, pblk, 1, 0);
-	/* With bigalloc the block's cluster is the directory's: it is charged whole. */
-	if (!err && fs->geom.cluster_ratio > 1)
-		err = ext4fs_inode_add_blocks(fs, inode, (int64_t)fs->geom.cluster_ratio - 1);
 	if (!err)
 		err = dir_init_write(fs, ino, inode, parent, pblk, buf);
 	free(buf);

@@ -372,7 +372,8 @@ static int tree_block_alloc(struct tree *t, uint32_t lblk, uint64_t *blk)
 	err = ext4fs_alloc_blocks(t->fs, &req, blk, &got);
 	if (err)
 		return err;
-	err = ext4fs_inode_add_blocks(t->fs, t->inode, 1);
+	/* With bigalloc a tree block is a cluster of its own. */
+	err = ext4fs_inode_add_blocks(t->fs, t->inode, t->fs->geom.cluster_ratio);
 	if (err) {
 		ext4fs_free_blocks(t->fs, *blk, 1);
 		return ext4fs__fs_fail(t->fs, err, "inode %u: block count would overflow i_blocks", t->ino);
@@ -387,7 +388,7 @@ static int tree_block_free(struct tree *t, uint64_t blk)
 
 	if (err)
 		return err;
-	ext4fs_inode_add_blocks(t->fs, t->inode, -1);   /* going down cannot overflow */
+	ext4fs_inode_add_blocks(t->fs, t->inode, -(int64_t)t->fs->geom.cluster_ratio);   /* going down cannot overflow */
 	t->dirty = 1;
 	return 0;
 }
@@ -712,6 +713,34 @@ static int insert_run(struct tree *t, uint64_t lblk, uint64_t pblk, uint64_t len
  * (at most one of them needs splitting in two), then moves to the leaf
  * before.
  */
+/*
+ * Bigalloc: free the clusters of [pblk, pblk + n) that none of the kept
+ * extents (the leaf's cnt entries after the removal) still uses, and say
+ * in *freed how many blocks of charge went with them.  An extent in
+ * another leaf sharing an edge cluster is not seen (the kernel's rules
+ * keep a cluster to one stretch of the file, which a leaf boundary rarely
+ * splits).  0 or the free's error.
+ */
+static int free_clusters(struct tree *t, const struct ext *kept, unsigned cnt, uint64_t pblk, uint64_t n,
+			 uint64_t *freed)
+{
+	uint64_t ratio = t->fs->geom.cluster_ratio, mask = ratio - 1;
+
+	*freed = 0;
+	for (uint64_t c = pblk & ~mask; c < pblk + n; c += ratio) {
+		int used = 0;
+		for (unsigned i = 0; i < cnt && !used; i++)
+			used = kept[i].pblk < c + ratio && kept[i].pblk + kept[i].len > c;
+		if (used)
+			continue;
+		int err = ext4fs_free_blocks(t->fs, c < pblk ? pblk : c, 1);
+		if (err)
+			return err;
+		*freed += ratio;
+	}
+	return 0;
+}
+
 static int remove_range(struct tree *t, uint64_t start, uint64_t end, int free_data)
 {
 	unsigned rounds = 0;
@@ -770,13 +799,17 @@ static int remove_range(struct tree *t, uint64_t start, uint64_t end, int free_d
 			const struct ext *e = &t->ext[i];
 			uint64_t s = e->lblk > start ? e->lblk : start;
 			uint64_t f = ext_end(e) < end ? ext_end(e) : end;
-			err = ext4fs_free_blocks(t->fs, e->pblk + (s - e->lblk), f - s);
+			uint64_t freed = f - s;
+			if (t->fs->geom.cluster_ratio > 1)
+				err = free_clusters(t, t->tmp, cnt, e->pblk + (s - e->lblk), f - s, &freed);
+			else
+				err = ext4fs_free_blocks(t->fs, e->pblk + (s - e->lblk), f - s);
 			if (err)
 				return ext4fs__fs_fail(t->fs, err, "inode %u: freeing blocks %llu-%llu: %s", t->ino,
 						       (unsigned long long)(e->pblk + (s - e->lblk)),
 						       (unsigned long long)(e->pblk + (f - e->lblk) - 1),
 						       ext4fs_strerror(err));
-			ext4fs_inode_add_blocks(t->fs, t->inode, -(int64_t)(f - s));
+			ext4fs_inode_add_blocks(t->fs, t->inode, -(int64_t)freed);
 			t->dirty = 1;
 		}
 		if (lo > 0 || t->ext[lo].lblk <= start)
@@ -879,6 +912,51 @@ static int check_range(struct ext4fs_fs *fs, uint32_t ino, uint64_t lblk, uint64
 	return 0;
 }
 
+/*
+ * The blocks an inode is charged for n new blocks from start: n, or with
+ * bigalloc the whole clusters they lie in (fresh clusters, the first
+ * entered at start's offset).
+ */
+static uint64_t clusters_charge(const struct ext4fs_fs *fs, uint64_t start, uint64_t n)
+{
+	uint64_t mask = (uint64_t)fs->geom.cluster_ratio - 1;
+
+	return ((start & mask) + n + mask) & ~mask;
+}
+
+/*
+ * Bigalloc: when the extent before lblk (prev, or NULL) ends in lblk's
+ * logical cluster, or the one after it starts there, the blocks go into
+ * that extent's physical cluster at their logical offsets: *start and *n
+ * (at most len, not past the cluster or the next extent), and 1.  0 when
+ * the file has no block in that cluster (or without bigalloc).
+ */
+static int cluster_shared(struct tree *t, uint64_t lblk, uint32_t len, const struct ext *prev, uint64_t *start,
+			  uint32_t *n)
+{
+	uint64_t mask = (uint64_t)t->fs->geom.cluster_ratio - 1, lc = lblk & ~mask, room = mask + 1 - (lblk & mask);
+	struct level *l = &t->lv[t->depth];
+	unsigned next_i = (unsigned)(l->pos + 1);
+	struct ext next;
+
+	if (!mask)
+		return 0;
+	if (prev && ((ext_end(prev) - 1) & ~mask) == lc) {
+		*start = ((prev->pblk + prev->len - 1) & ~mask) + (lblk & mask);
+	} else if (next_i < l->entries) {
+		ext_decode(&next, entry_at(l->node, next_i));
+		if ((next.lblk & ~mask) != lc)
+			return 0;
+		*start = (next.pblk & ~mask) + (lblk & mask);
+		if (room > next.lblk - lblk)
+			room = next.lblk - lblk;
+	} else {
+		return 0;
+	}
+	*n = (uint32_t)(len < room ? len : room);
+	return 1;
+}
+
 int ext4fs__extent_bmap_alloc(struct ext4fs_fs *fs, uint32_t ino, struct ext4fs_inode *inode,
 			      uint64_t lblk, uint32_t len, uint64_t file_blocks, unsigned alloc_flags,
 			      int unwritten, uint64_t *pblk, uint32_t *got, int *dirty)
@@ -914,12 +992,20 @@ int ext4fs__extent_bmap_alloc(struct ext4fs_fs *fs, uint32_t ino, struct ext4fs_
 		req.goal = prev.pblk + prev.len;
 	else if (err == 1 && ext4fs_block_ptr_valid(fs, prev.pblk + (lblk - prev.lblk)))
 		req.goal = prev.pblk + (lblk - prev.lblk);
-	err = ext4fs_alloc_blocks(fs, &req, &start, &n);
-	if (err)
-		goto out;
-	err = ext4fs_inode_add_blocks(fs, inode, n);
+	/* Bigalloc: a block in a logical cluster the file has already goes into its physical one. */
+	uint64_t charge;
+	if (cluster_shared(&t, lblk, len, err == 1 ? &prev : NULL, &start, &n)) {
+		charge = 0;
+	} else {
+		err = ext4fs_alloc_blocks(fs, &req, &start, &n);
+		if (err)
+			goto out;
+		charge = clusters_charge(fs, start, n);
+	}
+	err = ext4fs_inode_add_blocks(fs, inode, (int64_t)charge);
 	if (err) {
-		ext4fs_free_blocks(fs, start, n);
+		if (charge)
+			ext4fs_free_blocks(fs, start, n);
 		err = ext4fs__fs_fail(fs, err, "inode %u: block count would overflow i_blocks", ino);
 		goto out;
 	}
@@ -927,8 +1013,9 @@ int ext4fs__extent_bmap_alloc(struct ext4fs_fs *fs, uint32_t ino, struct ext4fs_
 	err = insert_run(&t, lblk, start, n, unwritten, &done);
 	if (err) {
 		undo_remove(&t, lblk, done);
-		ext4fs_free_blocks(fs, start, n);
-		ext4fs_inode_add_blocks(fs, inode, -(int64_t)n);
+		if (charge)
+			ext4fs_free_blocks(fs, start, n);
+		ext4fs_inode_add_blocks(fs, inode, -(int64_t)charge);
 		goto out;
 	}
 	*pblk = start;
@@ -962,7 +1049,12 @@ int ext4fs__extent_bmap_set(struct ext4fs_fs *fs, uint32_t ino, struct ext4fs_in
 	err = check_hole(&t, lblk, len, &prev);
 	if (err < 0)
 		goto out;
-	err = ext4fs_inode_add_blocks(fs, inode, len);
+	/* Bigalloc: blocks put into a cluster the file has already are charged nothing more. */
+	uint64_t shared_at, charge = clusters_charge(fs, pblk, len);
+	uint32_t shared_n;
+	if (cluster_shared(&t, lblk, len, err == 1 ? &prev : NULL, &shared_at, &shared_n) && shared_at == pblk)
+		charge = clusters_charge(fs, pblk, len) - (fs->geom.cluster_ratio);
+	err = ext4fs_inode_add_blocks(fs, inode, (int64_t)charge);
 	if (err) {
 		err = ext4fs__fs_fail(fs, err, "inode %u: block count would overflow i_blocks", ino);
 		goto out;
@@ -971,7 +1063,7 @@ int ext4fs__extent_bmap_set(struct ext4fs_fs *fs, uint32_t ino, struct ext4fs_in
 	err = insert_run(&t, lblk, pblk, len, unwritten, &done);
 	if (err) {
 		undo_remove(&t, lblk, done);
-		ext4fs_inode_add_blocks(fs, inode, -(int64_t)len);
+		ext4fs_inode_add_blocks(fs, inode, -(int64_t)charge);
 	}
 out:
 	return tree_close(&t, err, dirty);

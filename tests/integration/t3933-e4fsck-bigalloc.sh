@@ -16,7 +16,7 @@
 # changing a byte, and print the same with pass 1 in 4 threads.  A
 # directory extent after a gap must be offered e2fsck's cluster-aligned
 # block, and attribute values in EA inodes are charged in whole clusters.
-# Repairs are refused for now (exit 8, nothing changed).
+# Repairs are t3939's.
 # Last, a few random damages (tests/tools/damage.py) on one image: -fn
 # must end in time with one of e4fsck's statuses, change nothing, and call
 # the image clean only when e2fsck does; how often its output equals
@@ -201,17 +201,6 @@ damage_quiet() {
 	same "4k-16k: the superblock's free count, -fn" "$T/dmg.img" -fn
 }
 damage_quiet
-
-# Repairs are refused, and nothing is written.
-for m in -fy -fp; do
-	cp "$base" "$T/r.img"
-	rc=0; "$E4FSCK" $m "$T/r.img" >"$T/r.out" 2>&1 || rc=$?
-	if [ "$rc" = 8 ] && grep -q "cannot repair yet" "$T/r.out" && cmp -s "$base" "$T/r.img"; then
-		pass "repairs refused ($m)"
-	else
-		bad "repairs refused ($m): exit $rc"; cat "$T/r.out"
-	fi
-done
 
 # Random damage on the 16 KiB-cluster image: no crash, no change, no false "clean".
 damage_py="$top_srcdir/tests/tools/damage.py"

@@ -9,7 +9,7 @@
 # small files, a fragmented one and a directory, written by debugfs.  The
 # damage, by debugfs -w: free counts (group 0's and the superblock's), a used
 # cluster freed and a free one set in the bitmap, i_blocks, a directory
-# entry's record length, a directory's link count, a file's only name removed (reconnected to a
+# size, a hole in a directory, a directory's link count, a file's only name removed (reconnected to a
 # /lost+found that exists, and to one made anew), a directory cleared.
 # Last, the kernel mounts a repaired image and reads /big.
 
@@ -39,7 +39,7 @@ base_image() {
 		echo "rm hole1"
 		echo "write $src/frag frag"
 		echo "mkdir d"
-		for i in $(seq 1 40); do echo "write $src/small d/entry-with-a-long-name-$i"; done
+		for i in $(seq 1 150); do echo "write $src/small d/entry-with-a-long-name-$i"; done
 		echo "mkdir e"
 		echo "write $src/small e/inner"
 	} | debugfs -w -f - "$img" >/dev/null 2>&1
@@ -67,7 +67,11 @@ for layout in 4096:16384:1024:48M 4096:65536:256:48M 1024:16384:1024:16M; do
 	damage_case "$tag: a used cluster freed" "$layout" "freeb @BIG@"
 	damage_case "$tag: a free cluster marked used" "$layout" "setb @FREE@"
 	damage_case "$tag: i_blocks" "$layout" "sif small i_blocks 8"
-	damage_case "$tag: a directory entry's length" "$layout" "zap_block -f e -o 28 -l 1 -p 0x0d 0"
+	damage_case "$tag: a directory's size" "$layout" "sif d size 9999"
+	# With 1 KiB blocks the blocks after the hole stay in the hole's cluster, and e2fsck 1.47 moves
+	# them a logical cluster on, into the physical cluster block 0 is in; the hole's new blocks then
+	# land on block 0 ('.' lost, i_blocks wrong): its own repair does not hold, so no comparison.
+	[ "$tag" = 1024:16384 ] || damage_case "$tag: a directory with a hole" "$layout" "punch d 1 1"
 	damage_case "$tag: a directory's link count" "$layout" "sif d links_count 7"
 	damage_case "$tag: a file's only name removed" "$layout" "unlink small"
 	damage_case "$tag: lost+found gone, a file to reconnect" "$layout" "$(printf '%s\n' "rmdir lost+found" \

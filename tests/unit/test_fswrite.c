@@ -844,13 +844,13 @@ static int bigalloc_image(struct rw_image *img, unsigned flags)
  * marking moves whole clusters (the group counts clusters, the superblock
  * their blocks), the bitmap written back has a bit per cluster (e2fsck
  * finds the image clean after a mark and its undo), ext4fs_free_blocks()
- * frees a shared cluster once, and the allocator refuses.
+ * frees a shared cluster once, and the allocator hands out whole clusters.
  */
 static void bigalloc_marks_clusters(void **state)
 {
 	struct rw_image img;
 	const struct ext4fs_bitmap *bm;
-	struct ext4fs_alloc_request req = { .ino = 12, .len = 1 };
+	struct ext4fs_alloc_request req = { .ino = 12, .lblk = 21, .len = 3 };
 	uint64_t start, blk;
 	uint32_t got;
 
@@ -891,7 +891,20 @@ static void bigalloc_marks_clusters(void **state)
 	assert_int_equal(ext4fs_group(fs, 0)->free_blocks_count, gfree);
 	assert_int_equal(ext4fs_geom(fs)->free_blocks_count, sfree);
 	rw_image_assert_clean(&img);
-	assert_int_equal(ext4fs_alloc_blocks(fs, &req, &start, &got), EXT4FS_E_RO_UNSUPP_FEATURE);
+	/* The allocator takes a whole cluster, the data at its logical block's offset in it. */
+	assert_int_equal(ext4fs_alloc_blocks(fs, &req, &start, &got), 0);
+	assert_int_equal(start % 16, 5);
+	assert_int_equal(got, 3);
+	assert_int_equal(ext4fs_group(fs, 0)->free_blocks_count, gfree - 1);
+	assert_int_equal(ext4fs_free_blocks(fs, start, got), 0);
+	req.flags = EXT4FS_ALLOC_METADATA;
+	req.len = 20;
+	assert_int_equal(ext4fs_alloc_blocks(fs, &req, &start, &got), 0);
+	assert_int_equal(start % 16, 0);
+	assert_int_equal(got, 20);
+	assert_int_equal(ext4fs_group(fs, 0)->free_blocks_count, gfree - 2);
+	assert_int_equal(ext4fs_free_blocks(fs, start, got), 0);
+	rw_image_assert_clean(&img);
 	rw_image_close(&img);
 }
 
