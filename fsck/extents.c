@@ -20,10 +20,12 @@
 #include "ext4fs/array.h"
 #include "ext4fs/alloc.h"
 #include "ext4fs/bitmap.h"
+#include "ext4fs/blockmap.h"
 #include "ext4fs/errors.h"
 #include "ext4fs/super.h"
 #include "context.h"
 #include "extents.h"
+#include "guard.h"
 #include "problems.h"
 
 #define ROOT_SIZE 60
@@ -552,6 +554,139 @@ static int write_level(struct e4fsck *ctx, uint32_t ino, const struct ext4fs_ino
 	return 0;
 }
 
+/* A tree block given back leaves the found map and the inode's count: a cluster of its own with bigalloc. */
+static void unclaim_tree_block(struct e4fsck *ctx, struct ext4fs_inode *in, uint64_t blk)
+{
+	uint64_t ratio = ctx->geo->cluster_ratio;
+
+	bitmap_paged_clear_range(&ctx->block_found, blk & ~(ratio - 1), ratio);
+	ext4fs_inode_add_blocks(ctx->fs, in, -(int64_t)ratio);
+}
+
+/* The block map's data runs, merged as e2fsck merges them, and its mapping blocks. */
+static int collect_mapped(const struct ext4fs_block_visit *v, void *arg)
+{
+	struct tree_parts *t = arg;
+
+	if (v->kind != EXT4FS_BLOCK_DATA) {
+		if (t->nblocks == t->capblocks) {
+			void *grown = ext4fs_array_grow(t->blocks, &t->capblocks, t->nblocks + 1, sizeof(*t->blocks), 16);
+			if (!grown)
+				return -ENOMEM;
+			t->blocks = grown;
+		}
+		t->blocks[t->nblocks++] = v->pblk;
+		return 0;
+	}
+	for (uint32_t k = 0; k < v->count; k++) {
+		struct ext4fs_extent_entry *last = t->next ? &t->ext[t->next - 1] : NULL;
+		if (last && last->lblk + last->len == v->lblk + k && last->pblk + last->len == v->pblk + k &&
+		    last->len < 32768) {
+			last->len++;
+			continue;
+		}
+		if (t->next == t->cap) {
+			void *grown = ext4fs_array_grow(t->ext, &t->cap, t->next + 1, sizeof(*t->ext), 64);
+			if (!grown)
+				return -ENOMEM;
+			t->ext = grown;
+		}
+		t->ext[t->next++] = (struct ext4fs_extent_entry){ (uint32_t)(v->lblk + k), v->pblk + k, 1, 0 };
+	}
+	return 0;
+}
+
+/*
+ * Pass 1E for a block-mapped inode (on bigalloc, where the kernel allows
+ * none): as e2fsck converts it, its data runs become an extent tree and
+ * its mapping blocks are freed (a cluster each, with the inode's count);
+ * tree blocks the extents need are taken as clusters no inode uses.  An
+ * unlinked inode is left alone, as e2fsck leaves it.  0, or -1 after
+ * fsck_fatal().
+ */
+static int extent_from_blockmap(struct e4fsck *ctx, uint32_t ino, struct ext4fs_inode *in)
+{
+	const unsigned root_room = ext4fs_extent_node_room(ROOT_SIZE);
+	unsigned per = ext4fs_extent_node_room(ctx->geo->block_size);
+	struct tree_parts t = { 0 };
+	struct ext4fs_extent_entry *level = NULL, *up = NULL;
+	uint64_t *nodes = NULL;
+	unsigned char *buf = NULL;
+	const struct ext4fs_bitmap *bb;
+	int rc = -1, err;
+
+	if (!in->i_links_count)
+		return 0;
+	err = ext4fs_block_iterate(ctx->fs, ino, in, 0, collect_mapped, &t);
+	if (err == -ENOMEM)
+		goto nomem;
+	if (err) {
+		rc = 0;         /* a map this cannot read: left as it is */
+		goto out;
+	}
+	size_t n = t.next, nodes_needed = 0;
+	unsigned depth = 0;
+	for (size_t width = n; width > root_room; width = (width + per - 1) / per, depth++)
+		nodes_needed += (width + per - 1) / per;
+	buf = malloc(ctx->geo->block_size);
+	level = malloc((n ? n : 1) * sizeof(*level));
+	up = malloc((n ? n : 1) * sizeof(*up));
+	nodes = malloc((nodes_needed ? nodes_needed : 1) * sizeof(*nodes));
+	if (!buf || !level || !up || !nodes)
+		goto nomem;
+	/* The mapping blocks go first, as e2fsck frees them while it reads the map. */
+	err = ext4fs_fs_block_bitmap(ctx->fs, &bb);
+	for (size_t i = 0; i < t.nblocks && !err; i++) {
+		if (ext4fs_bitmap_test(bb, t.blocks[i]) > 0)
+			err = ext4fs_free_blocks(ctx->fs, t.blocks[i], 1);
+		if (!err)
+			unclaim_tree_block(ctx, in, t.blocks[i]);
+	}
+	for (size_t i = 0; i < nodes_needed && !err; i++) {
+		err = fsck_take_block(ctx, ctx->geo->first_data_block, &nodes[i]);
+		if (!err)
+			err = ext4fs_inode_add_blocks(ctx->fs, in, ctx->geo->cluster_ratio);
+	}
+	if (err) {
+		fsck_fatal(ctx, "%s while converting inode %u to extents: %s", ext4fs_strerror(err), ino,
+			   ext4fs_errmsg(ctx->fs));
+		goto out;
+	}
+	in->i_flags |= EXT4FS_EXTENTS_FL;
+	if (n)
+		memcpy(level, t.ext, n * sizeof(*level));
+	size_t used = 0, width = n;
+	for (unsigned d = 0; d < depth; d++) {
+		if (write_level(ctx, ino, in, d == 0, d, level, width, nodes, &used, up, buf))
+			goto out;
+		width = (width + per - 1) / per;
+		memcpy(level, up, width * sizeof(*level));
+	}
+	memset(in->i_block, 0, sizeof(in->i_block));
+	struct ext4fs_extent_header h = { EXT4FS_EXTENT_MAGIC, (uint16_t)width, (uint16_t)root_room, (uint16_t)depth };
+	ext4fs_extent_node_set_header(in->i_block, &h);
+	for (size_t i = 0; i < width; i++)
+		ext4fs_extent_node_set_entry(in->i_block, (unsigned)i, depth == 0, &level[i]);
+	err = ext4fs_inode_write(ctx->fs, ino, in);
+	if (err) {
+		fsck_fatal(ctx, "%s while writing inode %u: %s", ext4fs_strerror(err), ino, ext4fs_errmsg(ctx->fs));
+		goto out;
+	}
+	ctx->fs_changed = 1;   /* a repair, unlike pass 1E's optimizing */
+	rc = 0;
+	goto out;
+nomem:
+	fsck_fatal(ctx, "out of memory converting inode %u to extents", ino);
+out:
+	free(t.ext);
+	free(t.blocks);
+	free(nodes);
+	free(buf);
+	free(level);
+	free(up);
+	return rc;
+}
+
 int fsck_extent_rebuild(struct e4fsck *ctx, uint32_t ino)
 {
 	const unsigned root_room = ext4fs_extent_node_room(ROOT_SIZE);
@@ -563,6 +698,8 @@ int fsck_extent_rebuild(struct e4fsck *ctx, uint32_t ino)
 	int rc = -1, err;
 
 	err = ext4fs_inode_read(ctx->fs, ino, &in);
+	if (!err && !(in.i_flags & EXT4FS_EXTENTS_FL) && !ext4fs_inode_has_inline_data(&in))
+		return extent_from_blockmap(ctx, ino, &in);
 	if (!err)
 		err = ext4fs_extent_walk(ctx->fs, ino, &in, collect_part, &t);
 	if (err == -ENOMEM)
@@ -616,8 +753,7 @@ int fsck_extent_rebuild(struct e4fsck *ctx, uint32_t ino)
 				   (unsigned long long)t.blocks[i], ino, ext4fs_errmsg(ctx->fs));
 			goto out;
 		}
-		bitmap_paged_clear_range(&ctx->block_found, t.blocks[i], 1);
-		ext4fs_inode_add_blocks(ctx->fs, &in, -1);
+		unclaim_tree_block(ctx, &in, t.blocks[i]);
 	}
 	if (err) {
 		fsck_fatal(ctx, "%s while reading the block bitmap: %s", ext4fs_strerror(err), ext4fs_errmsg(ctx->fs));

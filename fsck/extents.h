@@ -84,7 +84,9 @@ int fsck_extent_repair(struct e4fsck *ctx, uint32_t ino, struct ext4fs_inode *in
 /*
  * Pass 1E's work for inode ino: write its (valid) tree again with full
  * nodes and as few levels as its extents need, in the tree blocks it had
- * (freeing those left over, in the bitmaps and in ctx->block_found).
+ * (freeing those left over, in the bitmaps and in ctx->block_found).  A
+ * block-mapped inode (PR_1_NO_BIGALLOC_BLOCKMAP_FILES) is converted to an
+ * extent tree instead, its mapping blocks freed.
  * Returns 0, or -1 after fsck_fatal().
  */
 int fsck_extent_rebuild(struct e4fsck *ctx, uint32_t ino);

@@ -1151,8 +1151,10 @@ static int check_blocks(struct p1_worker *w, uint32_t ino, const struct ext4fs_i
 	if (g->cluster_ratio > 1 && (EXT4FS_ISREG(in->i_mode) || EXT4FS_ISDIR(in->i_mode)) && have - ea_share > 0 &&
 	    (ino == EXT4FS_ROOT_INO || ino >= g->first_ino) &&
 	    !(in->i_flags & (EXT4FS_EXTENTS_FL | EXT4FS_INLINE_DATA_FL))) {
-		if (record(w, PR_1_NO_BIGALLOC_BLOCKMAP_FILES, &pctx, FIX_NONE, 0, NULL))
+		/* A yes converts it to an extent tree in pass 1E, as e2fsck's rebuild does. */
+		if (record(w, PR_1_NO_BIGALLOC_BLOCKMAP_FILES, &pctx, FIX_EXTENT, 0, NULL))
 			return -1;
+		w->probs[w->nprobs - 1].ext = (struct extent_fix){ .kind = EXTENT_FIX_REBUILD };
 		w->probs[w->nprobs - 1].q.rules |= after_no ? DEFER_NOT_CLEARED : 0;
 	}
 

@@ -472,6 +472,71 @@ static int take_block(struct e4fsck *ctx, uint64_t *blk)
 }
 
 /*
+ * Bigalloc, as e2fsck clones by cluster: the physical cluster the copies
+ * of logical block lblk's cluster go to.  Where the file maps another
+ * block of that logical cluster outside old's physical cluster (one
+ * already cloned, or one logical cluster on two physical ones), that
+ * cluster; else a free cluster, the lowest, as e2fsck takes it.
+ */
+static int clone_cluster(struct e4fsck *ctx, uint32_t ino, const struct ext4fs_inode *in, uint64_t lblk,
+			 uint64_t old, uint64_t *cluster)
+{
+	uint64_t mask = (uint64_t)ctx->geo->cluster_ratio - 1, first = lblk & ~mask;
+
+	for (uint64_t l = first; l <= first + mask; l++) {
+		uint64_t pblk = 0, run = 1;
+		if (l == lblk || ext4fs_bmap(ctx->fs, ino, in, l, &pblk, &run, NULL) || !pblk ||
+		    (pblk & ~mask) == (old & ~mask))
+			continue;
+		*cluster = pblk & ~mask;
+		return 0;
+	}
+	int err = take_block(ctx, cluster);
+	*cluster &= ~mask;
+	return err;
+}
+
+/*
+ * Bigalloc: a run of shared data blocks of an extent file copied a logical
+ * cluster's stretch at a time, each copy at its logical offset in the new
+ * cluster, and mapped in place of the old blocks; the old clusters stay in
+ * use for their other owners.  i_blocks comes out as before: the unmap
+ * gives back what the mapping charges.  0 or a library error.
+ */
+static int clone_run_clusters(struct e4fsck *ctx, uint32_t ino, struct ext4fs_inode *in, const struct clone_run *run,
+			      unsigned char *buf)
+{
+	uint64_t mask = (uint64_t)ctx->geo->cluster_ratio - 1;
+	const struct ext4fs_bitmap *bb;
+	int err = ext4fs_fs_block_bitmap(ctx->fs, &bb);
+
+	for (uint64_t done = 0, n; done < run->count && !err; done += n) {
+		uint64_t lblk = run->lblk + done, old = run->pblk + done, cluster = 0;
+		n = mask + 1 - (lblk & mask);
+		if (n > run->count - done)
+			n = run->count - done;
+		err = clone_cluster(ctx, ino, in, lblk, old, &cluster);
+		for (uint64_t k = 0; k < n && !err; k++) {
+			err = ext4fs_block_read(ctx->fs, old + k, buf);
+			if (!err)
+				err = ext4fs_block_write(ctx->fs, cluster + ((lblk + k) & mask), buf);
+		}
+		if (!err)
+			err = ext4fs_bmap_unmap(ctx->fs, ino, in, lblk, n);
+		/* The unmap may free an old cluster its other owners still use: in use again. */
+		for (uint64_t k = 0; k < n && !err; k++)
+			if (ext4fs_bitmap_test(bb, old + k) == 0)
+				err = ext4fs_blocks_mark_used(ctx->fs, old + k, 1);
+		if (!err)
+			err = ext4fs_bmap_set(ctx->fs, ino, in, lblk, cluster + (lblk & mask), (uint32_t)n,
+					      run->unwritten);
+		if (!err)
+			move_dir_blocks(ctx, ino, lblk, cluster + (lblk & mask), (uint32_t)n);
+	}
+	return err;
+}
+
+/*
  * Copy one run of shared data blocks to new blocks and map the copies in
  * their place.  The old blocks stay in use: other owners keep them.
  * 0, or a library error (message in the handle).
@@ -481,6 +546,9 @@ static int clone_run(struct dups *d, uint32_t ino, struct ext4fs_inode *in, cons
 {
 	struct e4fsck *ctx = d->ctx;
 	uint64_t done = 0;
+
+	if (ctx->geo->cluster_ratio > 1 && (in->i_flags & EXT4FS_EXTENTS_FL))
+		return clone_run_clusters(ctx, ino, in, run, buf);
 
 	if (!(in->i_flags & EXT4FS_EXTENTS_FL)) {
 		/*

@@ -259,7 +259,7 @@ static const struct problem rows[] = {
 	  "Inode %i logical block %b (physical block %c) violates cluster allocation rules.\nWill fix in pass 1B.\n",
 	  PROMPT_NONE, 0 },
 	{ PR_1_NO_BIGALLOC_BLOCKMAP_FILES, "PR_1_NO_BIGALLOC_BLOCKMAP_FILES",
-	  "Inode %i on bigalloc filesystem cannot be block mapped.  ", PROMPT_FIX, PF_CHECK_ONLY },
+	  "Inode %i on bigalloc filesystem cannot be block mapped.  ", PROMPT_FIX, 0 },
 	{ PR_1_INODE_ONLY_CSUM_INVALID, "PR_1_INODE_ONLY_CSUM_INVALID",
 	  "Inode %i passes checks, but checksum does not match inode.  ", PROMPT_FIX, PF_PREEN_OK },
 	{ PR_1E_PASS_HEADER, "PR_1E_PASS_HEADER", "Pass 1E: Optimizing extent trees\n", PROMPT_NONE,

@@ -24,6 +24,7 @@ damage_setup
 damage_need_e2fsck_147
 head -c 5000 /dev/urandom >"$src/small"
 head -c 40000 /dev/urandom >"$src/frag"
+head -c 700 /dev/urandom >"$src/value"
 
 # base_image IMG LAYOUT (block size:cluster size:clusters per group:size)
 base_image() {
@@ -36,6 +37,8 @@ base_image() {
 		echo "write $src/small small"
 		echo "write $src/small hole1"
 		echo "write $src/small keep1"
+		echo "ea_set -f $src/value keep1 user.big"
+		echo "write $src/small keep2"
 		echo "rm hole1"
 		echo "write $src/frag frag"
 		echo "mkdir d"
@@ -45,15 +48,20 @@ base_image() {
 	} | debugfs -w -f - "$img" >/dev/null 2>&1
 }
 
-# @BIG@, @FRAG@: the first block of /big, /frag; @FREE@: a free cluster's first block after /frag.
+# @BIG@, @FRAG@, @SMALL@, @KEEP1@, @KEEP2@: the first block of that file; @FREE@: a free cluster's first
+# block after /frag; @ACL@: keep1's attribute block; $((...)) is worked out after the replacement.
 expand() {
-	local img=$1 cmds=$2 big frag free
-	big=$(debugfs -R "bmap big 0" "$img" 2>/dev/null)
-	frag=$(debugfs -R "bmap frag 0" "$img" 2>/dev/null)
-	free=$(debugfs -R "ffb 1 $frag" "$img" 2>/dev/null | sed -n 's/^Free blocks found: \([0-9]*\).*/\1/p')
-	cmds=${cmds//@BIG@/$big}
-	cmds=${cmds//@FRAG@/$frag}
-	printf '%s\n' "${cmds//@FREE@/$free}"
+	local img=$1 cmds=$2 f b
+	for f in big frag small keep1 keep2; do
+		b=$(debugfs -R "bmap $f 0" "$img" 2>/dev/null)
+		cmds=${cmds//@${f^^}@/$b}
+	done
+	b=$(debugfs -R "ffb 1 $(debugfs -R "bmap frag 0" "$img" 2>/dev/null)" "$img" 2>/dev/null |
+		sed -n 's/^Free blocks found: \([0-9]*\).*/\1/p')
+	cmds=${cmds//@FREE@/$b}
+	b=$(debugfs -R "stat keep1" "$img" 2>/dev/null | sed -n 's/.*File ACL: \([0-9]*\).*/\1/p' | head -1)
+	cmds=${cmds//@ACL@/$b}
+	eval "printf '%s\\n' \"$cmds\""
 }
 
 if ! mke2fs -q -F -t ext4 -O bigalloc -C 16384 "$T/probe.img" 8M >/dev/null 2>&1; then
@@ -72,6 +80,17 @@ for layout in 4096:16384:1024:48M 4096:65536:256:48M 1024:16384:1024:16M; do
 	# them a logical cluster on, into the physical cluster block 0 is in; the hole's new blocks then
 	# land on block 0 ('.' lost, i_blocks wrong): its own repair does not hold, so no comparison.
 	[ "$tag" = 1024:16384 ] || damage_case "$tag: a directory with a hole" "$layout" "punch d 1 1"
+	IFS=: read -r bs cs _ <<<"$layout"
+	ratio=$((cs / bs))
+	# Pass 1B: a cluster claimed twice is cloned (the extent in the inode: i_block[5] is its start).
+	damage_case "$tag: a file on another's cluster" "$layout" "sif small block[5] \$((@BIG@ + $ratio))"
+	damage_case "$tag: a file inside another's cluster" "$layout" "sif small block[5] \$((@BIG@ + $ratio + 1))"
+	damage_case "$tag: a file inside its own cluster" "$layout" "sif small block[5] \$((@SMALL@ + 1))"
+	damage_case "$tag: an attribute block named twice" "$layout" "sif small file_acl @ACL@"
+	# A one-block file made a block map: its only pointer in i_block[0].
+	damage_case "$tag: a block-mapped file" "$layout" "$(printf '%s\n' "sif keep2 flags 0" \
+		"sif keep2 block[0] @KEEP2@" "sif keep2 block[1] 0" "sif keep2 block[2] 0" \
+		"sif keep2 block[3] 0" "sif keep2 block[4] 0" "sif keep2 block[5] 0")"
 	damage_case "$tag: a directory's link count" "$layout" "sif d links_count 7"
 	damage_case "$tag: a file's only name removed" "$layout" "unlink small"
 	damage_case "$tag: lost+found gone, a file to reconnect" "$layout" "$(printf '%s\n' "rmdir lost+found" \
