@@ -38,6 +38,14 @@ int cluster_claim(struct bitmap_paged *found, struct bitmap_paged *dup, uint32_t
 	return 0;
 }
 
+void cluster_unclaim(struct bitmap_paged *found, uint32_t ratio, uint64_t blk, uint64_t n)
+{
+	uint64_t first, end;
+
+	if (cluster_span(found, ratio, blk, n, &first, &end))
+		bitmap_paged_clear_range(found, first, end - first);
+}
+
 int cluster_mark(struct bitmap_paged *found, uint32_t ratio, uint64_t blk, uint64_t n)
 {
 	uint64_t first, end;

@@ -38,6 +38,12 @@ int cluster_claim(struct bitmap_paged *found, struct bitmap_paged *dup, uint32_t
  */
 int cluster_mark(struct bitmap_paged *found, uint32_t ratio, uint64_t blk, uint64_t n);
 
+/*
+ * Clear the clusters holding [blk, blk + n) in found (blocks freed by a
+ * repair: a freed cluster is freed whole), clamped to found's limit.
+ */
+void cluster_unclaim(struct bitmap_paged *found, uint32_t ratio, uint64_t blk, uint64_t n);
+
 /* Where one inode's walk is: e2fsck's previous physical and last logical block. */
 struct cluster_walk {
 	uint64_t mask;              /* ratio - 1 */

@@ -253,16 +253,11 @@ static void unclaim_freed(struct e4fsck *ctx, const struct fsck_block_list *l)
 
 	if (ext4fs_fs_block_bitmap(ctx->fs, &bmap))
 		return;
-	uint64_t mask = (uint64_t)ctx->geo->cluster_ratio - 1;
-
 	/* With bigalloc the bitmap's test is by cluster, and a freed cluster is unclaimed whole. */
 	for (size_t i = 0; i < l->nruns; i++)
 		for (uint64_t b = l->runs[i].blk; b < l->runs[i].blk + l->runs[i].n; b++)
-			if (!bitmap_paged_test(&ctx->block_dup, b) && ext4fs_bitmap_test(bmap, b) == 0) {
-				uint64_t c = b & ~mask, n = ctx->geo->blocks_count - c < mask + 1 ?
-							    ctx->geo->blocks_count - c : mask + 1;
-				bitmap_paged_clear_range(&ctx->block_found, c, n);
-			}
+			if (!bitmap_paged_test(&ctx->block_dup, b) && ext4fs_bitmap_test(bmap, b) == 0)
+				cluster_unclaim(&ctx->block_found, ctx->geo->cluster_ratio, b, 1);
 }
 
 int fsck_block_list_settle(struct e4fsck *ctx, uint32_t ino, const struct fsck_block_list *before)

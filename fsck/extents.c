@@ -23,6 +23,7 @@
 #include "ext4fs/blockmap.h"
 #include "ext4fs/errors.h"
 #include "ext4fs/super.h"
+#include "clusters.h"
 #include "context.h"
 #include "extents.h"
 #include "guard.h"
@@ -557,10 +558,8 @@ static int write_level(struct e4fsck *ctx, uint32_t ino, const struct ext4fs_ino
 /* A tree block given back leaves the found map and the inode's count: a cluster of its own with bigalloc. */
 static void unclaim_tree_block(struct e4fsck *ctx, struct ext4fs_inode *in, uint64_t blk)
 {
-	uint64_t ratio = ctx->geo->cluster_ratio;
-
-	bitmap_paged_clear_range(&ctx->block_found, blk & ~(ratio - 1), ratio);
-	ext4fs_inode_add_blocks(ctx->fs, in, -(int64_t)ratio);
+	cluster_unclaim(&ctx->block_found, ctx->geo->cluster_ratio, blk, 1);
+	ext4fs_inode_add_blocks(ctx->fs, in, -(int64_t)ctx->geo->cluster_ratio);
 }
 
 /* The block map's data runs, merged as e2fsck merges them, and its mapping blocks. */

@@ -189,12 +189,7 @@ int fsck_guard_off(struct e4fsck *ctx, struct alloc_guard *g)
 	return 0;
 }
 
-/*
- * The first block from `from` whose cluster no inode claims (every block
- * with a ratio of 1), its cluster's first block with bigalloc as e2fsck's
- * allocator takes clusters; blocks_count when there is none.
- */
-static uint64_t next_free_cluster(struct e4fsck *ctx, uint64_t from)
+uint64_t fsck_next_free_cluster(struct e4fsck *ctx, uint64_t from)
 {
 	const struct ext4fs_geom *g = ctx->geo;
 	uint64_t mask = (uint64_t)g->cluster_ratio - 1;
@@ -218,9 +213,9 @@ int fsck_take_block(struct e4fsck *ctx, uint64_t goal, uint64_t *blk)
 	int err;
 
 	if (goal >= g->first_data_block && goal < g->blocks_count)
-		b = next_free_cluster(ctx, goal);
+		b = fsck_next_free_cluster(ctx, goal);
 	if (b >= g->blocks_count)
-		b = next_free_cluster(ctx, g->first_data_block);
+		b = fsck_next_free_cluster(ctx, g->first_data_block);
 	if (b >= g->blocks_count)
 		return EXT4FS_E_NO_SPACE;
 	if (cluster_mark(&ctx->block_found, g->cluster_ratio, b, 1) < 0)

@@ -54,6 +54,13 @@ int fsck_guard_on(struct e4fsck *ctx, struct alloc_guard *g);
 int fsck_guard_off(struct e4fsck *ctx, struct alloc_guard *g);
 
 /*
+ * The first block from `from` whose cluster no inode claims (every block
+ * with a ratio of 1), its cluster's first block with bigalloc as e2fsck's
+ * allocator takes clusters; blocks_count when there is none.
+ */
+uint64_t fsck_next_free_cluster(struct e4fsck *ctx, uint64_t from);
+
+/*
  * A block for a repair, taken as e2fsck takes one: the first block at or
  * after goal, else from the start, that no inode was found to use (blocks
  * the bitmap still calls used but no inode claims come first, as in

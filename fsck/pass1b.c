@@ -32,6 +32,7 @@
 #include "ext4fs/super.h"
 #include "ext4fs/xattr.h"
 #include "dirs.h"
+#include "clusters.h"
 #include "context.h"
 #include "passes.h"
 #include "extents.h"
@@ -752,12 +753,14 @@ static int delete_block(const struct ext4fs_block_visit *v, void *arg)
 		/* Never free what a pointer of 0 names: block 0 holds the superblock with 4 KiB blocks. */
 		if (!ext4fs_block_ptr_valid(ctx->fs, b))
 			continue;
-		struct dup_block *db = bitmap_paged_test(&ctx->block_dup, b) ? lookup(w->d, b) : NULL;
-		if (db) {
-			release_ref(w->d, db);
+		/* With bigalloc a shared cluster is keyed by its first block; its other blocks are shared too. */
+		if (bitmap_paged_test(&ctx->block_dup, b)) {
+			struct dup_block *db = lookup(w->d, b);
+			if (db)
+				release_ref(w->d, db);
 			continue;
 		}
-		bitmap_paged_clear_range(&ctx->block_found, b, 1);
+		cluster_unclaim(&ctx->block_found, ctx->geo->cluster_ratio, b, 1);
 		if (ext4fs_bitmap_test(bb, b) > 0)
 			err = ext4fs_blocks_mark_free(ctx->fs, b, 1);
 	}
@@ -807,7 +810,7 @@ static int drop_xattr_ref(struct dups *d, uint32_t ino, uint64_t blk)
 		release_ref(d, db);
 	} else if (left == 0) {
 		const struct ext4fs_bitmap *bb;
-		bitmap_paged_clear_range(&ctx->block_found, blk, 1);
+		cluster_unclaim(&ctx->block_found, ctx->geo->cluster_ratio, blk, 1);
 		if (!ext4fs_fs_block_bitmap(ctx->fs, &bb) && ext4fs_bitmap_test(bb, blk) > 0 &&
 		    ext4fs_blocks_mark_free(ctx->fs, blk, 1)) {
 			fsck_fatal(ctx, "could not free extended attribute block %llu: %s", (unsigned long long)blk,

@@ -41,6 +41,7 @@
 #include "dirs.h"
 #include "context.h"
 #include "passes.h"
+#include "guard.h"
 #include "indirect.h"
 #include "problem.h"
 #include "progress.h"
@@ -66,7 +67,7 @@ static int mark_bit_only(struct e4fsck *ctx, uint64_t n, int block)
 /* The lowest block no inode claims (where e2fsck puts a new root), its bit set.  0 or a library error. */
 static int root_block(struct e4fsck *ctx, uint64_t *blk)
 {
-	uint64_t b = bitmap_paged_next_clear(&ctx->block_found, ctx->geo->first_data_block);
+	uint64_t b = fsck_next_free_cluster(ctx, ctx->geo->first_data_block);
 
 	if (b >= ctx->geo->blocks_count)
 		return EXT4FS_E_NO_SPACE;

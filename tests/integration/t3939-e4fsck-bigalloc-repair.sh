@@ -10,7 +10,8 @@
 # damage, by debugfs -w: free counts (group 0's and the superblock's), a used
 # cluster freed and a free one set in the bitmap, i_blocks, a directory
 # size, a hole in a directory, a directory's link count, a file's only name removed (reconnected to a
-# /lost+found that exists, and to one made anew), a directory cleared.
+# /lost+found that exists, and to one made anew), a directory cleared, the
+# root cleared (made anew in a free cluster).
 # Last, the kernel mounts a repaired image and reads /big.
 
 set -eu
@@ -134,6 +135,7 @@ for layout in 4096:16384:1024:20M 4096:65536:256:20M 1024:16384:1024:12M; do
 	damage_case "$tag: lost+found gone, a file to reconnect" "$layout" "$(printf '%s\n' "rmdir lost+found" \
 		"unlink keep1")"
 	damage_case "$tag: a directory cleared" "$layout" "clri e"
+	DAMAGE_NO_BIG=1 damage_case "$tag: the root directory cleared" "$layout" "clri <2>"
 done
 
 # The kernel mounts a repaired image and reads the undamaged file.
