@@ -555,6 +555,49 @@ static int write_level(struct e4fsck *ctx, uint32_t ino, const struct ext4fs_ino
 	return 0;
 }
 
+/*
+ * Write a tree of the n leaf extents ext with depth levels below the root:
+ * the nodes into blocks[*used...] (so many as the levels need), the root
+ * into in's i_block.  0, -1 after fsck_fatal(), or -ENOMEM (nothing
+ * written).
+ */
+static int write_tree(struct e4fsck *ctx, uint32_t ino, struct ext4fs_inode *in, const struct ext4fs_extent_entry *ext,
+		      size_t n, unsigned depth, const uint64_t *blocks, size_t *used)
+{
+	const unsigned root_room = ext4fs_extent_node_room(ROOT_SIZE);
+	unsigned per = ext4fs_extent_node_room(ctx->geo->block_size);
+	unsigned char *buf = malloc(ctx->geo->block_size);
+	struct ext4fs_extent_entry *level = malloc((n ? n : 1) * sizeof(*level));
+	struct ext4fs_extent_entry *up = malloc((n ? n : 1) * sizeof(*up));
+	size_t width = n;
+	int rc = 0;
+
+	if (!buf || !level || !up) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	if (n)
+		memcpy(level, ext, n * sizeof(*level));
+	for (unsigned d = 0; d < depth; d++) {
+		if (write_level(ctx, ino, in, d == 0, d, level, width, blocks, used, up, buf)) {
+			rc = -1;
+			goto out;
+		}
+		width = (width + per - 1) / per;
+		memcpy(level, up, width * sizeof(*level));
+	}
+	memset(in->i_block, 0, sizeof(in->i_block));
+	struct ext4fs_extent_header h = { EXT4FS_EXTENT_MAGIC, (uint16_t)width, (uint16_t)root_room, (uint16_t)depth };
+	ext4fs_extent_node_set_header(in->i_block, &h);
+	for (size_t i = 0; i < width; i++)
+		ext4fs_extent_node_set_entry(in->i_block, (unsigned)i, depth == 0, &level[i]);
+out:
+	free(buf);
+	free(level);
+	free(up);
+	return rc;
+}
+
 /* A tree block given back leaves the found map and the inode's count: a cluster of its own with bigalloc. */
 static void unclaim_tree_block(struct e4fsck *ctx, struct ext4fs_inode *in, uint64_t blk)
 {
@@ -608,9 +651,7 @@ static int extent_from_blockmap(struct e4fsck *ctx, uint32_t ino, struct ext4fs_
 	const unsigned root_room = ext4fs_extent_node_room(ROOT_SIZE);
 	unsigned per = ext4fs_extent_node_room(ctx->geo->block_size);
 	struct tree_parts t = { 0 };
-	struct ext4fs_extent_entry *level = NULL, *up = NULL;
 	uint64_t *nodes = NULL;
-	unsigned char *buf = NULL;
 	const struct ext4fs_bitmap *bb;
 	int rc = -1, err;
 
@@ -623,15 +664,12 @@ static int extent_from_blockmap(struct e4fsck *ctx, uint32_t ino, struct ext4fs_
 		rc = 0;         /* a map this cannot read: left as it is */
 		goto out;
 	}
-	size_t n = t.next, nodes_needed = 0;
+	size_t n = t.next, nodes_needed = 0, used = 0;
 	unsigned depth = 0;
 	for (size_t width = n; width > root_room; width = (width + per - 1) / per, depth++)
 		nodes_needed += (width + per - 1) / per;
-	buf = malloc(ctx->geo->block_size);
-	level = malloc((n ? n : 1) * sizeof(*level));
-	up = malloc((n ? n : 1) * sizeof(*up));
 	nodes = malloc((nodes_needed ? nodes_needed : 1) * sizeof(*nodes));
-	if (!buf || !level || !up || !nodes)
+	if (!nodes)
 		goto nomem;
 	/* The mapping blocks go first, as e2fsck frees them while it reads the map. */
 	err = ext4fs_fs_block_bitmap(ctx->fs, &bb);
@@ -652,20 +690,11 @@ static int extent_from_blockmap(struct e4fsck *ctx, uint32_t ino, struct ext4fs_
 		goto out;
 	}
 	in->i_flags |= EXT4FS_EXTENTS_FL;
-	if (n)
-		memcpy(level, t.ext, n * sizeof(*level));
-	size_t used = 0, width = n;
-	for (unsigned d = 0; d < depth; d++) {
-		if (write_level(ctx, ino, in, d == 0, d, level, width, nodes, &used, up, buf))
-			goto out;
-		width = (width + per - 1) / per;
-		memcpy(level, up, width * sizeof(*level));
-	}
-	memset(in->i_block, 0, sizeof(in->i_block));
-	struct ext4fs_extent_header h = { EXT4FS_EXTENT_MAGIC, (uint16_t)width, (uint16_t)root_room, (uint16_t)depth };
-	ext4fs_extent_node_set_header(in->i_block, &h);
-	for (size_t i = 0; i < width; i++)
-		ext4fs_extent_node_set_entry(in->i_block, (unsigned)i, depth == 0, &level[i]);
+	err = write_tree(ctx, ino, in, t.ext, n, depth, nodes, &used);
+	if (err == -ENOMEM)
+		goto nomem;
+	if (err)
+		goto out;
 	err = ext4fs_inode_write(ctx->fs, ino, in);
 	if (err) {
 		fsck_fatal(ctx, "%s while writing inode %u: %s", ext4fs_strerror(err), ino, ext4fs_errmsg(ctx->fs));
@@ -680,9 +709,6 @@ out:
 	free(t.ext);
 	free(t.blocks);
 	free(nodes);
-	free(buf);
-	free(level);
-	free(up);
 	return rc;
 }
 
@@ -692,8 +718,6 @@ int fsck_extent_rebuild(struct e4fsck *ctx, uint32_t ino)
 	unsigned per = ext4fs_extent_node_room(ctx->geo->block_size);
 	struct tree_parts t = { 0 };
 	struct ext4fs_inode in;
-	unsigned char *buf = NULL;
-	struct ext4fs_extent_entry *level = NULL, *up = NULL;
 	int rc = -1, err;
 
 	err = ext4fs_inode_read(ctx->fs, ino, &in);
@@ -722,25 +746,12 @@ int fsck_extent_rebuild(struct e4fsck *ctx, uint32_t ino)
 			rc = 0;
 			goto out;
 		}
-	buf = malloc(ctx->geo->block_size);
-	level = malloc((n ? n : 1) * sizeof(*level));
-	up = malloc((n ? n : 1) * sizeof(*up));
-	if (!buf || !level || !up)
+	size_t used = 0;
+	err = write_tree(ctx, ino, &in, t.ext, n, depth, t.blocks, &used);
+	if (err == -ENOMEM)
 		goto nomem;
-	if (n)
-		memcpy(level, t.ext, n * sizeof(*level));
-	size_t used = 0, width = n;
-	for (unsigned d = 0; d < depth; d++) {
-		if (write_level(ctx, ino, &in, d == 0, d, level, width, t.blocks, &used, up, buf))
-			goto out;
-		width = (width + per - 1) / per;
-		memcpy(level, up, width * sizeof(*level));
-	}
-	memset(in.i_block, 0, sizeof(in.i_block));
-	struct ext4fs_extent_header h = { EXT4FS_EXTENT_MAGIC, (uint16_t)width, (uint16_t)root_room, (uint16_t)depth };
-	ext4fs_extent_node_set_header(in.i_block, &h);
-	for (size_t i = 0; i < width; i++)
-		ext4fs_extent_node_set_entry(in.i_block, (unsigned)i, depth == 0, &level[i]);
+	if (err)
+		goto out;
 	/* The blocks left over go back (pass 5 settles any the bitmap already called free). */
 	const struct ext4fs_bitmap *bb;
 	err = ext4fs_fs_block_bitmap(ctx->fs, &bb);
@@ -771,9 +782,6 @@ nomem:
 out:
 	free(t.ext);
 	free(t.blocks);
-	free(buf);
-	free(level);
-	free(up);
 	return rc;
 }
 
