@@ -1738,8 +1738,19 @@ static int check_inode_in_use(struct p1_worker *w, uint32_t ino, const struct ex
 	} else if (ino < g->first_ino) {
 		bitmap_paged_set_range(&w->inode_used, ino, 1);
 		int rc = check_reserved(w, ino, in, csum_ok);
-		if (rc <= 0)
+		if (rc < 0)
 			return rc;
+		/*
+		 * As e2fsck: a reserved inode's checksum is judged last too (asked
+		 * unless a repair rewrote it).  Not the bad blocks inode's, which
+		 * "looks invalid" for it, nor the journal inode's, which e2fsck's
+		 * journal step judges first (not done here yet).
+		 */
+		if (rc == 0 && !csum_ok && g->has_metadata_csum && ino != EXT4FS_BAD_INO && ino != EXT4FS_JOURNAL_INO &&
+		    record(w, PR_1_INODE_ONLY_CSUM_INVALID, &pctx, FIX_CSUM, 0, NULL))
+			return -1;
+		if (rc == 0)
+			return 0;
 	} else if (ino == ext4fs_sb(w->fs)->s_orphan_file_inum) {
 		int rc = check_orphan_file(w, ino, in);
 		if (rc <= 0)
