@@ -427,10 +427,7 @@ int fsck_bad_list_read(struct e4fsck *ctx)
 	fflush(stdout);
 	fprintf(stderr, "%s: %s while reading bad blocks inode\n", ctx->prog, lw.read_error);
 	if (ctx->mode == MODE_PREEN) {
-		printf("\n\n%s: UNEXPECTED INCONSISTENCY; RUN fsck MANUALLY.\n\t(i.e., without -a or -p options)\n",
-		       ctx->device);
-		ctx->aborted = 1;
-		ctx->exit_status |= FSCK_UNCORRECTED;
+		fsck_preen_halt_message(ctx);
 		return -1;
 	}
 	printf("This doesn't bode well, but we'll try to go on...\n");

@@ -295,12 +295,17 @@ static int preen_stop(struct e4fsck *ctx, const struct problem *p, const struct 
 		printf("%s: ", ctx->device);
 		fputs(message, stdout);
 	}
+	fsck_preen_halt_message(ctx);
+	log_problem(ctx, p, pctx, message, 0);
+	return 0;
+}
+
+void fsck_preen_halt_message(struct e4fsck *ctx)
+{
 	printf("\n\n%s: UNEXPECTED INCONSISTENCY; RUN fsck MANUALLY.\n"
 	       "\t(i.e., without -a or -p options)\n", ctx->device);
 	ctx->aborted = 1;
 	ctx->exit_status |= FSCK_UNCORRECTED;
-	log_problem(ctx, p, pctx, message, 0);
-	return 0;
 }
 
 int fix_problem(struct e4fsck *ctx, uint32_t code, const struct problem_ctx *pctx)

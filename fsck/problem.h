@@ -108,6 +108,12 @@ const struct problem *problem_find(uint32_t code);
 int fix_problem(struct e4fsck *ctx, uint32_t code, const struct problem_ctx *pctx);
 
 /*
+ * Preen stops at something it leaves to a person: e2fsck's "UNEXPECTED
+ * INCONSISTENCY" lines, the check aborted, errors left (exit 4).
+ */
+void fsck_preen_halt_message(struct e4fsck *ctx);
+
+/*
  * The expanded message of code for pctx, into buf (always terminated).
  * For tests and --json.
  */

@@ -244,10 +244,7 @@ int fsck_relocate_bad_blocks_warning(struct e4fsck *ctx)
 		return 0;
 	printf("%s: A block group is missing an inode table while reading bad blocks inode\n", ctx->prog);
 	if (ctx->mode == MODE_PREEN) {
-		printf("\n\n%s: UNEXPECTED INCONSISTENCY; RUN fsck MANUALLY.\n\t(i.e., without -a or -p options)\n",
-		       ctx->device);
-		ctx->aborted = 1;
-		ctx->exit_status |= FSCK_UNCORRECTED;
+		fsck_preen_halt_message(ctx);
 		return -1;
 	}
 	printf("This doesn't bode well, but we'll try to go on...\n");
