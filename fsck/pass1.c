@@ -133,6 +133,8 @@ struct p1_worker {
 	uint32_t no_map_ino;        /* an inode whose map e2fsck's walk finds empty (0: none) */
 	uint32_t unset_ino;         /* an inode asked about a missing extents flag (0: none) ... */
 	size_t unset_rec;           /* ... and that question's record */
+	uint32_t nonzero_size_ino;  /* a device, fifo or socket asked about its size (0: none) ... */
+	size_t nonzero_size_rec;    /* ... and that question's record */
 	uint32_t hold_ino;          /* an inode whose blocks are held back, not claimed (0: none) */
 	int hold_answer;            /* the answer (1 yes, 0 no) the walk being held assumes */
 	uint32_t acl_seen_ino;      /* an inode whose attribute block a first walk already recorded */
@@ -595,8 +597,12 @@ static int check_special(struct p1_worker *w, uint32_t ino, const struct ext4fs_
 		return -1;
 	if ((in->i_flags & frozen) && record(w, PR_1_SET_IMMUTABLE, &pctx, FIX_FLAGS_CLEAR, frozen, NULL))
 		return -1;
-	if (ext4fs_inode_size(in) && record(w, PR_1_SET_NONZSIZE, &pctx, FIX_SIZE, 0, NULL))
-		return -1;
+	if (ext4fs_inode_size(in)) {
+		if (record(w, PR_1_SET_NONZSIZE, &pctx, FIX_SIZE, 0, NULL))
+			return -1;
+		w->nonzero_size_ino = ino;
+		w->nonzero_size_rec = w->nprobs - 1;
+	}
 	return 0;
 }
 
@@ -1106,8 +1112,14 @@ static int check_blocks(struct p1_worker *w, uint32_t ino, const struct ext4fs_i
 		bad_size = size != b.last_lblk_plus1 * bs;
 	else if (EXT4FS_ISREG(in->i_mode) && b.last_init_plus1 && size < (b.last_init_plus1 - 1) * bs)
 		bad_size = 1;
-	else if (!b.is_dir && !EXT4FS_ISLNK(in->i_mode) && !special_file(in->i_mode))
+	else if (!b.is_dir && !EXT4FS_ISLNK(in->i_mode))
 		bad_size = size > max_file_size(w, in);
+	/*
+	 * Every kind but directories and symlinks has its size bounded, devices
+	 * too, as in e2fsck.  A device's own nonzero-size question came first,
+	 * and its yes leaves nothing to ask.
+	 */
+	int after_special = special_file(in->i_mode) && w->nonzero_size_ino == ino;
 	/* e2fsck asks about i_size before i_blocks. */
 	if (bad_size || b.dir_collapse) {
 		pctx.num = b.last_lblk_plus1 * bs;
@@ -1117,6 +1129,10 @@ static int check_blocks(struct p1_worker *w, uint32_t ino, const struct ext4fs_i
 		/* A directory's extents after a gap may move: its size is judged when asked. */
 		w->probs[w->nprobs - 1].q.rules |= (after_no ? DEFER_NOT_CLEARED : 0) |
 						   (b.dir_collapse ? DEFER_JUDGED : 0);
+		if (after_special) {
+			w->probs[w->nprobs - 1].q.rules |= DEFER_IF_NO_BACK;
+			w->probs[w->nprobs - 1].q.back = (unsigned)(w->nprobs - 1 - w->nonzero_size_rec);
+		}
 	}
 
 	/* i_blocks: 512-byte sectors, or file system blocks with huge_file's flag. */

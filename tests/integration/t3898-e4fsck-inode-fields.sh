@@ -155,6 +155,17 @@ damage_case "file size beyond a block map's reach [-t ext2]" "$ext2" "write $src
 set_inode_field /d/f size 0x7FFFFFFFFFFF"
 damage_case "file size beyond an extent tree's reach [${ext4%@*}]" "$ext4" "write $src/big /d/f
 set_inode_field /d/f size 0x7FFFFFFFFFFF"
+# Devices have that bound too: asked about as any file, and (a fifo that
+# looks like one) only after a no to its own nonzero-size question.
+damage_case "fifo with a size beyond a block map's reach [-t ext2]" "$ext2" "cd /d
+mknod p p
+cd /
+set_inode_field /d/p size 0x7FFFFFFFFFFF"
+damage_case "fifo with the index flag and a size beyond reach [-t ext2]" "$ext2" "cd /d
+mknod p p
+cd /
+set_inode_field /d/p flags 0x1000
+set_inode_field /d/p size 0x7FFFFFFFFFFF"
 # The bad blocks inode: a mode, an owner, links or an attribute block make
 # it "look invalid" (zeroed on a yes); its size and block count are never
 # judged (e2fsck walks its list for the blocks alone).
