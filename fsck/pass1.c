@@ -1383,9 +1383,8 @@ static int check_reserved(struct p1_worker *w, uint32_t ino, const struct ext4fs
 	}
 	if (ino == EXT4FS_JOURNAL_INO)
 		return check_journal_inode(w, in);
-	if (ino == EXT4FS_BAD_INO || in->i_mode || in->i_links_count)
-		return check_blocks(w, ino, &walked);
-	return 0;
+	/* As e2fsck: every reserved inode's map and block count are judged, even one cleared or never used. */
+	return check_blocks(w, ino, &walked);
 }
 
 /*

@@ -91,6 +91,8 @@ set_inode_field /d/b mode 0170644
 set_inode_field /d/b file_acl 419430400
 unlink /d/b"
 	damage_case "reserved inode 9 with a mode $tag" "$spec" "set_inode_field <9> mode 0100644"
+	# Unused (no mode, no links), its block count is judged all the same.
+	damage_case "reserved inode 10 with i_blocks $tag" "$spec" "set_inode_field <10> blocks 8"
 	damage_case "reserved inode 6 a device $tag" "$spec" "set_inode_field <6> mode 020644"
 	damage_case "index flag on an empty file $tag" "$spec" "write /dev/null /d/f
 set_inode_field /d/f flags $((ext | 0x1000))"
