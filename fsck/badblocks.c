@@ -405,7 +405,8 @@ int fsck_bad_list_read(struct e4fsck *ctx)
 	/* Without group 0's inode table there is no inode 1 to read: relocate.c said so in e2fsck's words. */
 	if (!(ext4fs_group_tables_present(ctx->fs, 0) & EXT4FS_GROUP_INODE_TABLE))
 		return 0;
-	if ((err = ext4fs_inode_read(ctx->fs, EXT4FS_BAD_INO, &lw.in)))
+	/* A bad checksum fails the read: e2fsck's library then lists no block. */
+	if ((err = fsck_read_inode_checked(ctx, EXT4FS_BAD_INO, &lw.in)))
 		lw.read_error = ext4fs_strerror(err);
 	else if (lw.in.i_flags & EXT4FS_INLINE_DATA_FL)
 		lw.read_error = "Cannot iterate data blocks of an inode containing inline data";
@@ -421,11 +422,12 @@ int fsck_bad_list_read(struct e4fsck *ctx)
 	}
 	if (ctx->nbad_list)
 		qsort(ctx->bad_list, ctx->nbad_list, sizeof(*ctx->bad_list), cmp_blocks);
-	if (!lw.read_error)
-		return 0;
-	/* e2fsck's words, its library's error first (on stderr, as com_err prints it). */
-	fflush(stdout);
-	fprintf(stderr, "%s: %s while reading bad blocks inode\n", ctx->prog, lw.read_error);
+	return lw.read_error ? fsck_bad_list_unreadable(ctx, lw.read_error) : 0;
+}
+
+int fsck_bad_list_unreadable(struct e4fsck *ctx, const char *why)
+{
+	printf("%s: %s while reading bad blocks inode\n", ctx->prog, why);
 	if (ctx->mode == MODE_PREEN) {
 		fsck_preen_halt_message(ctx);
 		return -1;
@@ -500,7 +502,8 @@ int fsck_bad_list_check(struct e4fsck *ctx)
 			return ctx->aborted ? -1 : 0;
 		return clear_list_inode(ctx);
 	}
-	if (ext4fs_inode_read(ctx->fs, EXT4FS_BAD_INO, &lw.in) || looks_invalid(&lw.in))
+	/* A bad checksum makes it invalid too: the workers ask about it. */
+	if (fsck_read_inode_checked(ctx, EXT4FS_BAD_INO, &lw.in) || looks_invalid(&lw.in))
 		return 0;
 	if (alloc_bufs(&lw))
 		goto out;

@@ -21,6 +21,14 @@ struct e4fsck;
 int fsck_bad_list_read(struct e4fsck *ctx);
 
 /*
+ * e2fsck's warning when its library could not read the bad-blocks list
+ * before pass 1 ("PROG: WHY while reading bad blocks inode", on stdout as
+ * e2fsck 1.47 prints it): preen mode stops there (-1, ctx->aborted), other
+ * modes go on "hoping for the best" (0).
+ */
+int fsck_bad_list_unreadable(struct e4fsck *ctx, const char *why);
+
+/*
  * Whether inode ino lies in an inode table block on the list: e2fsck's
  * scan hands such an inode over unread, pass 2 offers to drop entries
  * naming it and pass 4 leaves its count alone.

@@ -1353,6 +1353,15 @@ static int check_reserved(struct p1_worker *w, uint32_t ino, const struct ext4fs
 			memset(&walked, 0, sizeof(walked));
 			return check_blocks(w, ino, &walked);
 		}
+		/*
+		 * Kept with its bad checksum, e2fsck's walk of the list reads the
+		 * inode again, checksum and all, and the check ends there.
+		 */
+		if (!csum_ok && w->ctx->geo->has_metadata_csum) {
+			struct problem_ctx iter = pctx;
+			iter.errmsg = ext4fs_strerror(EXT4FS_E_INODE_CSUM);
+			return record(w, PR_1_BLOCK_ITERATE, &iter, FIX_NONE, 0, NULL);
+		}
 	}
 
 	if (ino == EXT4FS_USR_QUOTA_INO || ino == EXT4FS_GRP_QUOTA_INO) {
@@ -2715,17 +2724,34 @@ static int recreate_resize_inode(struct e4fsck *ctx)
 			g->inode_blocks_per_group, dind = 0;
 	int err;
 
-	if (!ctx->recreate_resize_inode || ctx->read_only)
+	if (!ctx->recreate_resize_inode)
 		return 0;
 	ctx->recreate_resize_inode = 0;
-	err = fsck_take_block_counted(ctx, goal, &dind);
+	/*
+	 * As e2fsck: the inode is read again first (-n left a bad checksum as it
+	 * was, and that fails), and a double-indirect block it has is used again.
+	 */
+	struct ext4fs_inode in;
+	err = fsck_read_inode_checked(ctx, EXT4FS_RESIZE_INO, &in);
+	if (!err && ctx->read_only)
+		err = EXT4FS_E_READ_ONLY;
+	if (!err) {
+		dind = ext4fs_blockmap_slot_get(in.i_block, EXT4FS_DIND_BLOCK);
+		if (!dind || dind < g->first_data_block || dind >= g->blocks_count)
+			err = fsck_take_block_counted(ctx, goal, &dind);
+	}
 	if (!err)
 		err = ext4fs_resize_inode_create(ctx->fs, dind, (uint32_t)ctx->now);
 	if (err) {
 		/* As e2fsck: "Continue" goes on without the inode, "no" ends the check. */
 		pctx.errcode = err;
+		pctx.errmsg = ext4fs_strerror(err);
 		if (!fix_problem(ctx, PR_1_RESIZE_INODE_CREATE, &pctx)) {
-			fsck_fatal(ctx, "aborted");
+			/* e2fsck's fatal_error(): "aborted" and the closing lines, no summary. */
+			if (!ctx->aborted) {
+				ctx->fatal = 1;
+				ctx->exit_status |= FSCK_ERROR;
+			}
 			return -1;
 		}
 		return 0;

@@ -40,6 +40,7 @@
 #include "context.h"
 #include "problem.h"
 #include "problems.h"
+#include "badblocks.h"
 #include "relocate.h"
 
 /* One of a group's three tables. */
@@ -242,13 +243,7 @@ int fsck_relocate_bad_blocks_warning(struct e4fsck *ctx)
 {
 	if (ext4fs_group_tables_present(ctx->fs, 0) & EXT4FS_GROUP_INODE_TABLE)
 		return 0;
-	printf("%s: A block group is missing an inode table while reading bad blocks inode\n", ctx->prog);
-	if (ctx->mode == MODE_PREEN) {
-		fsck_preen_halt_message(ctx);
-		return -1;
-	}
-	printf("This doesn't bode well, but we'll try to go on...\n");
-	return 0;
+	return fsck_bad_list_unreadable(ctx, "A block group is missing an inode table");
 }
 
 int fsck_claim_group_tables(struct e4fsck *ctx, uint32_t g, int (*claim)(struct e4fsck *ctx, uint64_t blk,
