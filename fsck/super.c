@@ -478,14 +478,23 @@ static int check_descs(struct e4fsck *ctx)
 	uint32_t last = ctx->geo->group_count - 1;
 
 	for (uint32_t g = 0; g < ctx->geo->group_count; g++) {
+		const struct ext4fs_group_desc before = *ext4fs_group(ctx->fs, g);
+		int csum_ok = ext4fs_group_desc_csum_ok(ctx->fs, g);
 		if (fsck_check_group_tables(ctx, g))
 			return -1;
 		struct ext4fs_group_desc gd = *ext4fs_group(ctx->fs, g);
 		struct problem_ctx pctx = { .group = g };
 		int fix = 0, changed = 0;
 
-		if (!ext4fs_group_desc_csum_ok(ctx->fs, g)) {
-			pctx.num = gd.checksum;
+		/*
+		 * A table sent for relocation has its location zeroed, which e2fsck
+		 * does without a new checksum: the descriptor then fails its check
+		 * as one that was already wrong does.
+		 */
+		int moved = before.block_bitmap != gd.block_bitmap || before.inode_bitmap != gd.inode_bitmap ||
+			    before.inode_table != gd.inode_table;
+		if (!csum_ok || (has_csum && moved)) {
+			pctx.num = before.checksum;
 			pctx.num2 = ext4fs_group_desc_csum(ctx->fs, g);
 			/* As e2fsck: a descriptor that failed its checksum keeps no uninit shortcuts. */
 			if (fix_problem(ctx, PR_0_GDT_CSUM, &pctx)) {

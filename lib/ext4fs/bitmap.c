@@ -217,6 +217,24 @@ static unsigned block_findings(const struct ext4fs_fs *fs, const unsigned char *
 	return flags;
 }
 
+/*
+ * A group whose bitmap is missing (EXT4FS_OPEN_MISPLACED_OK) reads as all
+ * free: its stored checksum and its padding (bits past the file system's
+ * last item, which should be set) are judged on that empty map, as
+ * e2fsprogs judges the map it holds for the group.  block: block_size
+ * bytes of scratch.
+ */
+static unsigned missing_findings(const struct ext4fs_fs *fs, unsigned char *block, size_t map_bytes,
+				 uint64_t nbits, uint32_t stored_csum)
+{
+	unsigned flags = nbits < (uint64_t)map_bytes * 8 ? EXT4FS_BITMAP_END_BAD : 0;
+
+	memset(block, 0, map_bytes);
+	if (fs->geom.has_metadata_csum && !bitmap_csum_ok(fs, block, map_bytes, stored_csum))
+		flags |= EXT4FS_BITMAP_CSUM_BAD;
+	return flags;
+}
+
 int ext4fs__bitmap_note_block(struct ext4fs_fs *fs, struct ext4fs_bitmap *bm, int inodes, uint32_t g)
 {
 	const struct ext4fs_geom *geo = &fs->geom;
@@ -286,8 +304,11 @@ int ext4fs_block_bitmap_load(struct ext4fs_fs *fs, struct ext4fs_bitmap **out)
 			continue;
 		}
 		/* A missing bitmap (EXT4FS_OPEN_MISPLACED_OK) reads as all free, as e2fsprogs reads one at block 0. */
-		if (!(ext4fs_group_tables_present(fs, g) & EXT4FS_GROUP_BLOCK_BITMAP))
+		if (!(ext4fs_group_tables_present(fs, g) & EXT4FS_GROUP_BLOCK_BITMAP)) {
+			bm->group_flags[g] = (unsigned char)missing_findings(fs, block, geo->clusters_per_group / 8, nbits,
+									     fs->groups[g].block_bitmap_csum);
 			continue;
+		}
 		err = ext4fs_blocks_read(fs, fs->groups[g].block_bitmap, 1, block);
 		if (err) {
 			ext4fs__fs_fail(fs, err, "group %u: reading block bitmap at %llu: %s", g,
@@ -350,9 +371,13 @@ int ext4fs_inode_bitmap_load(struct ext4fs_fs *fs, struct ext4fs_bitmap **out)
 			break;
 		if (nbits > geo->inodes_per_group)
 			nbits = geo->inodes_per_group;
-		if (group_flag(fs, g, EXT4FS_BG_INODE_UNINIT) ||
-		    !(ext4fs_group_tables_present(fs, g) & EXT4FS_GROUP_INODE_BITMAP))
+		if (group_flag(fs, g, EXT4FS_BG_INODE_UNINIT))
 			continue;
+		if (!(ext4fs_group_tables_present(fs, g) & EXT4FS_GROUP_INODE_BITMAP)) {
+			bm->group_flags[g] = (unsigned char)missing_findings(fs, block, geo->inodes_per_group / 8, nbits,
+									     fs->groups[g].inode_bitmap_csum);
+			continue;
+		}
 		err = ext4fs_blocks_read(fs, fs->groups[g].inode_bitmap, 1, block);
 		if (err) {
 			ext4fs__fs_fail(fs, err, "group %u: reading inode bitmap at %llu: %s", g,
