@@ -5,6 +5,7 @@
 #include "ext4fs/extent.h"
 #include "ext4fs/scan.h"
 #include "fs_internal.h"
+#include "ondisk_le.h"
 
 #define SCAN_CHUNK_BYTES (1024 * 1024)   /* one request per MiB of inode table */
 
@@ -115,9 +116,11 @@ static int block_map_insane(const struct ext4fs_fs *fs, const struct ext4fs_inod
 		return 0;
 	if (EXT4FS_ISLNK(in->i_mode) && ext4fs_inode_size(in) <= sizeof(in->i_block))
 		return 0;
-	for (unsigned i = 0; i < EXT4FS_N_BLOCKS; i++)
-		if (in->i_block[i] && (in->i_block[i] < fs->geom.first_data_block || in->i_block[i] >= fs->geom.blocks_count))
+	for (unsigned i = 0; i < EXT4FS_N_BLOCKS; i++) {
+		uint32_t blk = le32_load(in->i_block + 4 * i);
+		if (blk && (blk < fs->geom.first_data_block || blk >= fs->geom.blocks_count))
 			bad++;
+	}
 	return bad > EXT4FS_N_BLOCKS / 2;
 }
 

@@ -8,7 +8,7 @@
 # Layouts: ext4 (metadata_csum) with 1 KiB blocks and 256-byte inodes, four
 # to a block (inodes 17-20 share one), and with 4 KiB blocks (16 to a
 # block: inodes 17-32); ext4 without metadata_csum, where only the extent
-# headers count.
+# headers count; ext3, where only the block maps count.
 
 set -eu
 
@@ -58,5 +58,10 @@ for spec in "$L1K" "$LNOCSUM"; do
 	damage_case "three extent headers of a block zeroed $tag" "$spec" \
 		"$(printf 'sif <17> block[0] 0\nsif <18> block[0] 0\nsif <19> block[0] 0')"
 done
+
+# Block maps: more than seven of a file's fifteen numbers outside the file system make it impossible.
+LMAP="-t ext3 -b 1024 -I 256 -N 256@8M"
+map_cmds=$(for ino in 17 18 19; do for k in 0 1 2 3 4 5 6 7; do echo "sif <$ino> block[$k] 99999999"; done; done)
+damage_case "three block maps of a block out of range [${LMAP%@*}]" "$LMAP" "$map_cmds"
 
 exit "$failed"
