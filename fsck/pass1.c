@@ -1265,6 +1265,8 @@ static int check_orphan_file(struct p1_worker *w, uint32_t ino, const struct ext
  * blocks, a map) is offered to be zeroed, its blocks claimed only after a
  * no.  0 done, -1.
  */
+static int answer_expected(const struct p1_worker *w, uint32_t code);
+
 static int check_journal_inode(struct p1_worker *w, const struct ext4fs_inode *in)
 {
 	struct problem_ctx pctx = { .ino = EXT4FS_JOURNAL_INO };
@@ -1280,6 +1282,9 @@ static int check_journal_inode(struct p1_worker *w, const struct ext4fs_inode *i
 	if ((in->i_links_count || ext4fs_inode_blocks_raw(w->fs, in) || first_block) &&
 	    record(w, PR_1_JOURNAL_INODE_NOT_CLEAR, &pctx, FIX_ZERO_INODE, 0, NULL))
 		return -1;
+	/* Kept with its links (a no), e2fsck goes on to walk it as a file in use. */
+	if (in->i_links_count && !answer_expected(w, PR_1_JOURNAL_INODE_NOT_CLEAR))
+		return check_blocks(w, EXT4FS_JOURNAL_INO, in) ? -1 : 0;
 	return 0;
 }
 
@@ -1332,8 +1337,6 @@ static int check_unnamed_quota_inode(struct p1_worker *w, uint32_t ino, const st
  * the record is something else (the low 16 bits of the owner and the low
  * 32 of the block, as e2fsck's base record holds them).
  */
-static int answer_expected(const struct p1_worker *w, uint32_t code);
-
 static int bad_blocks_inode_invalid(const struct p1_worker *w, const struct ext4fs_inode *in, int csum_ok)
 {
 	return (!csum_ok && w->ctx->geo->has_metadata_csum) || in->i_mode || in->i_uid || in->i_gid ||
@@ -1767,10 +1770,10 @@ static int check_inode_in_use(struct p1_worker *w, uint32_t ino, const struct ex
 		/*
 		 * As e2fsck: a reserved inode's checksum is judged last too (asked
 		 * unless a repair rewrote it).  Not the bad blocks inode's, which
-		 * "looks invalid" for it, nor the journal inode's, which e2fsck's
-		 * journal step judges first (not done here yet).
+		 * "looks invalid" for it.  (A journal inode with a bad one stopped
+		 * the journal step or was replaced there, unless no journal named it.)
 		 */
-		if (rc == 0 && !csum_ok && g->has_metadata_csum && ino != EXT4FS_BAD_INO && ino != EXT4FS_JOURNAL_INO &&
+		if (rc == 0 && !csum_ok && g->has_metadata_csum && ino != EXT4FS_BAD_INO &&
 		    record(w, PR_1_INODE_ONLY_CSUM_INVALID, &pctx, FIX_CSUM, 0, NULL))
 			return -1;
 		if (rc == 0)

@@ -71,6 +71,16 @@ for spec in "$L1K" "$L4K"; do
 	# An extent-mapped journal has no usable backup (e2fsck reads it as an indirect map).
 	damage_case "journal inode a directory $tag" "$spec" "sif <8> mode 040755"
 	damage_case "journal inode maps a block outside $tag" "$spec" "sif <8> block[5] 99999999"
+	# e2fsck's library reads the inode checksum and all: a bad one sends the
+	# journal step to the backup, which it reads as an indirect map (corrupt).
+	damage_case "journal inode checksum wrong $tag" "$spec" "sif <8> checksum 0x1234"
+	# No journal named, the old inode is judged in pass 1: kept (-n), as a
+	# file in use (its blocks, fragmentation), and its checksum last.
+	damage_case "old journal inode left, no journal named $tag" "$spec" "ssv journal_inum 0
+feature -has_journal"
+	damage_case "old journal inode left with a bad checksum, no journal named $tag" "$spec" "ssv journal_inum 0
+feature -has_journal
+sif <8> checksum 0x1234"
 done
 damage_case "needs_recovery without a journal [${L2%@*}]" "$L2" "feature needs_recovery"
 
