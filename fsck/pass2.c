@@ -119,6 +119,7 @@ struct dir_state {
 	struct dx_dir *dx;                  /* an index being checked, or NULL */
 	uint8_t clear_index;                /* the index is to be dropped (answered yes) */
 	uint8_t unreadable;                 /* the inode could not be read */
+	uint8_t record_csum_bad;            /* the inode's own checksum is wrong (left so by -n) */
 };
 
 /* An index block to rewrite as an empty leaf once the pass is done. */
@@ -1323,12 +1324,12 @@ static int check_block(struct pass2 *p, const struct dir_block *db, unsigned cha
 			uint32_t coff = kind == EXT4FS_DIRENT_DX_ROOT ? EXT4FS_DX_ROOT_COUNT_OFFSET
 								      : EXT4FS_DX_NODE_COUNT_OFFSET;
 			failed_csum = ext4fs_dx_block_csum(p->fs, db->ino, b.ds->generation, buf, coff, &calc,
-							   &have) || calc != have;
+							   &have) || calc != have || b.ds->record_csum_bad;
 		} else if (ext4fs_dirent_tail_offset(p->fs, buf) >= 0) {
 			has_tail = 1;
 			b.max = p->bs - EXT4FS_DIRENT_TAIL_SIZE;
 			failed_csum = ext4fs_dirent_csum(p->fs, db->ino, b.ds->generation, buf, b.max) !=
-				      ext4fs_dirent_tail_csum_get(buf, p->bs);
+				      ext4fs_dirent_tail_csum_get(buf, p->bs) || b.ds->record_csum_bad;
 		} else {
 			missing_tail = 1;
 		}
@@ -1542,10 +1543,17 @@ static int load_states(struct pass2 *p)
 	for (size_t i = 0; i < ctx->ndirs; i++) {
 		struct ext4fs_inode in;
 		struct dir_state *ds = &p->st[i];
-		if (ext4fs_inode_read(p->fs, ctx->dirs[i].ino, &in)) {
+		int err = fsck_read_inode_checked(ctx, ctx->dirs[i].ino, &in);
+		if (err && err != EXT4FS_E_INODE_CSUM) {
 			ds->unreadable = 1;
 			continue;
 		}
+		/*
+		 * e2fsck's library checksums a directory block with the inode's
+		 * generation, read checksum and all: every block of a directory
+		 * whose record is bad fails its checksum.
+		 */
+		ds->record_csum_bad = err != 0;
 		ds->i_flags = in.i_flags;
 		ds->generation = in.i_generation;
 		ds->nblocks = (ext4fs_inode_size(&in) + p->bs - 1) / p->bs;

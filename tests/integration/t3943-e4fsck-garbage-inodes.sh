@@ -53,6 +53,11 @@ done
 DAMAGE_CMD=1 damage_case "a reserved inode's checksum broken [${L1K%@*}]" "$L1K" "$(csum_flip 9)"
 DAMAGE_CMD=1 damage_case "nine of a block's sixteen checksums broken [${L4K%@*}]" "$L4K" \
 	"$(csum_flip 17 18 19 20 21 22 23 24 25)"
+# A directory's own checksum broken: e2fsck's library then fails to read it,
+# so a path through it is "???" and each of its blocks fails its checksum.
+DAMAGE_CMD=1 damage_case "a directory's checksum broken, a subdirectory with the casefold flag [${L1K%@*}]" "$L1K" \
+	"printf 'mkdir /d/e\\nset_inode_field /d/e flags 0x40080000\\n' | debugfs -w -f - \"\$1\" >/dev/null 2>&1
+$(csum_flip 12)"
 for spec in "$L1K" "$LNOCSUM"; do
 	tag="[${spec%@*}]"
 	damage_case "three extent headers of a block zeroed $tag" "$spec" \
