@@ -433,6 +433,11 @@ static int recover_journal(struct e4fsck *ctx)
 	}
 	if (!err)
 		err = ext4fs_journal_recover(j, &info);
+	if (!err && info.failed_commit) {
+		/* The library has set the error state, as e2fsck's s_errno ends up doing: the check is forced. */
+		struct problem_ctx pctx = { .ino = info.failed_commit };
+		fix_problem(ctx, PR_0_JNL_TXN_CORRUPT, &pctx);
+	}
 	ext4fs_journal_close(j);
 	ext4fs_io_close(ext_io);
 	if (err) {
@@ -653,7 +658,7 @@ static int restart_check(struct e4fsck *ctx)
 		return -1;
 	/* Passes 1B-1D may have moved the journal's blocks: the backup of its map follows, as in e2fsck. */
 	return fsck_check_super(ctx) || fsck_check_super_times(ctx) || fsck_backup_journal_map(ctx) ||
-	       fsck_check_resize_inode(ctx) ? -1 : 0;
+	       fsck_move_journal(ctx) || fsck_check_resize_inode(ctx) ? -1 : 0;
 }
 
 /*
@@ -730,7 +735,8 @@ void fsck_check(struct e4fsck *ctx)
 	}
 	/* e2fsck's order: the superblock and descriptors, the orphan list, the clock, then whether to go on. */
 	if (fsck_check_super(ctx) || fsck_release_orphans(ctx) || fsck_check_super_times(ctx) ||
-	    fsck_validate_quota_inodes(ctx) || fsck_hide_quota_inodes(ctx) || fsck_backup_journal_map(ctx)) {
+	    fsck_validate_quota_inodes(ctx) || fsck_backup_journal_map(ctx) || fsck_move_journal(ctx) ||
+	    fsck_hide_quota_inodes(ctx)) {
 		if (ctx->aborted)
 			preen_halt(ctx);
 		return;

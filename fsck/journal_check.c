@@ -36,7 +36,9 @@
 #include <uuid/uuid.h>
 #include "ext4fs/blockmap.h"
 #include "ext4fs/codec.h"
+#include "ext4fs/dir.h"
 #include "ext4fs/errors.h"
+#include "ext4fs/fs.h"
 #include "ext4fs/inode.h"
 #include "ext4fs/io.h"
 #include "ext4fs/journal.h"
@@ -796,6 +798,99 @@ int fsck_backup_journal_map(struct e4fsck *ctx)
 		return -1;
 	}
 	ctx->fs_modified = 1;
+	return 0;
+}
+
+/* The names old tune2fs gave the journal file it made on a mounted file system, in e2fsck's order. */
+static const char *const visible_journal_names[] = { ".journal", "journal", ".journal.dat", "journal.dat" };
+
+/* The root's entry naming the journal inode ino, or NULL. */
+static const char *visible_journal_name(struct e4fsck *ctx, uint32_t ino)
+{
+	for (size_t i = 0; i < sizeof(visible_journal_names) / sizeof(visible_journal_names[0]); i++) {
+		const char *name = visible_journal_names[i];
+		uint32_t found = 0;
+		if (!ext4fs_dir_lookup(ctx->fs, EXT4FS_ROOT_INO, name, strlen(name), &found) && found == ino)
+			return name;
+	}
+	return NULL;
+}
+
+/*
+ * The move itself, in e2fsck's order: the name goes, inode 8 takes the
+ * journal inode's first 128 bytes (its own extra space stays), the
+ * superblock names 8, and the old inode is deleted (no links, dtime now)
+ * and freed in the bitmap and counts; its blocks are now inode 8's.
+ * 0, or the library's error (what was done before it stays done).
+ */
+static int move_journal_inode(struct e4fsck *ctx, uint32_t ino, const char *name)
+{
+	uint32_t size = ctx->geo->inode_size;
+	unsigned char *from = malloc(size), *to = malloc(size);
+	struct ext4fs_inode root, old;
+	int err = EXT4FS_E_NO_MEMORY;
+
+	if (!from || !to)
+		goto out;
+	err = ext4fs_inode_read(ctx->fs, EXT4FS_ROOT_INO, &root);
+	if (!err)
+		err = ext4fs_dir_remove(ctx->fs, EXT4FS_ROOT_INO, &root, name, strlen(name), NULL);
+	if (!err)
+		err = ext4fs_inode_read_raw(ctx->fs, ino, from);
+	if (!err)
+		err = ext4fs_inode_read_raw(ctx->fs, EXT4FS_JOURNAL_INO, to);
+	if (err)
+		goto out;
+	memcpy(to, from, EXT4FS_INODE_BASE_SIZE);
+	err = ext4fs_inode_write_raw(ctx->fs, EXT4FS_JOURNAL_INO, to);
+	if (err)
+		goto out;
+	struct ext4fs_super sb = *ext4fs_sb(ctx->fs);
+	sb.s_journal_inum = EXT4FS_JOURNAL_INO;
+	err = ext4fs_super_set_journal(ctx->fs, &sb);
+	if (!err)
+		err = ext4fs_inode_read(ctx->fs, ino, &old);
+	if (err)
+		goto out;
+	old.i_links_count = 0;
+	old.i_dtime = (uint32_t)ctx->now;
+	err = ext4fs_inode_write(ctx->fs, ino, &old);
+	if (!err)
+		err = ext4fs_inode_mark_free(ctx->fs, ino, 0);
+out:
+	free(from);
+	free(to);
+	return err;
+}
+
+int fsck_move_journal(struct e4fsck *ctx)
+{
+	const struct ext4fs_super *sb = ext4fs_sb(ctx->fs);
+	uint32_t ino = sb->s_journal_inum;
+	struct ext4fs_inode in;
+
+	if (ctx->read_only || !ino || !has_journal(sb) || ino == EXT4FS_JOURNAL_INO || ino > ctx->geo->inodes_count ||
+	    ext4fs_inode_read(ctx->fs, ino, &in) || in.i_links_count != 1)
+		return 0;
+	const char *name = visible_journal_name(ctx, ino);
+	if (!name)
+		return 0;
+	struct problem_ctx pctx = { .str = name };
+	fix_problem(ctx, PR_0_MOVE_JOURNAL, &pctx);
+	ctx->fs_modified = 1;
+	int err = move_journal_inode(ctx, ino, name);
+	if (!err)
+		return 0;
+	pctx.errmsg = ext4fs_strerror(err);
+	fix_problem(ctx, PR_0_ERR_MOVE_JOURNAL, &pctx);
+	/* As e2fsck: a move left half done calls for a full check next time. */
+	struct ext4fs_super failed = *ext4fs_sb(ctx->fs);
+	failed.s_state &= (uint16_t)~EXT4FS_STATE_VALID;
+	err = ext4fs_super_set_journal(ctx->fs, &failed);
+	if (err) {
+		fsck_fatal(ctx, "%s while writing the superblock: %s", ext4fs_strerror(err), ext4fs_errmsg(ctx->fs));
+		return -1;
+	}
 	return 0;
 }
 

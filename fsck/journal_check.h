@@ -21,6 +21,13 @@ int fsck_check_journal(struct e4fsck *ctx);
 /* "Backing up journal inode block information": s_jnl_blocks made the inode's map.  0 or -1 (fsck_fatal). */
 int fsck_backup_journal_map(struct e4fsck *ctx);
 
+/*
+ * e2fsck's move of a journal that old tune2fs made as a visible file
+ * (/.journal and the like, one link) into the reserved inode 8, after the
+ * backup of its map; not with -n.  0, or -1 (fsck_fatal).
+ */
+int fsck_move_journal(struct e4fsck *ctx);
+
 /* After pass 5: "Recreate journal" when the journal step removed a bad journal.  0 or -1 (fsck_fatal). */
 int fsck_recreate_journal(struct e4fsck *ctx);
 

@@ -33,12 +33,18 @@ static const struct problem rows[] = {
 	  "Journal superblock has an unknown incompatible feature flag set.\n", PROMPT_ABORT, 0 },
 	{ PR_0_JOURNAL_UNSUPP_VERSION, "PR_0_JOURNAL_UNSUPP_VERSION", "Journal version not supported by this e4fsck.\n",
 	  PROMPT_ABORT, 0 },
+	/* A journal in a visible file moved into inode 8, and the library's error when that failed (journal_check.c). */
+	{ PR_0_MOVE_JOURNAL, "PR_0_MOVE_JOURNAL", "Moving journal from /%s to hidden inode.\n\n", PROMPT_NONE, 0 },
+	{ PR_0_ERR_MOVE_JOURNAL, "PR_0_ERR_MOVE_JOURNAL", "Error moving journal: %m\n\n", PROMPT_NONE, 0 },
 	{ PR_0_CLEAR_V2_JOURNAL, "PR_0_CLEAR_V2_JOURNAL",
 	  "Found invalid V2 journal superblock fields (from V1 journal).\n"
 	  "Clearing fields beyond the V1 journal superblock...\n\n", PROMPT_NONE, 0 },
 	{ PR_0_JOURNAL_RUN, "PR_0_JOURNAL_RUN", "Run journal anyway", PROMPT_NULL, 0 },
 	{ PR_0_JOURNAL_RUN_DEFAULT, "PR_0_JOURNAL_RUN_DEFAULT",
 	  "Recovery flag not set in backup superblock, so running journal anyway.\n", PROMPT_NONE, 0 },
+	/* The replay met a commit block whose checksum failed: that transaction and the rest are dropped (check.c). */
+	{ PR_0_JNL_TXN_CORRUPT, "PR_0_JNL_TXN_CORRUPT", "Journal transaction %i was corrupt, replay was aborted.\n",
+	  PROMPT_NONE, 0 },
 	{ PR_0_BACKUP_JNL, "PR_0_BACKUP_JNL", "Backing up journal inode block information.\n\n", PROMPT_NONE, 0 },
 	{ PR_6_RECREATE_JOURNAL, "PR_6_RECREATE_JOURNAL", "Recreate journal", PROMPT_NULL,
 	  PF_PREEN_OK | PF_NOT_AN_ERROR },
