@@ -658,7 +658,8 @@ static int restart_check(struct e4fsck *ctx)
 		return -1;
 	/* Passes 1B-1D may have moved the journal's blocks: the backup of its map follows, as in e2fsck. */
 	return fsck_check_super(ctx) || fsck_check_super_times(ctx) || fsck_backup_journal_map(ctx) ||
-	       fsck_move_journal(ctx) || fsck_check_resize_inode(ctx) ? -1 : 0;
+	       fsck_move_journal(ctx) || fsck_fix_journal_hint(ctx) ||
+	       fsck_check_resize_inode(ctx) ? -1 : 0;
 }
 
 /*
@@ -736,7 +737,7 @@ void fsck_check(struct e4fsck *ctx)
 	/* e2fsck's order: the superblock and descriptors, the orphan list, the clock, then whether to go on. */
 	if (fsck_check_super(ctx) || fsck_release_orphans(ctx) || fsck_check_super_times(ctx) ||
 	    fsck_validate_quota_inodes(ctx) || fsck_backup_journal_map(ctx) || fsck_move_journal(ctx) ||
-	    fsck_hide_quota_inodes(ctx)) {
+	    fsck_fix_journal_hint(ctx) || fsck_hide_quota_inodes(ctx)) {
 		if (ctx->aborted)
 			preen_halt(ctx);
 		return;

@@ -1,9 +1,11 @@
 /*
  * journal_check.c - e2fsck's journal step, before the superblock checks: is the
  * journal the superblock names usable, and do the superblock's journal
- * flags agree with it?  Also the backup of the journal inode's map in the
- * superblock, and a new journal after pass 5 when this step removed a bad
- * one.  (Replaying the log is the library's, see check.c.)
+ * flags agree with it?  Also, after the superblock checks as in e2fsck, the
+ * backup of the journal inode's map in the superblock, the move of a journal
+ * old tune2fs made as a visible file into inode 8, and the external
+ * journal's device-number hint; and a new journal after pass 5 when this
+ * step removed a bad one.  (Replaying the log is the library's, see check.c.)
  *
  * The order of questions and their consequences follow e2fsck 1.47:
  *   - the inode: s_journal_inum set, a regular file with links, at least
@@ -538,23 +540,71 @@ static int cannot_proceed(struct e4fsck *ctx, enum jerr e)
 	return cannot_proceed_msg(ctx, jerr_message(e));
 }
 
+/* Nonzero when the block device at path holds an ext4 superblock (a journal device's too) with this UUID. */
+static int device_has_uuid(const char *path, const uint8_t uuid[16])
+{
+	unsigned char raw[EXT4FS_SUPER_SIZE];
+	struct ext4fs_super dsb;
+	struct ext4fs_io *io = NULL;
+	struct stat st;
+
+	if (stat(path, &st) || !S_ISBLK(st.st_mode) || ext4fs_io_open_file(path, 0, 0, &io))
+		return 0;
+	int err = ext4fs_io_read(io, EXT4FS_SUPER_OFFSET, raw, sizeof(raw));
+	ext4fs_io_close(io);
+	if (err)
+		return 0;
+	ext4fs_super_decode(&dsb, raw);
+	return dsb.s_magic == EXT4FS_SUPER_MAGIC && !memcmp(dsb.s_uuid, uuid, sizeof(dsb.s_uuid));
+}
+
+/*
+ * The block device carrying this UUID, as e2fsck asks blkid for it: the
+ * link udev makes under /dev/disk/by-uuid, else each device the kernel
+ * lists in /proc/partitions (loop devices too) read in turn.  NULL when
+ * none is found.  The path lives until the program ends.
+ */
+static const char *device_by_uuid(const uint8_t uuid[16])
+{
+	static char path[PATH_MAX];
+	char text[37], name[NAME_MAX + 1], line[256];
+	struct stat st;
+
+	uuid_unparse_lower(uuid, text);
+	snprintf(path, sizeof(path), "/dev/disk/by-uuid/%s", text);
+	if (stat(path, &st) == 0 && S_ISBLK(st.st_mode))
+		return path;
+	FILE *f = fopen("/proc/partitions", "r");
+	if (!f)
+		return NULL;
+	const char *found = NULL;
+	while (!found && fgets(line, sizeof(line), f)) {
+		unsigned major, minor;
+		unsigned long long kib;
+		if (sscanf(line, " %u %u %llu %255s", &major, &minor, &kib, name) != 4)
+			continue;
+		snprintf(path, sizeof(path), "/dev/%s", name);
+		if (device_has_uuid(path, uuid))
+			found = path;
+	}
+	fclose(f);
+	return found;
+}
+
 /*
  * Where the external journal is when -j did not say: as e2fsck looks for
- * it, by its UUID (here the link udev makes under /dev/disk/by-uuid, where
- * e2fsck asks blkid), else by the device number the superblock recorded
- * (s_journal_dev) among the block devices in /dev.  NULL when neither is
- * found.  The path lives until the program ends.
+ * it, by its UUID (device_by_uuid()), else by the device number the
+ * superblock recorded (s_journal_dev) among the block devices in /dev.
+ * NULL when neither is found.  The path lives until the program ends.
  */
 static const char *find_external_journal(const struct ext4fs_super *sb)
 {
 	static char path[PATH_MAX];
-	char uuid[37];
 	struct stat st;
+	const char *by_uuid = device_by_uuid(sb->s_journal_uuid);
 
-	uuid_unparse_lower(sb->s_journal_uuid, uuid);
-	snprintf(path, sizeof(path), "/dev/disk/by-uuid/%s", uuid);
-	if (stat(path, &st) == 0 && S_ISBLK(st.st_mode))
-		return path;
+	if (by_uuid)
+		return by_uuid;
 	if (!sb->s_journal_dev)
 		return NULL;
 	DIR *d = opendir("/dev");
@@ -642,6 +692,41 @@ static int external_flags(struct e4fsck *ctx, struct ext4fs_io *io, const struct
 }
 
 /*
+ * e2fsck's check of the journal device's own superblock checksum, made once
+ * the device is known to be this file system's journal (otherwise the open
+ * that follows says what is wrong with it).  A yes writes the right
+ * checksum on the device.  0, or -1 after fsck_fatal().
+ */
+static int external_super_csum(struct e4fsck *ctx, struct ext4fs_io *io)
+{
+	unsigned char raw[EXT4FS_SUPER_SIZE];
+	struct ext4fs_super dsb;
+
+	if (ext4fs_io_read(io, EXT4FS_SUPER_OFFSET, raw, sizeof(raw)))
+		return 0;
+	ext4fs_super_decode(&dsb, raw);
+	if (dsb.s_magic != EXT4FS_SUPER_MAGIC || !(dsb.s_feature_incompat & EXT4FS_FEATURE_INCOMPAT_JOURNAL_DEV) ||
+	    memcmp(dsb.s_uuid, ext4fs_sb(ctx->fs)->s_journal_uuid, sizeof(dsb.s_uuid)) ||
+	    !(dsb.s_feature_ro_compat & EXT4FS_FEATURE_RO_COMPAT_METADATA_CSUM) ||
+	    dsb.s_checksum == ext4fs_super_csum(raw))
+		return 0;
+	if (!fix_problem(ctx, PR_0_EXT_JOURNAL_SUPER_CSUM_INVALID, NULL) || ctx->read_only)
+		return 0;
+	/* A fix made: e2fsck checks the whole file system then. */
+	ctx->force = 1;
+	dsb.s_checksum = ext4fs_super_csum(raw);
+	ext4fs_super_encode(&dsb, raw);
+	int err = ext4fs_io_write(io, EXT4FS_SUPER_OFFSET, raw, sizeof(raw));
+	if (!err)
+		err = ext4fs_io_flush(io);
+	if (err) {
+		fsck_fatal(ctx, "%s while writing the external journal's superblock", ext4fs_strerror(err));
+		return -1;
+	}
+	return 0;
+}
+
+/*
  * The external journal step: find the journal device (-j, else as
  * find_external_journal()), open it, check that it is a journal device and
  * the one this file system names, and that its journal superblock loads.
@@ -670,6 +755,10 @@ static int check_external(struct e4fsck *ctx)
 	if (err) {
 		ctx->exit_status |= FSCK_UNCORRECTED;
 		return cannot_proceed_msg(ctx, ext4fs_strerror(err));
+	}
+	if (external_super_csum(ctx, io)) {
+		ext4fs_io_close(io);
+		return -1;
 	}
 	err = ext4fs_journal_open_external(ctx->fs, io, &jnl);
 	if (!err) {
@@ -892,6 +981,28 @@ int fsck_move_journal(struct e4fsck *ctx)
 		return -1;
 	}
 	return 0;
+}
+
+int fsck_fix_journal_hint(struct e4fsck *ctx)
+{
+	struct ext4fs_super sb = *ext4fs_sb(ctx->fs);
+	struct stat st;
+
+	if (!has_journal(&sb) || uuid_is_null(sb.s_journal_uuid))
+		return 0;
+	const char *path = device_by_uuid(sb.s_journal_uuid);
+	/* e2fsck compares the device number as stat gives it, and stores its low 32 bits. */
+	if (!path || stat(path, &st) || (uint64_t)st.st_rdev == sb.s_journal_dev)
+		return 0;
+	struct problem_ctx pctx = { .num = (uint64_t)st.st_rdev };
+	/* Either answer makes the whole check due, as in e2fsck: a fix made, or the file system left invalid. */
+	if (!fix_problem(ctx, PR_0_EXTERNAL_JOURNAL_HINT, &pctx)) {
+		ctx->fs_invalid = 1;
+		return ctx->aborted ? -1 : 0;
+	}
+	ctx->force = 1;
+	sb.s_journal_dev = (uint32_t)st.st_rdev;
+	return fsck_super_set(ctx, &sb, 1);
 }
 
 int fsck_recreate_journal(struct e4fsck *ctx)

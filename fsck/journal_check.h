@@ -28,6 +28,13 @@ int fsck_backup_journal_map(struct e4fsck *ctx);
  */
 int fsck_move_journal(struct e4fsck *ctx);
 
+/*
+ * e2fsck's check of s_journal_dev, the hint of where the external journal
+ * is, against the device that carries the journal's UUID.  0, or -1 (preen
+ * stopped or fsck_fatal()).
+ */
+int fsck_fix_journal_hint(struct e4fsck *ctx);
+
 /* After pass 5: "Recreate journal" when the journal step removed a bad journal.  0 or -1 (fsck_fatal). */
 int fsck_recreate_journal(struct e4fsck *ctx);
 

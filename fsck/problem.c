@@ -112,6 +112,7 @@ void problem_format(const struct e4fsck *ctx, const struct problem *p, const str
 		case 'g': snprintf(num, sizeof(num), "%" PRIu32, pctx->group); break;
 		case 'x': snprintf(num, sizeof(num), "0x%04" PRIx64, pctx->num); break;
 		case 'y': snprintf(num, sizeof(num), "0x%04" PRIx64, pctx->num2); break;
+		case 'X': snprintf(num, sizeof(num), "0x%" PRIx64, pctx->num); break;
 		case 's': put(buf, size, &len, pctx->str ? pctx->str : ""); break;
 		case 'B': {
 			/* e2fsck's %B: the block's description in str, capitalised when it opens the message. */

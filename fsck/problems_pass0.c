@@ -18,6 +18,13 @@ static const struct problem rows[] = {
 	  PROMPT_NONE, PF_FATAL },
 	{ PR_0_JOURNAL_BAD_UUID, "PR_0_JOURNAL_BAD_UUID", "External journal does not support this filesystem\n",
 	  PROMPT_NONE, PF_FATAL },
+	/* The journal device's own superblock checksum; a yes writes the right one there (journal_check.c). */
+	{ PR_0_EXT_JOURNAL_SUPER_CSUM_INVALID, "PR_0_EXT_JOURNAL_SUPER_CSUM_INVALID",
+	  "External journal superblock checksum does not match superblock.  ", PROMPT_FIX, PF_PREEN_OK },
+	/* s_journal_dev is not the number of the device carrying the journal's UUID (journal_check.c); e2fsck -n exits 0. */
+	{ PR_0_EXTERNAL_JOURNAL_HINT, "PR_0_EXTERNAL_JOURNAL_HINT",
+	  "Superblock hint for external superblock should be %X.  ", PROMPT_FIX,
+	  PF_PREEN_OK | PF_NOT_AN_ERROR },
 	{ PR_0_JOURNAL_BAD_SUPER, "PR_0_JOURNAL_BAD_SUPER", "Journal superblock is corrupt.\n", PROMPT_FIX,
 	  PF_PREEN_OK },
 	{ PR_0_JOURNAL_HAS_JOURNAL, "PR_0_JOURNAL_HAS_JOURNAL",

@@ -7,6 +7,9 @@
 #   - a journal that old tune2fs made as a visible file (/.journal and its
 #     other names) moved into inode 8 ("Moving journal from /NAME to hidden
 #     inode."), and the cases e2fsck leaves alone (two links, another name);
+#   - an external journal device whose own superblock checksum is wrong,
+#     and s_journal_dev naming another device than the one carrying the
+#     journal's UUID (a loop device: the hint is a device number);
 #   - a move that fails half way ("Error moving journal: %m"), under the
 #     library's fault hook: e2fsck cannot be made to fail there, so only the
 #     message and what a second run repairs are judged.
@@ -127,6 +130,62 @@ if [ "$(id -u)" = 0 ] && command -v losetup >/dev/null 2>&1; then
 	done
 else
 	echo "SKIP journal transaction with a bad commit checksum: needs root and loop devices"
+fi
+
+# ext_same NAME FS JDEV MODES [-j]: each mode's e4fsck and e2fsck, one after the other (both
+# open the journal device for themselves), on copies of FS and of the journal device JDEV (named
+# by -j when asked, else found by its UUID on a loop device the caller attached): the same lines,
+# exit status, file system and journal device left as e2fsck leaves them (e2fsck -fn's verdict).
+ext_same() {
+	local name=$1 fs=$2 jdev=$3 modes=$4 byj=${5:-} m rc want ok=1
+	for m in $modes; do
+		cp "$fs" "$T/eo.img"; cp "$fs" "$T/et.img"
+		local jo=() jt=()
+		if [ -n "$byj" ]; then
+			cp "$jdev" "$T/eoj.img"; cp "$jdev" "$T/etj.img"
+			jo=(-j "$T/eoj.img"); jt=(-j "$T/etj.img")
+		fi
+		rc=0; "$E4FSCK" "$m" "${jo[@]}" "$T/eo.img" >"$T/eo.out" 2>&1 || rc=$?
+		want=0; e2fsck "$m" "${jt[@]}" "$T/et.img" >"$T/et.out" 2>&1 || want=$?
+		if [ "$rc" != "$want" ] || ! diff <(clean_out "$T/eo.out" "$T/eo.img") <(clean_out "$T/et.out" "$T/et.img") >"$T/diff"; then
+			bad "$name: $m exit $rc (e2fsck's $want) or output differs:"; sed 's/^/    /' "$T/diff" | head -n 12; ok=0
+			continue
+		fi
+		if [ -n "$byj" ] && ! cmp -s "$T/eoj.img" "$T/etj.img"; then
+			bad "$name: $m left the journal device otherwise than e2fsck"; ok=0
+		fi
+		[ -n "$byj" ] && jt=(-j "$T/eoj.img")
+		rc=0; e2fsck -fn "${jt[@]}" "$T/eo.img" >/dev/null 2>&1 || rc=$?
+		want=0; e2fsck -fn "${jt[@]/eoj/etj}" "$T/et.img" >/dev/null 2>&1 || want=$?
+		[ "$rc" = "$want" ] || { bad "$name: $m: e2fsck -fn gives $rc after e4fsck, $want after e2fsck"; ok=0; }
+	done
+	[ $ok = 0 ] || pass "$name"
+}
+
+# External journals (mke2fs -J device= wants a block device: a loop device over the file).
+if [ "$(id -u)" = 0 ] && command -v losetup >/dev/null 2>&1; then
+	mke2fs -q -F -O journal_dev,metadata_csum -b 4096 "$T/jdev.img" 8M >/dev/null 2>&1
+	truncate -s 32M "$T/ext.img"
+	loop=$(losetup -f --show "$T/jdev.img")
+	mke2fs -q -F -t ext4 -b 4096 -J device="$loop" "$T/ext.img" >/dev/null 2>&1 || bad "mke2fs -J device=$loop failed"
+	losetup -d "$loop"
+	# The journal device's own superblock checksum (s_checksum, its last 4 bytes) wrong.
+	cp "$T/jdev.img" "$T/jdev-csum.img"
+	printf '\x12\x34\x56\x78' | dd of="$T/jdev-csum.img" bs=1 seek=$((1024 + 1020)) conv=notrunc status=none
+	ext_same "external journal superblock checksum wrong" "$T/ext.img" "$T/jdev-csum.img" "-fn -fp -fy -n -p -y" -j
+	grep -q "^External journal superblock checksum does not match superblock.  Fix? yes$" "$T/et.out" ||
+		bad "external journal superblock checksum wrong: e2fsck did not see it"
+	# s_journal_dev naming another device than the one carrying the journal's UUID.
+	cp "$T/ext.img" "$T/hint.img"
+	debugfs -w -R "ssv journal_dev 0x1234" "$T/hint.img" >/dev/null 2>&1
+	loop=$(losetup -f --show "$T/jdev.img")
+	at_exit "losetup -d $loop 2>/dev/null"
+	ext_same "external journal hint wrong" "$T/hint.img" "$T/jdev.img" "-fn -fp -fy -n -p -y"
+	grep -q "^Superblock hint for external superblock should be 0x[0-9a-f]*.  Fix? yes$" "$T/et.out" ||
+		bad "external journal hint wrong: e2fsck did not see it"
+	losetup -d "$loop"
+else
+	echo "SKIP external journals: needs root and loop devices"
 fi
 
 [ $failed = 0 ] || fail "e4fsck disagrees with e2fsck on the journal"
