@@ -905,6 +905,21 @@ static const char *visible_journal_name(struct e4fsck *ctx, uint32_t ino)
 	return NULL;
 }
 
+/* Remove name from the root as e2fsck's unlink does, which leaves the directory's times as they were. */
+static int unlink_keeping_times(struct e4fsck *ctx, struct ext4fs_inode *root, const char *name)
+{
+	struct ext4fs_inode kept = *root;
+	int err = ext4fs_dir_remove(ctx->fs, EXT4FS_ROOT_INO, root, name, strlen(name), NULL);
+
+	if (err)
+		return err;
+	root->i_ctime = kept.i_ctime;
+	root->i_mtime = kept.i_mtime;
+	root->i_ctime_extra = kept.i_ctime_extra;
+	root->i_mtime_extra = kept.i_mtime_extra;
+	return ext4fs_inode_write(ctx->fs, EXT4FS_ROOT_INO, root);
+}
+
 /*
  * The move itself, in e2fsck's order: the name goes, inode 8 takes the
  * journal inode's first 128 bytes (its own extra space stays), the
@@ -923,7 +938,7 @@ static int move_journal_inode(struct e4fsck *ctx, uint32_t ino, const char *name
 		goto out;
 	err = ext4fs_inode_read(ctx->fs, EXT4FS_ROOT_INO, &root);
 	if (!err)
-		err = ext4fs_dir_remove(ctx->fs, EXT4FS_ROOT_INO, &root, name, strlen(name), NULL);
+		err = unlink_keeping_times(ctx, &root, name);
 	if (!err)
 		err = ext4fs_inode_read_raw(ctx->fs, ino, from);
 	if (!err)

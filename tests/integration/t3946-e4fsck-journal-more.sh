@@ -66,6 +66,11 @@ for spec in "-t ext4 -O ^has_journal -b 1024@32M" "-t ext4 -O ^has_journal -b 40
 		same_as_e2fsck "journal in /$name moved to inode 8 $tag" "$spec" "$(visible "$name" 1)" sh
 		grep -q "Moving journal from /$name to hidden inode" "$T/t.y" ||
 			bad "journal in /$name $tag: e2fsck did not move it"
+		# The journal inode and the root (whose times the unlink leaves alone) as e2fsck leaves them.
+		for i in 2 8; do
+			cmp -s <(debugfs -R "stat <$i>" "$T/oy.img" 2>&1) <(debugfs -R "stat <$i>" "$T/ty.img" 2>&1) ||
+				bad "journal in /$name $tag: inode $i differs from e2fsck's"
+		done
 	done
 	same_as_e2fsck "journal in /.journal with two links stays $tag" "$spec" "$(visible .journal 2)" sh
 	same_as_e2fsck "journal in /jnl stays $tag" "$spec" "$(visible jnl 1)" sh
