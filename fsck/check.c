@@ -433,7 +433,11 @@ static int recover_journal(struct e4fsck *ctx)
 	}
 	if (!err)
 		err = ext4fs_journal_recover(j, &info);
-	if (!err && info.failed_commit) {
+	if (err == EXT4FS_E_JOURNAL_CSUM) {
+		/* As e2fsck: said, the log dropped unreplayed, and the file system no longer called valid. */
+		printf("Journal checksum error found in %s\n", ctx->device);
+		err = ext4fs_journal_discard(j);
+	} else if (!err && info.failed_commit) {
 		/* The library has set the error state, as e2fsck's s_errno ends up doing: the check is forced. */
 		struct problem_ctx pctx = { .ino = info.failed_commit };
 		fix_problem(ctx, PR_0_JNL_TXN_CORRUPT, &pctx);

@@ -93,11 +93,14 @@ for fault in write=1 write=2 write=4; do
 	pass "$name ($fault)"
 done
 
-# The kernel's log with one commit block damaged: the replay stops before that transaction.
-# corrupt.sh IMG: mounted, three transactions synced, the image copied while still mounted (so it
-# needs recovery), then the second commit block's checksum changed.
+# The kernel's log with one commit block damaged: the replay stops before that transaction.  With
+# a descriptor block damaged instead, e2fsck replays nothing ("Journal checksum error found in"),
+# empties the log and checks the whole file system.
+# corrupt.sh IMG KIND: mounted, three transactions synced, the image copied while still mounted (so
+# it needs recovery), then the checksum of the second transaction's commit or descriptor block
+# changed.
 cat >"$T/corrupt.sh" <<'EOS2'
-img=$1 mnt=$1.mnt
+img=$1 kind=$2 mnt=$1.mnt
 mkdir -p "$mnt"
 mount -o loop,noinit_itable "$img" "$mnt" || exit 1
 for i in 1 2 3; do
@@ -108,19 +111,27 @@ done
 cp "$img" "$img.copy"
 umount "$mnt"
 mv "$img.copy" "$img"
-commit=$(debugfs -R logdump "$img" 2>/dev/null | sed -n 's/.*(commit block) at block \([0-9]*\).*/\1/p' | sed -n 2p)
-[ -n "$commit" ] || exit 1
+at=$(debugfs -R logdump "$img" 2>/dev/null | sed -n "s/.*($kind block) at block \\([0-9]*\\).*/\\1/p" | sed -n 2p)
+[ -n "$at" ] || exit 1
 bs=$(dumpe2fs -h "$img" 2>/dev/null | sed -n 's/^Block size: *//p')
-blk=$(debugfs -R "bmap <8> $commit" "$img" 2>/dev/null)
-# h_chksum[0] of the commit header, after magic, type, sequence, checksum type and size, padding.
-printf '\x12\x34\x56\x78' | dd of="$img" bs=1 seek=$((blk * bs + 16)) conv=notrunc status=none
+blk=$(debugfs -R "bmap <8> $at" "$img" 2>/dev/null)
+# A commit block's h_chksum[0] follows magic, type, sequence, checksum type and size, padding; a
+# descriptor block's checksum is its last 4 bytes.
+off=16
+[ "$kind" = descriptor ] && off=$((bs - 4))
+printf '\x12\x34\x56\x78' | dd of="$img" bs=1 seek=$((blk * bs + off)) conv=notrunc status=none
 EOS2
 if [ "$(id -u)" = 0 ] && command -v losetup >/dev/null 2>&1; then
 	for spec in "-t ext4 -O metadata_csum -b 1024@32M" "-t ext4 -O metadata_csum -b 4096@64M"; do
-		name="journal transaction with a bad commit checksum [${spec%@*}]"
-		same_as_e2fsck "$name" "$spec" "bash '$T/corrupt.sh' \"\$1\"" sh
-		grep -q "^Journal transaction [0-9]* was corrupt, replay was aborted\.$" "$T/t.y" ||
-			bad "$name: e2fsck did not meet the corrupt transaction"
+	for kind in commit descriptor; do
+		name="journal transaction with a bad $kind checksum [${spec%@*}]"
+		same_as_e2fsck "$name" "$spec" "bash '$T/corrupt.sh' \"\$1\" $kind" sh
+		if [ $kind = commit ]; then
+			grep -q "^Journal transaction [0-9]* was corrupt, replay was aborted\.$" "$T/t.y" ||
+				bad "$name: e2fsck did not meet the corrupt transaction"
+		else
+			grep -q "^Journal checksum error found in " "$T/t.y" || bad "$name: e2fsck did not meet the bad checksum"
+		fi
 		# Without -f: the error state the failed commit left forces the check, as in e2fsck.
 		for m in p y; do
 			cp "$T/s.img" "$T/o.img"; cp "$T/s.img" "$T/t.img"
@@ -132,6 +143,7 @@ if [ "$(id -u)" = 0 ] && command -v losetup >/dev/null 2>&1; then
 				pass "$name (-$m)"
 			fi
 		done
+	done
 	done
 else
 	echo "SKIP journal transaction with a bad commit checksum: needs root and loop devices"
