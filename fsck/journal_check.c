@@ -20,7 +20,8 @@
  *     journal superblock;
  *   - the flags: has_journal clear beside a journal, needs_recovery set
  *     without one, and a journal holding a log while needs_recovery is
- *     clear ("Run journal anyway", else "Clear journal").
+ *     clear ("Run journal anyway", else "Clear journal");
+ *   - an error the journal recorded (s_errno) becomes the file system's.
  * A question this step cannot get past ends the check as e2fsck's
  * fatal_error() does (exit 8, with 4 when errors are left).  As in e2fsck,
  * an answer no here does not by itself make the exit status 4: the check
@@ -474,6 +475,36 @@ static void check_flags(struct jcheck *j, int *reset)
 }
 
 /*
+ * The end of e2fsck's journal check: a journal that recorded an error
+ * (s_errno: the kernel aborted it) and needs no replay gives the file
+ * system the error state, so the whole check follows, and forgets the
+ * error.  As in e2fsck this is no repair (exit 0).  With -n nothing is
+ * written, but the check is still due.  0, or -1 after fsck_fatal().
+ */
+static int journal_errno(struct jcheck *j)
+{
+	struct e4fsck *ctx = j->ctx;
+	struct ext4fs_journal_sb jsb;
+
+	ext4fs_journal_sb_decode(&jsb, j->jsb);
+	if (needs_recovery(&j->sb) || !jsb.errnum)
+		return 0;
+	if (ctx->read_only) {
+		ctx->fs_invalid = 1;
+		return 0;
+	}
+	jsb.errnum = 0;
+	ext4fs_journal_sb_encode(&jsb, j->jsb);
+	j->jsb_dirty = 1;
+	j->sb.s_state |= EXT4FS_STATE_ERROR;
+	ctx->fs_modified = 1;
+	int err = ext4fs_super_set_journal(ctx->fs, &j->sb);
+	if (err)
+		fsck_fatal(ctx, "%s while writing the superblock: %s", ext4fs_strerror(err), ext4fs_errmsg(ctx->fs));
+	return err ? -1 : 0;
+}
+
+/*
  * Write what the step changed; 0 or -1 after fsck_fatal().  A handle
  * opened for recovery writes nothing but the superblock, so for the
  * journal inode or superblock the file system is opened writable, with
@@ -851,6 +882,10 @@ int fsck_check_journal(struct e4fsck *ctx)
 		jsb.start = 0;
 		ext4fs_journal_sb_encode(&jsb, j.jsb);
 		j.jsb_dirty = 1;
+	}
+	if (journal_errno(&j)) {
+		rc = -1;
+		goto out;
 	}
 	rc = write_changes(&j);
 	/* As e2fsck: the check proper starts from a file system called valid. */

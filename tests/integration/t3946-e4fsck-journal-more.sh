@@ -10,6 +10,7 @@
 #   - an external journal device whose own superblock checksum is wrong,
 #     and s_journal_dev naming another device than the one carrying the
 #     journal's UUID (a loop device: the hint is a device number);
+#   - a journal superblock recording an error (s_errno) that needs no replay;
 #   - a move that fails half way ("Error moving journal: %m"), under the
 #     library's fault hook: e2fsck cannot be made to fail there, so only the
 #     message and what a second run repairs are judged.
@@ -93,6 +94,46 @@ for fault in write=1 write=2 write=4; do
 	pass "$name ($fault)"
 done
 
+# unforced_same NAME: -p and -y without -f on copies of $T/s.img (same_as_e2fsck's image) exit and
+# print as e2fsck's: the reasons to check, or "clean".
+unforced_same() {
+	local name=$1 m rc want
+	for m in p y; do
+		cp "$T/s.img" "$T/o.img"; cp "$T/s.img" "$T/t.img"
+		rc=0; "$E4FSCK" -$m "$T/o.img" >"$T/o.out" 2>&1 || rc=$?
+		want=0; e2fsck -$m "$T/t.img" >"$T/t.out" 2>&1 || want=$?
+		if [ "$rc" != "$want" ] || ! diff <(clean_out "$T/o.out" "$T/o.img") <(clean_out "$T/t.out" "$T/t.img") >"$T/diff"; then
+			bad "$name: -$m exit $rc (e2fsck's $want) or output differs:"; sed 's/^/    /' "$T/diff" | head -n 12
+		else
+			pass "$name (-$m)"
+		fi
+	done
+}
+
+# A journal that recorded an error (s_errno, as when the kernel aborts it) and needs no replay: the
+# file system gets the error state, so the whole check follows, and the journal forgets the error.
+# Not compared under -n: e2fsck 1.47 -n tries to write the cleared journal superblock and aborts
+# (exit 9); e4fsck -n says the check is forced and writes nothing.
+cat >"$T/jerrno.sh" <<'EOS2'
+img=$1
+blk=$(debugfs -R 'bmap <8> 0' "$img" 2>/dev/null)
+bs=$(dumpe2fs -h "$img" 2>/dev/null | sed -n 's/^Block size: *//p')
+# s_errno, big-endian at byte 32 of the journal superblock: -5 (EIO).
+printf '\xff\xff\xff\xfb' | dd of="$img" bs=1 seek=$((blk * bs + 32)) conv=notrunc status=none
+EOS2
+for spec in "-t ext4 -b 1024@32M" "-t ext4 -b 4096@64M" "-t ext3@32M"; do
+	name="journal recorded an error [${spec%@*}]"
+	SAME_MODES="p y" same_as_e2fsck "$name" "$spec" "bash '$T/jerrno.sh' \"\$1\"" sh
+	unforced_same "$name"
+	grep -q "contains a file system with errors, check forced" "$T/t.out" || bad "$name: e2fsck did not force the check"
+	rc=0; "$E4FSCK" -n "$T/s.img" >"$T/o.out" 2>&1 || rc=$?
+	if [ "$rc" != 0 ] || ! grep -q "contains a file system with errors, check forced" "$T/o.out"; then
+		bad "$name: e4fsck -n exit $rc, or the check not forced:"; sed 's/^/    /' "$T/o.out" | head -n 8
+	else
+		pass "$name (-n)"
+	fi
+done
+
 # The kernel's log with one commit block damaged: the replay stops before that transaction.  With
 # a descriptor block damaged instead, e2fsck replays nothing ("Journal checksum error found in"),
 # empties the log and checks the whole file system.
@@ -133,16 +174,7 @@ if [ "$(id -u)" = 0 ] && command -v losetup >/dev/null 2>&1; then
 			grep -q "^Journal checksum error found in " "$T/t.y" || bad "$name: e2fsck did not meet the bad checksum"
 		fi
 		# Without -f: the error state the failed commit left forces the check, as in e2fsck.
-		for m in p y; do
-			cp "$T/s.img" "$T/o.img"; cp "$T/s.img" "$T/t.img"
-			rc=0; "$E4FSCK" -$m "$T/o.img" >"$T/o.out" 2>&1 || rc=$?
-			want=0; e2fsck -$m "$T/t.img" >"$T/t.out" 2>&1 || want=$?
-			if [ "$rc" != "$want" ] || ! diff <(clean_out "$T/o.out" "$T/o.img") <(clean_out "$T/t.out" "$T/t.img") >"$T/diff"; then
-				bad "$name: -$m exit $rc (e2fsck's $want) or output differs:"; sed 's/^/    /' "$T/diff" | head -n 12
-			else
-				pass "$name (-$m)"
-			fi
-		done
+		unforced_same "$name"
 	done
 	done
 else
