@@ -267,6 +267,22 @@ static int suggest_rebuild(struct scan *s)
 	return 0;
 }
 
+/*
+ * The depth e2fsck allows a tree (ext2fs_max_extent_depth()): enough levels
+ * of full blocks below the four root entries to map 2^32 logical blocks,
+ * counted in whole powers of two.
+ */
+static unsigned depth_allowed(uint32_t block_size)
+{
+	unsigned per_bits = 0, root_bits = 0;
+
+	for (unsigned per = ext4fs_extent_node_room(block_size); per > 1; per >>= 1)
+		per_bits++;
+	for (unsigned root = ext4fs_extent_node_room(ROOT_SIZE); root > 1; root >>= 1)
+		root_bits++;
+	return 1 + (31 - root_bits) / per_bits;
+}
+
 int fsck_extents_scan(struct ext4fs_fs *fs, uint32_t ino, const struct ext4fs_inode *in, uint64_t dir_limit,
 		      const struct extent_scan_ops *ops, void *arg)
 {
@@ -278,9 +294,17 @@ int fsck_extents_scan(struct ext4fs_fs *fs, uint32_t ino, const struct ext4fs_in
 
 	s.pctx.ino = ino;
 	ext4fs_extent_node_header(in->i_block, &h);
-	if (!header_sane(&h, ROOT_SIZE) || h.depth > EXT4FS_EXTENT_MAX_DEPTH)
+	if (!header_sane(&h, ROOT_SIZE) || h.depth > EXTENT_DEPTH_WALKED)
 		return ops->problem(arg, PR_1_MISSING_EXTENT_HEADER, &s.pctx, NULL);
 	s.max_depth = h.depth;
+	if (h.depth > depth_allowed(g->block_size)) {
+		/* Asked before the entries, as e2fsck does; a yes rebuilds the tree whatever its levels hold. */
+		s.pctx.blk = h.depth;
+		s.pctx.blk2 = depth_allowed(g->block_size);
+		if ((rc = report(&s, PR_1_EXTENT_BAD_MAX_DEPTH, EXTENT_FIX_REBUILD, 0, 0, NULL, 0)))
+			return rc;
+		s.pctx.blk = s.pctx.blk2 = 0;
+	}
 	for (unsigned k = 1; k <= s.max_depth; k++)
 		if (!(s.bufs[k] = malloc(g->block_size))) {
 			rc = -ENOMEM;
@@ -497,18 +521,18 @@ struct tree_parts {
 	size_t nblocks, capblocks;
 };
 
-static int collect_part(const struct ext4fs_extent_visit *v, void *arg)
+static int collect_part(const struct ext4fs_block_visit *v, void *arg)
 {
 	struct tree_parts *t = arg;
 
-	if (v->is_leaf) {
+	if (v->kind == EXT4FS_BLOCK_DATA) {
 		if (t->next == t->cap) {
 			void *grown = ext4fs_array_grow(t->ext, &t->cap, t->next + 1, sizeof(*t->ext), 64);
 			if (!grown)
 				return -ENOMEM;
 			t->ext = grown;
 		}
-		t->ext[t->next++] = (struct ext4fs_extent_entry){ v->lblk, v->pblk, v->len, v->unwritten };
+		t->ext[t->next++] = (struct ext4fs_extent_entry){ (uint32_t)v->lblk, v->pblk, v->count, v->unwritten };
 		return 0;
 	}
 	if (t->nblocks == t->capblocks) {
@@ -712,6 +736,9 @@ out:
 	return rc;
 }
 
+static int walk_tree(struct ext4fs_fs *fs, const struct ext4fs_inode *in, int strict, ext4fs_block_visit_fn fn,
+		     void *arg);
+
 int fsck_extent_rebuild(struct e4fsck *ctx, uint32_t ino)
 {
 	const unsigned root_room = ext4fs_extent_node_room(ROOT_SIZE);
@@ -724,7 +751,7 @@ int fsck_extent_rebuild(struct e4fsck *ctx, uint32_t ino)
 	if (!err && !(in.i_flags & EXT4FS_EXTENTS_FL) && !ext4fs_inode_has_inline_data(&in))
 		return extent_from_blockmap(ctx, ino, &in);
 	if (!err)
-		err = ext4fs_extent_walk(ctx->fs, ino, &in, collect_part, &t);
+		err = walk_tree(ctx->fs, &in, 1, collect_part, &t);
 	if (err == -ENOMEM)
 		goto nomem;
 	if (err) {
@@ -792,16 +819,18 @@ struct any_walk {
 	const struct ext4fs_geom *g;
 	ext4fs_block_visit_fn fn;
 	void *arg;
+	int strict;                 /* a node that cannot be entered fails the walk instead of being passed over */
 	unsigned char *bufs[EXTENT_PATH_MAX];
 };
 
 static int walk_any(struct any_walk *w, const unsigned char *node, size_t size, unsigned depth, unsigned level)
 {
 	struct ext4fs_extent_header h;
+	const int skip = w->strict ? EXT4FS_E_EXTENT_CORRUPT : 0;
 
 	ext4fs_extent_node_header(node, &h);
 	if (!header_sane(&h, size) || h.depth != depth)
-		return 0;
+		return skip;
 	for (unsigned i = 0; i < h.entries; i++) {
 		struct ext4fs_extent_entry e;
 		int rc;
@@ -814,29 +843,36 @@ static int walk_any(struct any_walk *w, const unsigned char *node, size_t size, 
 			continue;
 		}
 		/* e2fsck's walks skip a pointer of 0 too; it would lead to the superblock's block. */
-		if (!ext4fs_block_ptr_valid(w->fs, e.pblk) || level + 1 >= EXTENT_PATH_MAX)
+		if (!ext4fs_block_ptr_valid(w->fs, e.pblk) || level + 1 >= EXTENT_PATH_MAX) {
+			if (skip)
+				return skip;
 			continue;
+		}
 		struct ext4fs_block_visit v = { .kind = EXT4FS_BLOCK_EXTENT_NODE, .pblk = e.pblk, .lblk = e.lblk,
 						.count = 1 };
 		if ((rc = w->fn(&v, w->arg)))
 			return rc;
-		if (ext4fs_block_read(w->fs, e.pblk, w->bufs[level + 1]))
+		if ((rc = ext4fs_block_read(w->fs, e.pblk, w->bufs[level + 1]))) {
+			if (skip)
+				return rc;
 			continue;
+		}
 		if ((rc = walk_any(w, w->bufs[level + 1], w->g->block_size, depth - 1, level + 1)))
 			return rc;
 	}
 	return 0;
 }
 
-int fsck_extent_blocks(struct ext4fs_fs *fs, const struct ext4fs_inode *in, ext4fs_block_visit_fn fn, void *arg)
+static int walk_tree(struct ext4fs_fs *fs, const struct ext4fs_inode *in, int strict, ext4fs_block_visit_fn fn,
+		     void *arg)
 {
-	struct any_walk w = { .fs = fs, .g = ext4fs_geom(fs), .fn = fn, .arg = arg };
+	struct any_walk w = { .fs = fs, .g = ext4fs_geom(fs), .fn = fn, .arg = arg, .strict = strict };
 	struct ext4fs_extent_header h;
 	int rc = 0;
 
 	ext4fs_extent_node_header(in->i_block, &h);
-	if (h.depth > EXT4FS_EXTENT_MAX_DEPTH)
-		return 0;
+	if (h.depth > EXTENT_DEPTH_WALKED)
+		return strict ? EXT4FS_E_EXTENT_CORRUPT : 0;
 	for (unsigned k = 1; k <= h.depth; k++)
 		if (!(w.bufs[k] = malloc(w.g->block_size))) {
 			rc = -ENOMEM;
@@ -847,4 +883,9 @@ out:
 	for (unsigned k = 1; k < EXTENT_PATH_MAX; k++)
 		free(w.bufs[k]);
 	return rc;
+}
+
+int fsck_extent_blocks(struct ext4fs_fs *fs, const struct ext4fs_inode *in, ext4fs_block_visit_fn fn, void *arg)
+{
+	return walk_tree(fs, in, 0, fn, arg);
 }

@@ -19,14 +19,23 @@
 
 struct e4fsck;
 
-#define EXTENT_PATH_MAX (EXT4FS_EXTENT_MAX_DEPTH + 1)
+/*
+ * The deepest tree the checker walks.  e2fsck walks a tree of any depth and
+ * offers to rebuild one deeper than its block size needs
+ * (PR_1_EXTENT_BAD_MAX_DEPTH: 5 levels with 1 KiB blocks, 4 with 4 KiB);
+ * three levels more than the library writes are walked the same way, a
+ * deeper root is taken for a corrupt header.
+ */
+#define EXTENT_DEPTH_WALKED (EXT4FS_EXTENT_MAX_DEPTH + 3)
+#define EXTENT_PATH_MAX (EXTENT_DEPTH_WALKED + 1)
 
 enum extent_fix_kind {
 	EXTENT_FIX_DELETE,       /* remove the entry, and with it all it maps */
 	EXTENT_FIX_CSUM,         /* write the node again with its checksum */
 	EXTENT_FIX_INDEX_START,  /* the index entry starts where its child's first entry does */
 	EXTENT_FIX_WRITTEN,      /* a directory's unwritten extent becomes written */
-	EXTENT_FIX_REBUILD,      /* pass 1E writes the tree again, as small as it can be */
+	EXTENT_FIX_REBUILD,      /* pass 1E writes the tree again, as small as it can be (PR_1E_CAN_*, and
+				    PR_1_EXTENT_BAD_MAX_DEPTH, asked first: after its no the others follow) */
 	EXTENT_FIX_COLLAPSE,     /* a directory's leaf extent starts at new_lblk (set when asking) */
 };
 

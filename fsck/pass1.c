@@ -183,6 +183,7 @@ struct block_walk {
 	int bad_map_top;            /* under which of the inode's pointers that one lies (struct indirect_fix's top) */
 	int map_top_seen;           /* the last of the inode's pointers under which an indirect block was met */
 	struct cluster_walk cw;     /* bigalloc: the clusters charged so far (clusters.h) */
+	size_t max_depth_rec;       /* PR_1_EXTENT_BAD_MAX_DEPTH's record + 1 (0: none) */
 };
 
 static void worker_fail(struct p1_worker *w, const char *what)
@@ -463,18 +464,31 @@ static int extent_problem(void *arg, uint32_t code, const struct problem_ctx *pc
 	 * As e2fsck: with -D a directory is rebuilt in pass 3A, so its tree is not
 	 * offered for pass 1E; -E no_optimize_extents (or fixes_only) offers none.
 	 */
-	if ((code == PR_1E_CAN_NARROW_EXTENT_TREE || code == PR_1E_CAN_COLLAPSE_EXTENT_TREE) &&
-	    ((b->is_dir && b->w->ctx->optimize_dirs) || b->w->ctx->no_optimize_extents))
+	int suggestion = code == PR_1E_CAN_NARROW_EXTENT_TREE || code == PR_1E_CAN_COLLAPSE_EXTENT_TREE;
+	if (suggestion && ((b->is_dir && b->w->ctx->optimize_dirs) || b->w->ctx->no_optimize_extents))
 		return 0;
+	/* A tree too deep is asked about whatever the options; a directory pass 3A rebuilds keeps it till then. */
+	if (code == PR_1_EXTENT_BAD_MAX_DEPTH && b->is_dir && b->w->ctx->optimize_dirs) {
+		fix = NULL;
+		kind = FIX_NONE;
+	}
 	if (code == PR_1_COLLAPSE_DBLOCK)
 		b->dir_collapse = 1;
 	if (record(b->w, code, pctx, kind, fix ? fix->new_lblk : 0, NULL))
 		return -ENOMEM;
+	struct p1_problem *p = &b->w->probs[b->w->nprobs - 1];
 	if (fix)
-		b->w->probs[b->w->nprobs - 1].ext = *fix;
+		p->ext = *fix;
+	if (code == PR_1_EXTENT_BAD_MAX_DEPTH)
+		b->max_depth_rec = b->w->nprobs;
+	/* After a yes to the depth question the tree is rebuilt unasked: e2fsck weighs its levels only after a no. */
+	if (suggestion && b->max_depth_rec) {
+		p->q.rules |= DEFER_IF_NO_BACK;
+		p->q.back = (unsigned)(b->w->nprobs - b->max_depth_rec);
+	}
 	/* e2fsck's fatal error follows a kept inode only. */
 	if (code == PR_1_BLOCK_ITERATE)
-		b->w->probs[b->w->nprobs - 1].q.rules |= DEFER_NOT_CLEARED;
+		p->q.rules |= DEFER_NOT_CLEARED;
 	return 0;
 }
 
@@ -2505,8 +2519,12 @@ static int answer_repair(void *arg, struct deferred_inode *st, struct deferred *
 			break;
 		}
 		case FIX_EXTENT: {
-			if (p->ext.kind == EXTENT_FIX_REBUILD)
+			if (p->ext.kind == EXTENT_FIX_REBUILD) {
+				/* Unlike the suggestions, a yes to a tree too deep is a repair (e2fsck exits 1). */
+				if (p->q.code == PR_1_EXTENT_BAD_MAX_DEPTH)
+					ctx->fs_changed = 1;
 				return queue_rebuild(ctx, ino) ? -1 : 0;
+			}
 			int r = fsck_extent_repair(ctx, ino, &a->in, &p->ext);
 			if (r < 0)
 				return -1;

@@ -1,0 +1,76 @@
+#!/bin/bash
+# t3949-e4fsck-extents-more.sh - extent trees deeper than e2fsck allows,
+# judged by e2fsck 1.47 in -n, -p and -y.  e2fsck asks first whether a tree
+# deeper than its block size needs (4 levels with 4 KiB blocks, 5 with
+# 1 KiB) may be made shallower; a yes rebuilds it in pass 1E unasked, a no
+# leaves it to the usual "could be shorter" suggestion.
+
+set -eu
+
+# shellcheck source-path=SCRIPTDIR source=../lib/common.sh
+. "$(dirname -- "$0")/../lib/common.sh"
+
+# shellcheck source-path=SCRIPTDIR source=../lib/fsck-damage.sh
+. "$(dirname -- "$0")/../lib/fsck-damage.sh"
+damage_need_e2fsck_147
+need_cmd python3
+damage_setup
+
+# /big, and /deep: 40 blocks with every other one punched out, so twenty
+# one-block extents in a leaf below the root (a tree of depth 1).
+base_image() {
+	local img=$1 bs=$2
+	rm -f "$img"
+	mke2fs -q -F -t ext4 -O ^metadata_csum -b "$bs" "$img" 8M >/dev/null 2>&1
+	head -c $((40 * bs)) /dev/urandom >"$T/deep"
+	{
+		echo "write $src/big big"
+		echo "write $T/deep deep"
+		for i in $(seq 1 2 39); do echo "punch deep $i $i"; done
+	} | debugfs -w -f - "$img" >/dev/null 2>&1
+}
+
+# deepen DEPTH [1]: the command that makes /deep's tree DEPTH levels deep
+# (the blocks of its last DEPTH - 1 extents become a chain of one-entry index
+# nodes above the leaf); with 1, the leaf's fourth extent then points
+# outside the file system.
+deepen() {
+	echo "python3 - \"\$1\" $1 ${2:-0} <<'PY'
+import re, struct, subprocess, sys
+img, depth, bad = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+out = subprocess.run(['debugfs', '-R', 'imap deep', img], capture_output=True, text=True).stdout
+blk, off = re.search(r'located at block (\d+), offset (0x[0-9a-f]+)', out).groups()
+bs = 1024 << struct.unpack_from('<I', open(img, 'rb').read(2048), 1024 + 24)[0]
+f = open(img, 'r+b')
+at = int(blk) * bs + int(off, 16) + 40
+f.seek(at)
+root = bytearray(f.read(60))
+leaf = struct.unpack_from('<I', root, 16)[0]
+f.seek(leaf * bs)
+node = bytearray(f.read(bs))
+n = struct.unpack_from('<H', node, 2)[0]
+k = depth - 1
+chain = [struct.unpack_from('<I', node, 20 + 12 * i)[0] for i in range(n - k, n)] + [leaf]
+struct.pack_into('<H', node, 2, n - k)
+node[12 + 12 * (n - k):12 + 12 * n] = bytes(12 * k)
+if bad:
+    struct.pack_into('<I', node, 12 + 12 * 3 + 8, 0x7fffffff)
+f.seek(leaf * bs)
+f.write(node)
+for i in range(k):
+    index = bytearray(bs)
+    struct.pack_into('<HHHHIIIHH', index, 0, 0xF30A, 1, (bs - 12) // 12, depth - 1 - i, 0, 0, chain[i + 1], 0, 0)
+    f.seek(chain[i] * bs)
+    f.write(index)
+struct.pack_into('<HIIIHH', root, 6, depth, 0, 0, chain[0], 0, 0)
+f.seek(at)
+f.write(root)
+PY"
+}
+
+DAMAGE_CMD=1 damage_case "a tree of depth 5 with 4 KiB blocks" 4096 "$(deepen 5)"
+DAMAGE_CMD=1 damage_case "a tree of depth 6 with 1 KiB blocks, a bad extent in its leaf" 1024 "$(deepen 6 1)"
+# e2fsck rebuilds a tree too deep whatever -E no_optimize_extents says.
+DAMAGE_OPTS="-E no_optimize_extents" DAMAGE_CMD=1 damage_case "a tree of depth 7, no_optimize_extents" 1024 "$(deepen 7)"
+
+exit "$failed"
