@@ -31,6 +31,7 @@ struct ind_walk {
 	int bad_map;                    /* an illegal indirect pointer met since the last indirect block read */
 	int top;                        /* which of the inode's map pointers is being walked: 0 direct, 1-3 */
 	int one_block;                  /* ops->symlink_limit applies: data past block 0 is "too big" */
+	uint64_t last_dir_block;        /* ops->dir_limit applies: data past this block is "too big" (0: none) */
 };
 
 /* walk_ind(), with ops->stop_at_bad_map: back to the inode's pointers, the subtree is given up. */
@@ -60,8 +61,9 @@ static int illegal(struct ind_walk *w, int in_inode, uint64_t ref, uint32_t inde
 		   uint64_t lblk, int in_metadata)
 {
 	static const char *const names[] = { "", "indirect block", "double indirect block", "triple indirect block" };
+	int past_dir = w->last_dir_block && !level && lblk > w->last_dir_block && legal(w, value);
 	struct indirect_fix fix = { in_inode, ref, index, value, in_metadata, level, w->top,
-				    w->pctx.ino == EXT4FS_RESIZE_INO, w->one_block && !level && lblk > 0 };
+				    w->pctx.ino == EXT4FS_RESIZE_INO, (w->one_block && !level && lblk > 0) || past_dir };
 	char where[48];
 
 	if (level)
@@ -70,8 +72,10 @@ static int illegal(struct ind_walk *w, int in_inode, uint64_t ref, uint32_t inde
 		snprintf(where, sizeof(where), "block #%llu", (unsigned long long)lblk);
 	w->pctx.blk = value;
 	w->pctx.str = where;
+	w->pctx.num = past_dir ? lblk : 0;      /* a directory's message names the block by number */
 	int rc = w->ops->illegal(w->arg, &w->pctx, &fix);
 	w->pctx.str = NULL;
+	w->pctx.num = 0;
 	return rc;
 }
 
@@ -124,7 +128,8 @@ static int walk_ind(struct ind_walk *w, uint32_t blk, int level, uint64_t first)
 		uint64_t lblk = first + i * span;
 		if (!p)
 			continue;
-		if (!legal(w, p) || (level == 1 && w->one_block && lblk > 0)) {
+		if (!legal(w, p) || (level == 1 && w->one_block && lblk > 0) ||
+		    (level == 1 && w->last_dir_block && lblk > w->last_dir_block)) {
 			if ((rc = flush_run(w)) || (rc = illegal(w, 0, blk, i, p, level > 1 ? level - 1 : 0, lblk, meta)))
 				return rc;
 			if (level > 1) {
@@ -154,6 +159,8 @@ int fsck_indirect_scan(struct ext4fs_fs *fs, uint32_t ino, const struct ext4fs_i
 	/* The bad blocks inode (mode 0) is a list, walked by e2fsck's own rules for it. */
 	w.one_block = ops->symlink_limit && ino != EXT4FS_BAD_INO && !EXT4FS_ISDIR(in->i_mode) &&
 		      !EXT4FS_ISREG(in->i_mode);
+	if (ops->dir_limit && EXT4FS_ISDIR(in->i_mode) && !ext4fs_has_incompat(fs, EXT4FS_FEATURE_INCOMPAT_LARGEDIR))
+		w.last_dir_block = (1ULL << 31) / w.g->block_size;
 	for (int k = 0; k < 3; k++)
 		if (!(w.bufs[k] = malloc(w.g->block_size))) {
 			rc = -ENOMEM;

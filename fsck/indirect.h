@@ -31,7 +31,8 @@ struct indirect_fix {
 	int level;                  /* 0: a data pointer; 1-3: a pointer to an (double, triple) indirect block */
 	int top;                    /* under which of the inode's pointers: 0 a direct one, 1-3 the (double, triple) indirect one */
 	int resize;                 /* the resize inode's map: its blocks are metadata by design, and repaired as e2fsck does */
-	int too_big;                /* a data pointer past a symlink's first block (legal or not): e2fsck's "too big" */
+	int too_big;                /* a data pointer past a symlink's first block (legal or not), or a legal one
+				       past a directory's limit: e2fsck's "too big" */
 };
 
 struct indirect_scan_ops {
@@ -61,6 +62,12 @@ struct indirect_scan_ops {
 	 * with too_big set, and not claimed, as e2fsck's pass 1 treats it.
 	 */
 	int symlink_limit;
+	/*
+	 * Pass 1's rule for a directory without largedir: a legal data pointer
+	 * past logical block 2^31 / block size is handed to illegal() with
+	 * too_big set, and not claimed, as e2fsck's pass 1 treats it.
+	 */
+	int dir_limit;
 };
 
 /* fsck_indirect_scan() with stop_at_bad_map: e2fsck's "Illegal indirect block found". */

@@ -162,9 +162,6 @@ struct block_walk {
 	uint64_t prev_end;          /* physical block after the previous run */
 	int fragmented;
 	unsigned illegal;           /* pointers outside the file system (indirect maps) */
-	uint64_t max_dir_blocks;    /* a directory's blocks beyond this are not believed */
-	uint64_t too_big_lblk;      /* first such block, or UINT64_MAX */
-	uint64_t too_big_pblk;
 	int dir_collapse;           /* a directory's extents after a gap went to the asking thread */
 	uint64_t first_pblk;        /* where logical block 0 is, 0 when unmapped */
 	/*
@@ -402,14 +399,6 @@ static int visit_block(const struct ext4fs_block_visit *v, void *arg)
 	}
 	if (v->kind != EXT4FS_BLOCK_DATA)
 		return 0;
-	if (b->is_dir && v->lblk + v->count > b->max_dir_blocks) {
-		/* As e2fsck: a directory past 2 GiB (without largedir) is damage, not data. */
-		if (b->too_big_lblk == UINT64_MAX) {
-			b->too_big_lblk = v->lblk > b->max_dir_blocks ? v->lblk : b->max_dir_blocks;
-			b->too_big_pblk = v->pblk + (b->too_big_lblk - v->lblk);
-		}
-		return 0;
-	}
 	if (v->lblk == 0 && valid)
 		b->first_pblk = v->pblk;
 	if (v->lblk + v->count > b->last_lblk_plus1)
@@ -548,8 +537,12 @@ static int indirect_illegal(void *arg, const struct problem_ctx *pctx, const str
 	int after_bad_map = b->bad_map_rec && b->bad_map_top == fix->top && fix->top;
 	if (++b->illegal % 12 == 0 && record(w, PR_1_TOO_MANY_BAD_BLOCKS, pctx, FIX_CLEAR_RESTART, 0, NULL))
 		return -ENOMEM;
-	/* A symlink's blocks past the first are cleared as illegal ones are, under e2fsck's "too big" latch. */
-	if (record(w, fix->too_big ? PR_1_TOOBIG_SYMLINK : PR_1_ILLEGAL_BLOCK_NUM, pctx, FIX_IND_CLEAR, 0, pctx->str))
+	/*
+	 * A symlink's blocks past the first, and a directory's past its limit,
+	 * are cleared as illegal ones are, under e2fsck's "too big" latch.
+	 */
+	uint32_t code = !fix->too_big ? PR_1_ILLEGAL_BLOCK_NUM : b->is_dir ? PR_1_TOOBIG_DIR : PR_1_TOOBIG_SYMLINK;
+	if (record(w, code, pctx, FIX_IND_CLEAR, 0, pctx->str))
 		return -ENOMEM;
 	w->probs[w->nprobs - 1].ind = *fix;
 	if (after_bad_map)
@@ -576,7 +569,7 @@ static int indirect_collision(void *arg, const struct problem_ctx *pctx, int top
 
 /* Illegal pointers are asked about one by one, as e2fsck asks: the walk goes on past them. */
 static const struct indirect_scan_ops indirect_ops = { visit_block, indirect_illegal, is_fs_metadata,
-							indirect_collision, 0, 1 };
+							indirect_collision, 0, 1, 1 };
 
 /*
  * Fields e2fsck wants zero (i_faddr, the Hurd's i_frag and i_fsize, a
@@ -1001,11 +994,12 @@ static int check_blocks(struct p1_worker *w, uint32_t ino, const struct ext4fs_i
 {
 	const struct ext4fs_geom *g = w->ctx->geo;
 	struct block_walk b = { .w = w, .ino = ino, .is_dir = EXT4FS_ISDIR(in->i_mode),
-				.block_mapped = !(in->i_flags & EXT4FS_EXTENTS_FL), .too_big_lblk = UINT64_MAX,
+				.block_mapped = !(in->i_flags & EXT4FS_EXTENTS_FL),
 				.resize_map = ino == EXT4FS_RESIZE_INO };
 	cluster_walk_init(&b.cw, g->cluster_ratio);
-	b.max_dir_blocks = ext4fs_has_incompat(w->fs, EXT4FS_FEATURE_INCOMPAT_LARGEDIR) ? UINT32_MAX
-										       : (1ULL << 31) / g->block_size;
+	/* As e2fsck: a directory's blocks past 2 GiB (without largedir) are damage, not data. */
+	uint64_t dir_limit = ext4fs_has_incompat(w->fs, EXT4FS_FEATURE_INCOMPAT_LARGEDIR) ? UINT32_MAX
+										   : (1ULL << 31) / g->block_size;
 	struct problem_ctx pctx = { .ino = ino };
 	uint64_t acl = ext4fs_inode_file_acl(w->fs, in);
 	/*
@@ -1034,7 +1028,7 @@ static int check_blocks(struct p1_worker *w, uint32_t ino, const struct ext4fs_i
 	int stopped = 0;            /* the extent walk gave up as e2fsck's does: nothing more about the blocks */
 	size_t first_rec = w->nprobs;
 	if (mapped && (in->i_flags & EXT4FS_EXTENTS_FL) && (extents_fs(w) || w->extent_root_ino == ino))
-		err = fsck_extents_scan(w->fs, ino, in, b.max_dir_blocks, &extent_ops, &b);
+		err = fsck_extents_scan(w->fs, ino, in, dir_limit, &extent_ops, &b);
 	else if (mapped)
 		err = fsck_indirect_scan(w->fs, ino, in, &indirect_ops, &b);
 	if (err == EXTENT_SCAN_STOPPED) {
@@ -1048,15 +1042,6 @@ static int check_blocks(struct p1_worker *w, uint32_t ino, const struct ext4fs_i
 	if (err) {
 		bitmap_paged_set_range(&w->inode_bad, ino, 1);
 		return record(w, PR_1_READ_EXTENT, &pctx, FIX_NONE, 0, ext4fs_errmsg(w->fs));
-	}
-	if (b.too_big_lblk != UINT64_MAX) {
-		pctx.num = b.too_big_lblk;
-		pctx.blk = b.too_big_pblk;
-		bitmap_paged_set_range(&w->inode_bad, ino, 1);
-		if (record(w, PR_1_TOOBIG_DIR_MAPPED, &pctx, FIX_NONE, 0, NULL))
-			return -1;
-		pctx.num = 0;
-		pctx.blk = 0;
 	}
 	/* An illegal pointer to an indirect block that stays: e2fsck's iterator fails, and it stops there. */
 	/*

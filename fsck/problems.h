@@ -148,7 +148,6 @@
 #define PR_1_INODE_TOOBIG              0x010043
 #define PR_1_TOOBIG_DIR                0x010044
 #define PR_1_TOOBIG_SYMLINK            0x010046
-#define PR_1_TOOBIG_DIR_MAPPED         0x01E004
 #define PR_1_EXTATTR_REFCOUNT          0x01003C
 #define PR_1_BAD_EA_BLOCK              0x01003A
 #define PR_1_EA_MULTI_BLOCK            0x01003E

@@ -164,8 +164,6 @@ static const struct problem rows[] = {
 	{ PR_1_INODE_TOOBIG, "PR_1_INODE_TOOBIG", "Inode %i is too big.  ", PROMPT_TRUNCATE, 0 },
 	{ PR_1_TOOBIG_DIR, "PR_1_TOOBIG_DIR", "Block #%N (%b) causes directory to be too big.  ", PROMPT_CLEAR, 0 },
 	{ PR_1_TOOBIG_SYMLINK, "PR_1_TOOBIG_SYMLINK", "%B (%b) causes symlink to be too big.  ", PROMPT_CLEAR, 0 },
-	{ PR_1_TOOBIG_DIR_MAPPED, "PR_1_TOOBIG_DIR_MAPPED", "Block #%N (%b) causes directory to be too big.  ",
-	  PROMPT_CLEAR, PF_CHECK_ONLY },
 	{ PR_1_READ_EA_BLOCK, "PR_1_READ_EA_BLOCK",
 	  "Error reading extended attribute block %b for inode %i.  ", PROMPT_CLEAR, 0 },
 	{ PR_1_BAD_EA_BLOCK, "PR_1_BAD_EA_BLOCK", "Inode %i has a bad extended attribute block %b.  ", PROMPT_CLEAR,

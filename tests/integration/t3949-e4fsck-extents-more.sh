@@ -1,9 +1,10 @@
 #!/bin/bash
-# t3949-e4fsck-extents-more.sh - extent trees deeper than e2fsck allows,
-# judged by e2fsck 1.47 in -n, -p and -y.  e2fsck asks first whether a tree
+# t3949-e4fsck-extents-more.sh - block maps past what e2fsck allows, judged
+# by e2fsck 1.47 in -n, -p and -y.  e2fsck asks first whether an extent tree
 # deeper than its block size needs (4 levels with 4 KiB blocks, 5 with
 # 1 KiB) may be made shallower; a yes rebuilds it in pass 1E unasked, a no
-# leaves it to the usual "could be shorter" suggestion.
+# leaves it to the usual "could be shorter" suggestion.  A block-mapped
+# directory's block past 2 GiB is cleared under the "too big" question.
 
 set -eu
 
@@ -16,11 +17,23 @@ damage_need_e2fsck_147
 need_cmd python3
 damage_setup
 
-# /big, and /deep: 40 blocks with every other one punched out, so twenty
-# one-block extents in a leaf below the root (a tree of depth 1).
+# BS: ext4 with /big, and /deep: 40 blocks with every other one punched
+# out, so twenty one-block extents in a leaf below the root (a tree of
+# depth 1).  "map": ext3 with 1 KiB blocks, /big, a directory /d and a
+# file /pad of four contiguous blocks.
 base_image() {
 	local img=$1 bs=$2
 	rm -f "$img"
+	if [ "$bs" = map ]; then
+		mke2fs -q -F -t ext3 -b 1024 "$img" 8M >/dev/null 2>&1
+		head -c 4096 /dev/urandom >"$T/pad"
+		debugfs -w -f - "$img" >/dev/null 2>&1 <<-EOF
+			write $src/big big
+			mkdir d
+			write $T/pad pad
+		EOF
+		return
+	fi
 	mke2fs -q -F -t ext4 -O ^metadata_csum -b "$bs" "$img" 8M >/dev/null 2>&1
 	head -c $((40 * bs)) /dev/urandom >"$T/deep"
 	{
@@ -72,5 +85,36 @@ DAMAGE_CMD=1 damage_case "a tree of depth 5 with 4 KiB blocks" 4096 "$(deepen 5)
 DAMAGE_CMD=1 damage_case "a tree of depth 6 with 1 KiB blocks, a bad extent in its leaf" 1024 "$(deepen 6 1)"
 # e2fsck rebuilds a tree too deep whatever -E no_optimize_extents says.
 DAMAGE_OPTS="-E no_optimize_extents" DAMAGE_CMD=1 damage_case "a tree of depth 7, no_optimize_extents" 1024 "$(deepen 7)"
+
+# /d's triple indirect pointer leads, through one indirect block per level
+# taken from /pad (left with none), to a block at logical 2097420, past the
+# 2^21 blocks a directory may have with 1 KiB blocks.
+far_dir_block() {
+	cat <<-'EOF'
+		p=$(debugfs -R "bmap pad 0" "$1" 2>/dev/null)
+		debugfs -w -f - "$1" >/dev/null 2>&1 <<-CMDS
+			sif pad block[0] 0
+			sif pad block[1] 0
+			sif pad block[2] 0
+			sif pad block[3] 0
+			sif pad size 0
+			sif pad blocks 0
+			sif d block[TIND] $p
+			sif d blocks 10
+		CMDS
+		python3 - "$1" "$p" <<-'PY'
+			import struct, sys
+			img, p = sys.argv[1], int(sys.argv[2])
+			f = open(img, 'r+b')
+			for blk, slot, val in ((p, 31, p + 1), (p + 1, 0, p + 2), (p + 2, 0, p + 3)):
+			    b = bytearray(1024)
+			    struct.pack_into('<I', b, 4 * slot, val)
+			    f.seek(blk * 1024)
+			    f.write(b)
+		PY
+	EOF
+}
+
+DAMAGE_CMD=1 damage_case "a block-mapped directory's block past 2 GiB" map "$(far_dir_block)"
 
 exit "$failed"
