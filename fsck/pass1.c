@@ -1035,13 +1035,10 @@ static int check_blocks(struct p1_worker *w, uint32_t ino, const struct ext4fs_i
 		stopped = 1;
 		err = 0;
 	}
-	if (err == -ENOMEM) {
+	/* The walks fail only for want of memory: what they cannot read on disk is a problem they report. */
+	if (err) {
 		worker_fail(w, "out of memory walking blocks");
 		return -1;
-	}
-	if (err) {
-		bitmap_paged_set_range(&w->inode_bad, ino, 1);
-		return record(w, PR_1_READ_EXTENT, &pctx, FIX_NONE, 0, ext4fs_errmsg(w->fs));
 	}
 	/* An illegal pointer to an indirect block that stays: e2fsck's iterator fails, and it stops there. */
 	/*

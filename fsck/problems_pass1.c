@@ -201,8 +201,6 @@ static const struct problem rows[] = {
 	  0 },
 	{ PR_1_EXTATTR_REFCOUNT, "PR_1_EXTATTR_REFCOUNT",
 	  "Extended attribute block %b has reference count %M, should be %N.  ", PROMPT_FIX, 0 },
-	{ PR_1_READ_EXTENT, "PR_1_READ_EXTENT", "Error while reading over extent tree in inode %i: %s\n",
-	  PROMPT_CLEAR_INODE, PF_CHECK_ONLY },
 	/*
 	 * An extent walk that met a block on the metadata which is no tree node
 	 * (extents.c); %s is e2fsck's name of the step, %m its library's words.
