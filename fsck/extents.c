@@ -25,6 +25,7 @@
 #include "ext4fs/super.h"
 #include "clusters.h"
 #include "context.h"
+#include "dirs.h"
 #include "extents.h"
 #include "guard.h"
 #include "problems.h"
@@ -662,13 +663,43 @@ static int collect_mapped(const struct ext4fs_block_visit *v, void *arg)
 	return 0;
 }
 
+/* Whether needed clusters can be taken once the map's own freed clusters are given back. */
+static int room_for_tree(struct e4fsck *ctx, size_t needed, size_t freed)
+{
+	uint64_t from = ctx->geo->first_data_block;
+
+	for (size_t found = freed; found < needed; found++) {
+		from = fsck_next_free_cluster(ctx, from);
+		if (from >= ctx->geo->blocks_count)
+			return 0;
+		from += ctx->geo->cluster_ratio;
+	}
+	return 1;
+}
+
+/*
+ * No cluster is left for the tree: e2fsck's pass 1E reports that it failed
+ * (in the words its allocator's failure reaches it with), after inserting
+ * the extents the root holds and losing the rest.  The inode is left as it
+ * was instead, its data whole, and the file system still has the error.
+ */
+static void no_room_for_tree(struct e4fsck *ctx, uint32_t ino)
+{
+	char *path = fsck_path(ctx, ino, 0);
+	struct problem_ctx pctx = { .ino = ino, .errmsg = ext4fs_strerror(-EPERM), .path = path };
+
+	fix_problem(ctx, PR_1E_OPTIMIZE_EXT_ERR, &pctx);
+	free(path);
+	ctx->exit_status |= FSCK_UNCORRECTED;
+}
+
 /*
  * Pass 1E for a block-mapped inode (on bigalloc, where the kernel allows
  * none): as e2fsck converts it, its data runs become an extent tree and
  * its mapping blocks are freed (a cluster each, with the inode's count);
- * tree blocks the extents need are taken as clusters no inode uses.  An
- * unlinked inode is left alone, as e2fsck leaves it.  0, or -1 after
- * fsck_fatal().
+ * tree blocks the extents need are taken (and counted) as clusters no
+ * inode uses.  An unlinked inode is left alone, as e2fsck leaves it, and
+ * so is one whose tree finds no room.  0, or -1 after fsck_fatal().
  */
 static int extent_from_blockmap(struct e4fsck *ctx, uint32_t ino, struct ext4fs_inode *in)
 {
@@ -695,6 +726,11 @@ static int extent_from_blockmap(struct e4fsck *ctx, uint32_t ino, struct ext4fs_
 	nodes = malloc((nodes_needed ? nodes_needed : 1) * sizeof(*nodes));
 	if (!nodes)
 		goto nomem;
+	if (!room_for_tree(ctx, nodes_needed, t.nblocks)) {
+		no_room_for_tree(ctx, ino);
+		rc = 0;
+		goto out;
+	}
 	/* The mapping blocks go first, as e2fsck frees them while it reads the map. */
 	err = ext4fs_fs_block_bitmap(ctx->fs, &bb);
 	for (size_t i = 0; i < t.nblocks && !err; i++) {
@@ -704,7 +740,7 @@ static int extent_from_blockmap(struct e4fsck *ctx, uint32_t ino, struct ext4fs_
 			unclaim_tree_block(ctx, in, t.blocks[i]);
 	}
 	for (size_t i = 0; i < nodes_needed && !err; i++) {
-		err = fsck_take_block(ctx, ctx->geo->first_data_block, &nodes[i]);
+		err = fsck_take_block_counted(ctx, ctx->geo->first_data_block, &nodes[i]);
 		if (!err)
 			err = ext4fs_inode_add_blocks(ctx->fs, in, ctx->geo->cluster_ratio);
 	}

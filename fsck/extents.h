@@ -95,7 +95,8 @@ int fsck_extent_repair(struct e4fsck *ctx, uint32_t ino, struct ext4fs_inode *in
  * nodes and as few levels as its extents need, in the tree blocks it had
  * (freeing those left over, in the bitmaps and in ctx->block_found).  A
  * block-mapped inode (PR_1_NO_BIGALLOC_BLOCKMAP_FILES) is converted to an
- * extent tree instead, its mapping blocks freed.
+ * extent tree instead, its mapping blocks freed; one whose tree finds no
+ * free cluster is left as it was (PR_1E_OPTIMIZE_EXT_ERR, and the error stays).
  * Returns 0, or -1 after fsck_fatal().
  */
 int fsck_extent_rebuild(struct e4fsck *ctx, uint32_t ino);

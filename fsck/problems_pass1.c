@@ -263,6 +263,8 @@ static const struct problem rows[] = {
 	  "Inode %i passes checks, but checksum does not match inode.  ", PROMPT_FIX, PF_PREEN_OK },
 	{ PR_1E_PASS_HEADER, "PR_1E_PASS_HEADER", "Pass 1E: Optimizing extent trees\n", PROMPT_NONE,
 	  PF_PREEN_NOMSG },
+	{ PR_1E_OPTIMIZE_EXT_ERR, "PR_1E_OPTIMIZE_EXT_ERR", "Failed to optimize extent tree %p (%i): %m\n",
+	  PROMPT_NONE, 0 },
 	{ PR_1E_CAN_COLLAPSE_EXTENT_TREE, "PR_1E_CAN_COLLAPSE_EXTENT_TREE",
 	  "Inode %i extent tree (at level %b) could be shorter.  ", PROMPT_OPTIMIZE, PF_PREEN_NO | PF_NOT_AN_ERROR },
 	{ PR_1E_CAN_NARROW_EXTENT_TREE, "PR_1E_CAN_NARROW_EXTENT_TREE",

@@ -4,7 +4,9 @@
 # deeper than its block size needs (4 levels with 4 KiB blocks, 5 with
 # 1 KiB) may be made shallower; a yes rebuilds it in pass 1E unasked, a no
 # leaves it to the usual "could be shorter" suggestion.  A block-mapped
-# directory's block past 2 GiB is cleared under the "too big" question.
+# directory's block past 2 GiB is cleared under the "too big" question.  A
+# block map on bigalloc becomes an extent tree in pass 1E, whose failure
+# for want of a free cluster is reported.
 
 set -eu
 
@@ -17,6 +19,8 @@ damage_need_e2fsck_147
 need_cmd python3
 damage_setup
 
+free_blocks() { dumpe2fs -h "$1" 2>/dev/null | awk '/^Free blocks:/ { print $3 }'; }
+
 # BS: ext4 with /big, and /deep: 40 blocks with every other one punched
 # out, so twenty one-block extents in a leaf below the root (a tree of
 # depth 1).  "map": ext3 with 1 KiB blocks, /big, a directory /d and a
@@ -24,6 +28,27 @@ damage_setup
 base_image() {
 	local img=$1 bs=$2
 	rm -f "$img"
+	if [ "${bs%:*}" = bigalloc ]; then
+		# "bigalloc:N": 4 KiB clusters, /big, /frag (twelve blocks), and N clusters free.
+		mke2fs -q -F -t ext4 -O bigalloc,^metadata_csum -b 1024 -C 4096 "$img" 8M >/dev/null 2>&1
+		head -c 12288 /dev/urandom >"$T/frag"
+		debugfs -w -f - "$img" >/dev/null 2>&1 <<-EOF
+			write $src/big big
+			write $T/frag frag
+		EOF
+		# /fill leaves a few clusters (its tree may need one), one-cluster files the rest.
+		local free i=0
+		free=$(free_blocks "$img")
+		# (not zeros: debugfs writes those as holes)
+		head -c $(((free - 64) * 1024)) /dev/zero | tr '\0' z >"$T/fill"
+		head -c 4096 /dev/zero | tr '\0' z >"$T/cluster"
+		debugfs -w -R "write $T/fill fill" "$img" >/dev/null 2>&1
+		while [ "$(free_blocks "$img")" -gt $((4 * ${bs#*:})) ] && [ $i -lt 64 ]; do
+			i=$((i + 1))
+			debugfs -w -R "write $T/cluster c$i" "$img" >/dev/null 2>&1
+		done
+		return
+	fi
 	if [ "$bs" = map ]; then
 		mke2fs -q -F -t ext3 -b 1024 "$img" 8M >/dev/null 2>&1
 		head -c 4096 /dev/urandom >"$T/pad"
@@ -116,5 +141,60 @@ far_dir_block() {
 }
 
 DAMAGE_CMD=1 damage_case "a block-mapped directory's block past 2 GiB" map "$(far_dir_block)"
+
+# /frag becomes block-mapped, every other block of its three clusters a
+# hole: six runs, one more than an extent root holds, so its conversion
+# (e2fsck's answer to a block map on bigalloc) needs a tree block.
+holey_map() {
+	cat <<-'EOF'
+		b=$(debugfs -R "bmap frag 0" "$1" 2>/dev/null)
+		{
+			echo "sif frag flags 0"
+			for i in $(seq 0 14); do
+				if [ $((i % 2)) = 0 ] && [ "$i" -lt 12 ]; then
+					echo "sif frag block[$i] $((b + i))"
+				else
+					echo "sif frag block[$i] 0"
+				fi
+			done
+		} | debugfs -w -f - "$1" >/dev/null 2>&1
+	EOF
+}
+
+DAMAGE_CMD=1 damage_case "a block map on bigalloc converted into the last free cluster" bigalloc:1 "$(holey_map)"
+
+# Without a free cluster for the tree block e2fsck's pass 1E fails, after
+# writing the four extents the root holds: the file loses its last two
+# blocks, and e2fsck calls the file system modified (exit 1).  e4fsck
+# prints the same failure but leaves the inode as it was, its data whole,
+# and says that errors are left (exit 4).  Both say the same in -n and -p.
+no_room_case() {
+	local name="a block map on bigalloc without a free cluster for its tree" m rc want
+	base_image "$T/nr.img" bigalloc:0
+	bash -c "$(holey_map)" damage "$T/nr.img"
+	debugfs -R "cat frag" "$T/nr.img" 2>/dev/null >"$T/frag.before"
+	for m in n p y; do
+		cp "$T/nr.img" "$T/nr-o$m.img"; cp "$T/nr.img" "$T/nr-t$m.img"
+		rc=0; "$E4FSCK" -f$m "$T/nr-o$m.img" >"$T/nr.o$m" 2>&1 || rc=$?
+		want=0; e2fsck -f$m "$T/nr-t$m.img" >"$T/nr.t$m" 2>&1 || want=$?
+		if [ $m = y ]; then
+			[ "$rc/$want" = 4/1 ] || { bad "$name: -fy exit $rc, e2fsck's $want (want 4 and 1)"; return; }
+			sed -i -e 's/\*\*\*\*\* FILE SYSTEM WAS MODIFIED \*\*\*\*\*/********** WARNING: Filesystem still has errors **********\n/' \
+				"$T/nr.t$m"
+		elif [ "$rc" != "$want" ]; then
+			bad "$name: -f$m exit $rc, e2fsck's $want"; return
+		fi
+		if ! diff <(neutral "$T/nr.o$m" "$T/nr-o$m.img") <(neutral "$T/nr.t$m" "$T/nr-t$m.img") >"$T/diff"; then
+			bad "$name: -f$m output differs from e2fsck's:"; sed 's/^/    /' "$T/diff" | head -n 12; return
+		fi
+	done
+	grep -q '^Failed to optimize extent tree <13> (13): Operation not permitted$' "$T/nr.oy" ||
+		{ bad "$name: no failure reported"; return; }
+	debugfs -R "cat frag" "$T/nr-oy.img" 2>/dev/null >"$T/frag.after"
+	cmp -s "$T/frag.before" "$T/frag.after" || { bad "$name: /frag changed"; return; }
+	cmp -s "$T/nr.img" "$T/nr-on.img" || { bad "$name: -fn changed the image"; return; }
+	pass "$name"
+}
+no_room_case
 
 exit "$failed"
