@@ -1904,7 +1904,7 @@ static void *worker_run(void *arg)
 	if (w->first_group > w->last_group)
 		return NULL;            /* more threads than ranges worth cutting */
 	if (ext4fs_scan_open(w->fs, w->first_group, w->last_group,
-			     EXT4FS_SCAN_SUSPECT_UNUSED | EXT4FS_SCAN_JUDGE_GARBAGE, &scan)) {
+			     EXT4FS_SCAN_SUSPECT_UNUSED | EXT4FS_SCAN_JUDGE_GARBAGE | EXT4FS_SCAN_TRUST_UNVERIFIED, &scan)) {
 		worker_fail(w, ext4fs_errmsg(w->fs));
 		return NULL;
 	}

@@ -741,8 +741,8 @@ static uint32_t scan_skipped(struct pass2 *p, uint32_t ino, uint32_t *group)
 	uint32_t grp = (ino - 1) / g->inodes_per_group;
 	const struct ext4fs_group_desc *gd;
 
-	if (!(g->has_gdt_csum || g->has_metadata_csum) || grp >= g->group_count ||
-	    !ext4fs_group_desc_csum_ok(p->fs, grp))
+	/* As e2fsck: the descriptor's word is taken whether or not its checksum verifies (as the scan took it). */
+	if (!(g->has_gdt_csum || g->has_metadata_csum) || grp >= g->group_count)
 		return 0;
 	gd = ext4fs_group(p->fs, grp);
 	*group = grp;

@@ -31,7 +31,8 @@ static uint32_t group_inode_limit(struct ext4fs_scan *s, uint32_t g)
 	const struct ext4fs_fs *fs = s->fs;
 	const struct ext4fs_group_desc *gd = &fs->groups[g];
 	uint32_t ipg = fs->geom.inodes_per_group;
-	int trusted = (fs->geom.has_metadata_csum || fs->geom.has_gdt_csum) && fs->gd_csum_ok[g] &&
+	int trusted = (fs->geom.has_metadata_csum || fs->geom.has_gdt_csum) &&
+		      (fs->gd_csum_ok[g] || (s->flags & EXT4FS_SCAN_TRUST_UNVERIFIED)) &&
 		      !(s->flags & EXT4FS_SCAN_ALL_INODES);
 	uint64_t first_ino = (uint64_t)g * ipg;
 

@@ -38,6 +38,12 @@ struct ext4fs_scan;
  * impossible extent header or block map (ext4fs_scan_in_garbage()).
  */
 #define EXT4FS_SCAN_JUDGE_GARBAGE 0x4
+/*
+ * Honour a descriptor's INODE_UNINIT flag and unused-inode count even when
+ * its checksum fails, as e2fsprogs' scan does (for a checker that left such
+ * a descriptor as it was).  Without it they are trusted only when verified.
+ */
+#define EXT4FS_SCAN_TRUST_UNVERIFIED 0x8
 
 /*
  * Start a scan over groups [first_group, last_group] (clamped to the file

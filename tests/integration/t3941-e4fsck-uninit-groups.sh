@@ -41,7 +41,7 @@ base_image() {
 	EOF
 }
 
-# @UNINIT@: a free inode of the last group still INODE_UNINIT; @TAIL@: a
+# @UNINIT@: a free inode of the last group still INODE_UNINIT (@UG@); @TAIL@: a
 # free inode in the never-used tail of /f3's group; @G@: that group;
 # @HIDE@: the itable_unused that hides /f3 and what follows in it;
 # @FREE@: a free inodes count that lets that tail pass the superblock step.
@@ -56,6 +56,7 @@ expand() {
 	cmds=${cmds//@UNINIT@/$((ug * ipg + 7))}
 	cmds=${cmds//@TAIL@/$((used + 2))}
 	cmds=${cmds//@G@/$grp}
+	cmds=${cmds//@UG@/$ug}
 	cmds=${cmds//@HIDE@/$((ipg - (ino - 1 - grp * ipg)))}
 	cmds=${cmds//@FREE@/$ipg}
 	printf '%s\n' "$cmds"
@@ -68,6 +69,9 @@ for spec in "$L1K" "$LGDT"; do
 	damage_case "entries in both places $tag" "$spec" "$(printf 'ln <@UNINIT@> /x\nln <@TAIL@> /y')"
 	damage_case "/f3's group says INODE_UNINIT $tag" "$spec" \
 		"$(printf 'set_bg @G@ flags 1\nset_bg @G@ checksum calc')"
+	# The group's checksum wrong: e2fsck's scan and pass 2 honour its flag all the same under -n.
+	damage_case "an entry names an inode of an INODE_UNINIT group whose checksum is wrong $tag" "$spec" \
+		"$(printf 'ln <@UNINIT@> /x\nset_bg @UG@ checksum 0x1234')"
 	damage_case "/f3's group's unused tail covers /f3 $tag" "$spec" \
 		"$(printf 'set_bg @G@ itable_unused @HIDE@\nset_bg @G@ free_inodes_count @FREE@\nset_bg @G@ checksum calc')"
 	# e2fsck writes this repair but does not count it as a change (exit 0);
