@@ -154,8 +154,12 @@ int ext4fs_inode_csum_ok(const struct ext4fs_fs *fs, uint32_t ino, const void *r
 		stored |= (uint32_t)le16_load(d + INODE_CSUM_HI_OFF) << 16;
 	if (stored == want)
 		return 1;
-	/* An all-zero record (never used) has no checksum to check. */
-	for (uint32_t i = 0; i < fs->geom.inode_size; i++)
+	/*
+	 * A record never used has no checksum to check: as e2fsprogs judges it,
+	 * one whose base 128 bytes are all zero (what lies beyond them is not
+	 * looked at).
+	 */
+	for (uint32_t i = 0; i < EXT4FS_INODE_BASE_SIZE; i++)
 		if (d[i])
 			return 0;
 	return 1;

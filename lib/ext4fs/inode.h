@@ -150,7 +150,8 @@ int ext4fs_inode_read_raw_verified(struct ext4fs_fs *fs, uint32_t ino, void *raw
 /* Checksum the raw record of inode ino should carry (metadata_csum). */
 uint32_t ext4fs_inode_csum(const struct ext4fs_fs *fs, uint32_t ino, const void *raw);
 
-/* Nonzero when the stored checksum of raw inode ino is right (or there is none). */
+/* Nonzero when the stored checksum of raw inode ino is right, or there is none (no
+ * metadata_csum, or a record whose base 128 bytes are all zero, as e2fsprogs judges). */
 int ext4fs_inode_csum_ok(const struct ext4fs_fs *fs, uint32_t ino, const void *raw);
 
 /* Nonzero when the field at byte offset off (of width len) lies within 128 + i_extra_isize. */

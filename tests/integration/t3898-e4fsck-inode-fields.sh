@@ -210,6 +210,10 @@ bs=$(dumpe2fs -h "$1" 2>/dev/null | sed -n "s/^Block size: *//p")
 isz=$(dumpe2fs -h "$1" 2>/dev/null | sed -n "s/^Inode size: *//p")
 printf "\002" | dd of="$1" bs=1 seek=$((it * bs + (ino - 1) * isz + 0x34)) conv=notrunc status=none'
 DAMAGE_CMD=1 damage_case "unused inode with a bad checksum [${ext4%@*}]" "$ext4" "$stray_byte"
+# The same byte past the base record: a record whose first 128 bytes are
+# zero has no checksum to judge (e2fsprogs' rule), so both call it clean.
+same_as_e2fsck "unused inode with a stray byte past its base record [${ext4%@*}]" "$ext4" \
+	"${stray_byte/+ 0x34/+ 0x90}" sh
 # A never-used record with a dtime below the inode count: a link of an
 # orphan list never finished, which e2fsck finds in records of mode 0 too.
 damage_case "unused inode left in an orphan list [${ext4%@*}]" "$ext4" "write /dev/null /d/gone
