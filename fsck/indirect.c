@@ -63,7 +63,7 @@ static int illegal(struct ind_walk *w, int in_inode, uint64_t ref, uint32_t inde
 	static const char *const names[] = { "", "indirect block", "double indirect block", "triple indirect block" };
 	int past_dir = w->last_dir_block && !level && lblk > w->last_dir_block && legal(w, value);
 	struct indirect_fix fix = { in_inode, ref, index, value, in_metadata, level, w->top,
-				    w->pctx.ino == EXT4FS_RESIZE_INO, (w->one_block && !level && lblk > 0) || past_dir };
+				    w->pctx.ino == EXT4FS_RESIZE_INO, (w->one_block && !level && lblk > 0) || past_dir, lblk };
 	char where[48];
 
 	if (level)

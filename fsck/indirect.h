@@ -33,6 +33,7 @@ struct indirect_fix {
 	int resize;                 /* the resize inode's map: its blocks are metadata by design, and repaired as e2fsck does */
 	int too_big;                /* a data pointer past a symlink's first block (legal or not), or a legal one
 				       past a directory's limit: e2fsck's "too big" */
+	uint64_t lblk;              /* a data pointer's logical block */
 };
 
 struct indirect_scan_ops {

@@ -16,19 +16,26 @@
  * (as e2fsck -n) but still report an orphan file that is not clean.
  */
 #include "config.h"
+#include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "ext4fs/alloc.h"
 #include "ext4fs/bitmap.h"
 #include "ext4fs/blockmap.h"
 #include "ext4fs/errors.h"
+#include "ext4fs/extent.h"
 #include "ext4fs/file.h"
 #include "ext4fs/fsops.h"
 #include "ext4fs/inode.h"
 #include "ext4fs/orphan_file.h"
 #include "ext4fs/super.h"
 #include "context.h"
+#include "extents.h"
+#include "indirect.h"
 #include "passes.h"
 #include "problem.h"
 #include "problems.h"
@@ -69,6 +76,262 @@ static int count_free_again(struct e4fsck *ctx, uint32_t ino, struct ext4fs_inod
 	return err;
 }
 
+/* -- an orphan's blocks, as e2fsck frees them ------------------------------
+ *
+ * e2fsck frees an orphan's blocks one by one while it walks the map, each
+ * mapping block after what it maps, and gives up at the first block outside
+ * the file system or already free (freed earlier in the same walk, too):
+ * what it freed before stays free.  The library frees a file whole, so the
+ * walk is made here first, in e2fsck's order, to find such a block; the
+ * library's release runs only when there is none.
+ */
+
+/* One block as e2fsck's walk meets it: blkcount is the logical block, or -1..-3 for mapping blocks. */
+struct orphan_blk {
+	uint64_t blk;
+	int64_t blkcount;
+};
+
+#define PENDING_MAX 8               /* mapping blocks waiting for what they map: deeper than any map */
+
+struct orphan_seq {
+	struct e4fsck *ctx;
+	struct orphan_blk *v;
+	size_t n, cap;
+	struct orphan_blk pending[PENDING_MAX];
+	int height[PENDING_MAX];        /* 1 for a block mapping data, 2 for one above, ... */
+	int npending;
+	uint64_t last_cluster;
+	unsigned char *node;            /* scratch block for an extent node's header */
+	int truncating;                 /* the orphan keeps its links: only what lies past i_size goes */
+};
+
+static int seq_add(struct orphan_seq *s, uint64_t blk, int64_t blkcount)
+{
+	/* e2fsck skips holes, and a block in the cluster just met (its last_cluster starts at 0). */
+	uint64_t cluster = blk / s->ctx->geo->cluster_ratio;
+	if (!blk || cluster == s->last_cluster)
+		return 0;
+	s->last_cluster = cluster;
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? 2 * s->cap : 64;
+		struct orphan_blk *v = realloc(s->v, cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		s->v = v;
+		s->cap = cap;
+	}
+	s->v[s->n++] = (struct orphan_blk){ blk, blkcount };
+	return 0;
+}
+
+/* Mapping blocks of height at most upto have been walked under: they come now. */
+static int seq_flush(struct orphan_seq *s, int upto)
+{
+	int rc = 0;
+
+	while (!rc && s->npending && s->height[s->npending - 1] <= upto) {
+		s->npending--;
+		rc = seq_add(s, s->pending[s->npending].blk, s->pending[s->npending].blkcount);
+	}
+	return rc;
+}
+
+/* The height of an extent tree node: read from its header (a node e2fsck could not enter has none below). */
+static int node_height(struct orphan_seq *s, uint64_t blk)
+{
+	struct ext4fs_extent_header h;
+
+	if (ext4fs_block_read(s->ctx->fs, blk, s->node) ||
+	    !ext4fs_extent_node_header_ok(s->node, s->ctx->geo->block_size))
+		return 1;
+	ext4fs_extent_node_header(s->node, &h);
+	return h.depth + 1;
+}
+
+static int seq_visit(const struct ext4fs_block_visit *v, void *arg)
+{
+	struct orphan_seq *s = arg;
+	int height, rc = 0;
+
+	if (v->kind == EXT4FS_BLOCK_DATA) {
+		for (uint32_t i = 0; i < v->count && !rc; i++)
+			rc = seq_add(s, v->pblk + i, (int64_t)(v->lblk + i));
+		return rc;
+	}
+	/* Truncating an extent tree, e2fsck's library frees the nodes it empties unlooked at. */
+	if (v->kind == EXT4FS_BLOCK_EXTENT_NODE && s->truncating)
+		return 0;
+	height = v->kind == EXT4FS_BLOCK_EXTENT_NODE ? node_height(s, v->pblk) : (int)v->kind;
+	if ((rc = seq_flush(s, height)))
+		return rc;
+	if (s->npending == PENDING_MAX)
+		return -EINVAL;
+	int64_t blkcount = v->kind == EXT4FS_BLOCK_EXTENT_NODE ? -1 : -(int64_t)v->kind;
+	s->pending[s->npending] = (struct orphan_blk){ v->pblk, blkcount };
+	s->height[s->npending++] = height;
+	return 0;
+}
+
+/* An illegal data pointer is met in the walk; one to a mapping block ends e2fsck's walk otherwise. */
+static int seq_illegal(void *arg, const struct problem_ctx *pctx, const struct indirect_fix *fix)
+{
+	struct orphan_seq *s = arg;
+
+	(void)pctx;
+	if (fix->level)
+		return -EINVAL;
+	return seq_add(s, fix->value, (int64_t)fix->lblk);
+}
+
+/*
+ * The blocks of orphan ino in e2fsck's order into s (the caller frees
+ * s->v): 0, 1 when e2fsck's walk would fail otherwise, or -ENOMEM.
+ */
+static int seq_build(struct e4fsck *ctx, uint32_t ino, const struct ext4fs_inode *in, struct orphan_seq *s)
+{
+	struct indirect_scan_ops ops = { .claim = seq_visit, .illegal = seq_illegal };
+	int rc;
+
+	*s = (struct orphan_seq){ .ctx = ctx, .truncating = in->i_links_count != 0 };
+	if (!fsck_inode_has_blocks(ctx->fs, ino, in))
+		return 0;
+	if (!(s->node = malloc(ctx->geo->block_size)))
+		return -ENOMEM;
+	if (ext4fs_inode_has_extents(in))
+		rc = fsck_extent_blocks(ctx->fs, in, seq_visit, s);
+	else
+		rc = fsck_indirect_scan(ctx->fs, ino, in, &ops, s);
+	if (!rc)
+		rc = seq_flush(s, INT_MAX);
+	free(s->node);
+	return rc == -EINVAL ? 1 : rc;
+}
+
+static int by_block(const void *a, const void *b)
+{
+	const struct orphan_blk *x = a, *y = b;
+
+	return x->blk < y->blk ? -1 : x->blk > y->blk ? 1 : x->blkcount < y->blkcount ? -1 : x->blkcount > y->blkcount;
+}
+
+/*
+ * Where e2fsck's walk would meet a cluster a second time, freed by then
+ * (when it was met at a blkcount from freed_from on): the place of the
+ * earliest second meeting, or s->n.
+ */
+static size_t first_repeat(const struct orphan_seq *s, int64_t freed_from)
+{
+	struct orphan_blk *sorted = malloc(s->n * sizeof(*sorted) + 1);
+	size_t at = s->n, n = 0;
+
+	if (!sorted)
+		return SIZE_MAX;
+	/* blkcount is replaced by the place in the walk, so that equal clusters sort by when they are met. */
+	for (size_t i = 0; i < s->n; i++)
+		if (s->v[i].blkcount >= freed_from)
+			sorted[n++] = (struct orphan_blk){ s->v[i].blk / s->ctx->geo->cluster_ratio, (int64_t)i };
+	qsort(sorted, n, sizeof(*sorted), by_block);
+	for (size_t i = 1; i < n; i++)
+		if (sorted[i].blk == sorted[i - 1].blk && (size_t)sorted[i].blkcount < at)
+			at = (size_t)sorted[i].blkcount;
+	free(sorted);
+	return at;
+}
+
+/* e2fsck's %B: where in the file a block sits. */
+static void block_place(int64_t blkcount, char *buf, size_t size)
+{
+	static const char *const names[] = { "indirect block", "double indirect block", "triple indirect block" };
+
+	if (blkcount >= 0)
+		snprintf(buf, size, "block #%" PRId64, blkcount);
+	else
+		snprintf(buf, size, "%s", names[-blkcount - 1]);
+}
+
+/*
+ * Truncating, e2fsck unmaps and frees the data past i_size that its walk
+ * met before the block it stopped at (and the mapping blocks left empty),
+ * but i_blocks is left as it was: pass 1 corrects it.  Not followed when
+ * it stopped at a mapping block (the library's unmap would free that one
+ * too): then nothing is freed.
+ */
+static int truncate_before(struct e4fsck *ctx, uint32_t ino, const struct orphan_seq *s, size_t bad,
+			   uint64_t start)
+{
+	struct ext4fs_inode in;
+	uint64_t end = 0;
+	int err;
+
+	for (size_t i = 0; i < bad; i++)
+		if (s->v[i].blkcount >= 0 && (uint64_t)s->v[i].blkcount + 1 > end)
+			end = (uint64_t)s->v[i].blkcount + 1;
+	if ((err = ext4fs_inode_read(ctx->fs, ino, &in)))
+		return err;
+	if (end <= start)
+		return 0;
+	uint32_t blocks_lo = in.i_blocks_lo;
+	uint16_t blocks_hi = in.i_blocks_high;
+	if ((err = ext4fs_bmap_unmap(ctx->fs, ino, &in, start, end - start)))
+		return err;
+	in.i_blocks_lo = blocks_lo;
+	in.i_blocks_high = blocks_hi;
+	return ext4fs_inode_write(ctx->fs, ino, &in);
+}
+
+/*
+ * Report the first block of orphan ino that e2fsck would not free, after
+ * freeing those it frees before giving up (when truncating, only those
+ * past i_size: see truncate_before()).  GO_ON when there is none, STOPPED
+ * when reported, FATAL.
+ */
+static int check_orphan_blocks(struct e4fsck *ctx, uint32_t ino, const struct ext4fs_inode *in)
+{
+	const struct ext4fs_bitmap *bmap;
+	struct orphan_seq s;
+	int rc = seq_build(ctx, ino, in, &s);
+	size_t bad, repeat;
+	int err = 0;
+
+	if (rc == 1) {
+		free(s.v);
+		return GO_ON;
+	}
+	/* Truncating frees only the data past i_size: a block met twice inside it was not freed the first time. */
+	uint64_t size_blocks = (ext4fs_inode_size(in) + ctx->geo->block_size - 1) / ctx->geo->block_size;
+	repeat = rc ? SIZE_MAX : first_repeat(&s, in->i_links_count ? (int64_t)size_blocks : INT64_MIN);
+	if (rc || repeat == SIZE_MAX || (err = ext4fs_fs_block_bitmap(ctx->fs, &bmap))) {
+		free(s.v);
+		return failed(ctx, err ? err : -ENOMEM, "walking", ino);
+	}
+	uint32_t code = 0;
+	for (bad = 0; bad < s.n && !code; bad++) {
+		uint64_t b = s.v[bad].blk;
+		if (b < ctx->geo->first_data_block || b >= ctx->geo->blocks_count)
+			code = PR_0_ORPHAN_ILLEGAL_BLOCK_NUM;
+		else if (bad >= repeat || ext4fs_bitmap_test(bmap, b) == 0)
+			code = PR_0_ORPHAN_ALREADY_CLEARED_BLOCK;
+	}
+	if (!code) {
+		free(s.v);
+		return GO_ON;
+	}
+	bad--;
+	if (in->i_links_count && s.v[bad].blkcount >= 0)
+		err = truncate_before(ctx, ino, &s, bad, size_blocks);
+	for (size_t i = 0; i < bad && !in->i_links_count && !err; i++)
+		err = ext4fs_free_blocks(ctx->fs, s.v[i].blk, 1);
+	char place[48];
+	struct problem_ctx pctx = { .ino = ino, .blk = s.v[bad].blk, .str = place };
+	block_place(s.v[bad].blkcount, place, sizeof(place));
+	free(s.v);
+	if (err)
+		return failed(ctx, err, "freeing", ino);
+	fix_problem(ctx, code, &pctx);
+	return STOPPED;
+}
+
 /*
  * Finish orphan *ino and set *ino to the next one on the list (its
  * i_dtime; 0 at the end).  The orphan file's entries call it too: their
@@ -96,6 +359,9 @@ static int release_one(struct e4fsck *ctx, uint32_t *ino)
 		fix_problem(ctx, PR_0_ORPHAN_ILLEGAL_INODE, &pctx);
 		return STOPPED;
 	}
+	int rc = check_orphan_blocks(ctx, *ino, &in);
+	if (rc != GO_ON)
+		return rc;
 	if (!in.i_links_count) {
 		const struct ext4fs_bitmap *ib;
 		err = ext4fs_fs_inode_bitmap(ctx->fs, &ib);

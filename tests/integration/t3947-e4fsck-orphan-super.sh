@@ -1,0 +1,96 @@
+#!/bin/bash
+# t3947-e4fsck-orphan-super.sh - orphans whose blocks cannot be freed, and
+# superblock fields e2fsck 1.47 judges before pass 1, in -n, -p and -y.
+#
+# Orphan list (s_last_orphan, chained through i_dtime): an orphan being
+# deleted (no links) or truncated (to its i_size) has a block outside the
+# file system, a block already free in the bitmap, or a block met twice;
+# e2fsck frees the blocks its walk meets before that one, reports "Illegal
+# block" or "Already cleared block", stops and leaves the rest to the
+# passes.  Block-mapped files (ext3) and extent files (ext4, a tree of one
+# level too), data blocks and mapping blocks.
+
+set -eu
+
+# shellcheck source-path=SCRIPTDIR source=../lib/common.sh
+. "$(dirname -- "$0")/../lib/common.sh"
+
+# shellcheck source-path=SCRIPTDIR source=../lib/fsck-damage.sh
+. "$(dirname -- "$0")/../lib/fsck-damage.sh"
+damage_need_e2fsck_147
+damage_setup
+
+# /d/small: 59 blocks of 1 KiB (an indirect block in ext3); /sp: 8 runs of 4
+# blocks with holes between (more extents than the inode holds: a tree block).
+head -c 60000 /dev/urandom >"$src/small"
+python3 - "$src/sp" <<'PY'
+import sys
+with open(sys.argv[1], 'wb') as f:
+    for i in range(8):
+        f.seek(i * 16384)
+        f.write(b'x' * 4096)
+PY
+
+base_image() {
+	spec_image "$1" "$2@16M"
+	printf 'write %s\n' "$src/small d/small" "$src/sp sp" | debugfs -w -f - "$1" >/dev/null 2>&1
+}
+
+# @SMALL@, @SP@: the inodes; @Sn@: /d/small's block n; @SPn@: /sp's block n;
+# @IND@: /d/small's indirect block; @ETB@: /sp's tree block.
+expand() {
+	local img=$1 cmds=$2 stat n
+	stat=$(debugfs -R "stat /d/small" "$img" 2>/dev/null)
+	cmds=${cmds//@SMALL@/$(sed -n 's/^Inode: \([0-9]*\).*/\1/p' <<<"$stat")}
+	cmds=${cmds//@IND@/$(grep -o '(IND):[0-9]*' <<<"$stat" | cut -d: -f2)}
+	stat=$(debugfs -R "stat /sp" "$img" 2>/dev/null)
+	cmds=${cmds//@SP@/$(sed -n 's/^Inode: \([0-9]*\).*/\1/p' <<<"$stat")}
+	cmds=${cmds//@ETB@/$(grep -o '(ETB0):[0-9]*' <<<"$stat" | cut -d: -f2)}
+	for n in 3 4 10 17 96; do
+		cmds=${cmds//@S$n@/$(debugfs -R "bmap /d/small $n" "$img" 2>/dev/null)}
+		cmds=${cmds//@SP$n@/$(debugfs -R "bmap /sp $n" "$img" 2>/dev/null)}
+	done
+	printf '%s\n' "$cmds"
+}
+
+# ---------------------------------------------------------------- orphan list blocks
+small_del="set_super_value last_orphan @SMALL@
+set_inode_field /d/small links_count 0"
+small_trunc="set_super_value last_orphan @SMALL@
+set_inode_field /d/small size 1000"
+sp_del="set_super_value last_orphan @SP@
+set_inode_field /sp links_count 0"
+# Block maps: each data block, then the indirect block after what it maps.
+ext3="-t ext3"
+damage_case "deleted orphan, block #0 out of range [ext3]" "$ext3" "$small_del
+set_inode_field /d/small block[0] 99999999"
+damage_case "deleted orphan, block #5 out of range after 0-4 [ext3]" "$ext3" "$small_del
+set_inode_field /d/small block[5] 99999999"
+damage_case "deleted orphan, block #4 already free [ext3]" "$ext3" "$small_del
+freeb @S4@"
+damage_case "deleted orphan, indirect block already free [ext3]" "$ext3" "$small_del
+freeb @IND@"
+damage_case "deleted orphan, block #10 met again as #4 [ext3]" "$ext3" "$small_del
+set_inode_field /d/small block[4] @S10@"
+damage_case "truncated orphan, block #3 out of range [ext3]" "$ext3" "$small_trunc
+set_inode_field /d/small block[3] 99999999"
+damage_case "truncated orphan, block #10 already free [ext3]" "$ext3" "$small_trunc
+freeb @S10@"
+damage_case "truncated orphan, block #10 met again as #4 [ext3]" "$ext3" "$small_trunc
+set_inode_field /d/small block[4] @S10@"
+
+# Extent trees: the first extent's start out of range (i_block[5]), free data
+# blocks, and a free tree block, met after the data it maps.
+ext4="-t ext4"
+damage_case "deleted orphan, extent out of range [ext4]" "$ext4" "$small_del
+set_inode_field /d/small block[5] 99999999"
+damage_case "deleted orphan, block #4 already free [ext4]" "$ext4" "$small_del
+freeb @S4@"
+damage_case "deleted orphan, block #17 under a tree block already free [ext4]" "$ext4" "$sp_del
+freeb @SP17@"
+damage_case "deleted orphan, tree block already free [ext4]" "$ext4" "$sp_del
+freeb @ETB@"
+damage_case "truncated orphan, block #10 already free [ext4]" "$ext4" "$small_trunc
+freeb @S10@"
+
+exit "$failed"
