@@ -70,7 +70,7 @@ int fsck_open(struct e4fsck *ctx, unsigned flags)
 	 * time.
 	 */
 	opts.flags = EXT4FS_OPEN_IGNORE_CSUM | EXT4FS_OPEN_QUOTA_BY_CALLER | EXT4FS_OPEN_MISPLACED_OK |
-		     EXT4FS_OPEN_CLUSTERS_BY_CALLER | flags;
+		     EXT4FS_OPEN_CLUSTERS_BY_CALLER | (ctx->despite_errors ? EXT4FS_OPEN_SB_ERRORS_OK : 0) | flags;
 	opts.superblock = ctx->superblock;
 	opts.block_size = ctx->blocksize;
 	ctx->open_opts = opts;

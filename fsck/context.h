@@ -106,6 +106,7 @@ struct e4fsck {
 	uint64_t superblock;        /* -b, 0 = primary */
 	unsigned blocksize;         /* -B */
 	int from_backup;            /* the primary superblock was unusable: a backup is in use */
+	int despite_errors;         /* opened as e2fsck opens "despite errors" (EXT4FS_OPEN_SB_ERRORS_OK) */
 	const char *json_path;      /* --json FILE */
 	const char *undo_path;      /* -z FILE: the undo file of every writable open */
 	const char *journal_path;   /* -j: the external journal device, NULL to look for none */

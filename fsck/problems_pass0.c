@@ -140,6 +140,8 @@ static const struct problem rows[] = {
 	{ PR_0_64BIT_WITHOUT_EXTENTS, "PR_0_64BIT_WITHOUT_EXTENTS",
 	  "Superblock 64bit filesystem needs extents to access the whole disk.  ", PROMPT_FIX,
 	  PF_PREEN_OK | PF_NOT_AN_ERROR },
+	{ PR_0_FIRST_META_BG_TOO_BIG, "PR_0_FIRST_META_BG_TOO_BIG", "First_meta_bg is too big.  (%N, max value %g).  ",
+	  PROMPT_CLEAR, 0 },
 	{ PR_0_CLEAR_TESTFS_FLAG, "PR_0_CLEAR_TESTFS_FLAG", "The test_fs flag is set (and ext4 is available).  ",
 	  PROMPT_CLEAR, PF_PREEN_OK },
 	{ PR_0_HURD_CLEAR_FILETYPE, "PR_0_HURD_CLEAR_FILETYPE", "The Hurd does not support the filetype feature.\n",

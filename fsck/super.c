@@ -177,7 +177,8 @@ static int desc_size_bad(const struct ext4fs_super *sb)
  */
 static const char *descs_look_bad(struct e4fsck *ctx, const struct ext4fs_super *sb)
 {
-	struct ext4fs_open_opts opts = { .flags = EXT4FS_OPEN_IGNORE_CSUM | EXT4FS_OPEN_FORCE };
+	struct ext4fs_open_opts opts = { .flags = EXT4FS_OPEN_IGNORE_CSUM | EXT4FS_OPEN_FORCE |
+						  (ctx->despite_errors ? EXT4FS_OPEN_SB_ERRORS_OK : 0) };
 	struct ext4fs_fs *fs;
 	int err;
 
@@ -443,6 +444,7 @@ int fsck_choose_super(struct e4fsck *ctx)
 			return super_unusable(ctx, ctx->path);
 		printf("%s: Trying to load superblock despite errors...\n", ctx->prog);
 		despite = 1;
+		ctx->despite_errors = 1;
 		ctx->superblock = given;
 		ctx->blocksize = given_bs;
 	}
@@ -668,6 +670,15 @@ int fsck_check_super(struct e4fsck *ctx)
 	    !(sb.s_feature_incompat & EXT4FS_FEATURE_INCOMPAT_EXTENTS) &&
 	    fix_problem(ctx, PR_0_64BIT_WITHOUT_EXTENTS, &pctx)) {
 		sb.s_feature_incompat |= EXT4FS_FEATURE_INCOMPAT_EXTENTS;
+		dirty = 1;
+	}
+	/* Only an open despite errors gets here with it: the descriptors were all read from before the meta_bg groups. */
+	pctx.group = ctx->geo->desc_blocks;
+	pctx.num = sb.s_first_meta_bg;
+	if ((sb.s_feature_incompat & EXT4FS_FEATURE_INCOMPAT_META_BG) && sb.s_first_meta_bg > ctx->geo->desc_blocks &&
+	    fix_problem(ctx, PR_0_FIRST_META_BG_TOO_BIG, &pctx)) {
+		sb.s_feature_incompat &= ~(uint32_t)EXT4FS_FEATURE_INCOMPAT_META_BG;
+		sb.s_first_meta_bg = 0;
 		dirty = 1;
 	}
 	if (ctx->aborted || (dirty && fsck_super_set(ctx, &sb, 1)) || check_descs(ctx))

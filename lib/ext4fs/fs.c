@@ -139,8 +139,11 @@ void ext4fs_group_meta_location(const struct ext4fs_fs *fs, uint32_t g, uint64_t
 	if (!meta_bg || meta_group < fs->sb.s_first_meta_bg) {
 		if (has_super) {
 			odesc = first + 1;
-			odesc_blocks = table_blocks;
-			count += table_blocks;
+			/* A s_first_meta_bg opened despite errors may reach past the end: counted up to it. */
+			odesc_blocks = odesc >= geo->blocks_count ? 0
+				       : table_blocks > geo->blocks_count - odesc ? (uint32_t)(geo->blocks_count - odesc)
+										    : table_blocks;
+			count += odesc_blocks;
 		}
 	} else {
 		uint32_t r = g % geo->desc_per_block;
@@ -579,7 +582,7 @@ static int validate_super(struct ext4fs_fs *fs)
 	if (sb->s_reserved_gdt_blocks > geo->block_size / 4)
 		return BAD_SUPER("s_reserved_gdt_blocks %u is too large", sb->s_reserved_gdt_blocks);
 	if ((sb->s_feature_incompat & EXT4FS_FEATURE_INCOMPAT_META_BG) &&
-	    sb->s_first_meta_bg > geo->desc_blocks)
+	    sb->s_first_meta_bg > geo->desc_blocks && !(fs->flags & EXT4FS_OPEN_SB_ERRORS_OK))
 		return BAD_SUPER("s_first_meta_bg %u is beyond the %u descriptor blocks",
 				 sb->s_first_meta_bg, geo->desc_blocks);
 	if (sb->s_log_groups_per_flex > 31)

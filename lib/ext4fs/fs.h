@@ -100,6 +100,16 @@ struct ext4fs_fs;
  */
 #define EXT4FS_OPEN_CLUSTERS_BY_CALLER 0x80
 
+/*
+ * Open a superblock that e2fsprogs opens only "despite errors": a
+ * s_first_meta_bg beyond the descriptor blocks is not refused.  Every
+ * descriptor block is then read from (and written to) the place before
+ * the meta_bg groups, and a group with a superblock copy counts
+ * s_first_meta_bg blocks after it as descriptors, as e2fsprogs counts
+ * them; a checker uses this to report the value and clear it.
+ */
+#define EXT4FS_OPEN_SB_ERRORS_OK  0x100
+
 struct ext4fs_open_opts {
 	unsigned flags;
 	uint64_t superblock;   /* block number of a backup superblock; 0 = primary */
@@ -520,8 +530,10 @@ int ext4fs_group_desc_set_exact(struct ext4fs_fs *fs, uint32_t g,
  * beside metadata_csum (it selects no checksum), inline_data (which only
  * allows inodes to keep their data in themselves; e4fsck sets it for
  * inodes that do so), adding extents or large_file, dropping filetype (the
- * type bytes of entries written afterwards are 0), and dropping csum_seed
- * without metadata_csum.  The checksum is recomputed at flush.  Errors:
+ * type bytes of entries written afterwards are 0), dropping csum_seed
+ * without metadata_csum, and dropping meta_bg when s_first_meta_bg was
+ * at or past the descriptor blocks (no descriptor block moves).  The
+ * checksum is recomputed at flush.  Errors:
  * EXT4FS_E_READ_ONLY, EXT4FS_E_INVALID_ARG.
  */
 int ext4fs_super_set(struct ext4fs_fs *fs, const struct ext4fs_super *sb);

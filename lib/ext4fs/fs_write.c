@@ -727,6 +727,13 @@ int ext4fs_super_set(struct ext4fs_fs *fs, const struct ext4fs_super *sb)
 	incompat_changed &= ~(old->s_feature_incompat & EXT4FS_FEATURE_INCOMPAT_FILETYPE);
 	if (!(old->s_feature_ro_compat & sb->s_feature_ro_compat & EXT4FS_FEATURE_RO_COMPAT_METADATA_CSUM))
 		incompat_changed &= ~(old->s_feature_incompat & EXT4FS_FEATURE_INCOMPAT_CSUM_SEED);
+	/*
+	 * Dropping meta_bg where no descriptor block is in a meta_bg group
+	 * (e2fsck's repair of a first_meta_bg too big): they all stay where
+	 * they are, and a group's copy counts desc_blocks of them from now on.
+	 */
+	if (old->s_first_meta_bg >= fs->geom.desc_blocks)
+		incompat_changed &= ~(old->s_feature_incompat & EXT4FS_FEATURE_INCOMPAT_META_BG);
 	if (sb->s_blocks_count_lo != old->s_blocks_count_lo ||
 	    sb->s_blocks_count_hi != old->s_blocks_count_hi ||
 	    sb->s_inodes_count != old->s_inodes_count ||

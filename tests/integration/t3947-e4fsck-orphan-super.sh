@@ -9,6 +9,9 @@
 # block" or "Already cleared block", stops and leaves the rest to the
 # passes.  Block-mapped files (ext3) and extent files (ext4, a tree of one
 # level too), data blocks and mapping blocks.
+#
+# Superblock: s_first_meta_bg past the descriptor blocks where there is no
+# backup to take instead ("First_meta_bg is too big").
 
 set -eu
 
@@ -32,7 +35,7 @@ with open(sys.argv[1], 'wb') as f:
 PY
 
 base_image() {
-	spec_image "$1" "$2@16M"
+	spec_image "$1" "$2"
 	printf 'write %s\n' "$src/small d/small" "$src/sp sp" | debugfs -w -f - "$1" >/dev/null 2>&1
 }
 
@@ -61,7 +64,7 @@ set_inode_field /d/small size 1000"
 sp_del="set_super_value last_orphan @SP@
 set_inode_field /sp links_count 0"
 # Block maps: each data block, then the indirect block after what it maps.
-ext3="-t ext3"
+ext3="-t ext3@16M"
 damage_case "deleted orphan, block #0 out of range [ext3]" "$ext3" "$small_del
 set_inode_field /d/small block[0] 99999999"
 damage_case "deleted orphan, block #5 out of range after 0-4 [ext3]" "$ext3" "$small_del
@@ -81,7 +84,7 @@ set_inode_field /d/small block[4] @S10@"
 
 # Extent trees: the first extent's start out of range (i_block[5]), free data
 # blocks, and a free tree block, met after the data it maps.
-ext4="-t ext4"
+ext4="-t ext4@16M"
 damage_case "deleted orphan, extent out of range [ext4]" "$ext4" "$small_del
 set_inode_field /d/small block[5] 99999999"
 damage_case "deleted orphan, block #4 already free [ext4]" "$ext4" "$small_del
@@ -92,5 +95,12 @@ damage_case "deleted orphan, tree block already free [ext4]" "$ext4" "$sp_del
 freeb @ETB@"
 damage_case "truncated orphan, block #10 already free [ext4]" "$ext4" "$small_trunc
 freeb @S10@"
+
+# ---------------------------------------------------------------- superblock
+# s_first_meta_bg past the descriptor blocks, on a file system of one group:
+# no backup to fall back on, so e2fsck opens it "despite errors", counts
+# that many descriptor blocks after the superblock (its descriptor check
+# and pass 1 find the tables inside them) and offers to clear meta_bg.
+damage_case "first_meta_bg too big, one group" "-t ext4 -O meta_bg,^resize_inode@4M" "ssv first_meta_bg 100"
 
 exit "$failed"
