@@ -2763,17 +2763,18 @@ static int recreate_resize_inode(struct e4fsck *ctx)
 	return 0;
 }
 
-/* As e2fsck at the end of pass 1: indexed directories that need largedir get the feature.  0 or -1. */
+/*
+ * As e2fsck at the end of pass 1: indexed directories that need largedir
+ * get the feature, and a revision 0 file system is asked to be raised
+ * (whatever the answer).  0 or -1.
+ */
 static int large_dirs_feature(struct e4fsck *ctx)
 {
-	struct ext4fs_super sb = *ext4fs_sb(ctx->fs);
-
-	if (!ctx->large_dirs || (sb.s_feature_incompat & EXT4FS_FEATURE_INCOMPAT_LARGEDIR))
+	if (!ctx->large_dirs || ext4fs_has_incompat(ctx->fs, EXT4FS_FEATURE_INCOMPAT_LARGEDIR))
 		return 0;
-	if (!fix_problem(ctx, PR_2_FEATURE_LARGE_DIRS, NULL))
-		return ctx->aborted ? -1 : 0;
-	sb.s_feature_incompat |= EXT4FS_FEATURE_INCOMPAT_LARGEDIR;
-	return fsck_super_set(ctx, &sb, 1);
+	if (fsck_offer_feature(ctx, PR_2_FEATURE_LARGE_DIRS, 0, EXT4FS_FEATURE_INCOMPAT_LARGEDIR))
+		return -1;
+	return fsck_raise_rev_level(ctx, PR_1_FS_REV_LEVEL);
 }
 
 int fsck_pass1(struct e4fsck *ctx)

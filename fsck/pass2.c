@@ -71,6 +71,7 @@
 #include "indirect.h"
 #include "problem.h"
 #include "progress.h"
+#include "problems.h"
 #include "problems_dirs.h"
 #include "rehash.h"
 
@@ -1587,19 +1588,17 @@ static void free_pass2(struct pass2 *p)
 
 /*
  * Regular files of 2 GiB or more (pass 1 counted them, the count -v
- * prints) need the large_file feature; e2fsck adds it at the end of pass 2.
- * 0 or -1.
+ * prints) need the large_file feature; e2fsck adds it at the end of pass 2,
+ * and then asks to raise a revision 0 file system (whether or not it added
+ * the feature).  0 or -1.
  */
 static int check_large_file_feature(struct e4fsck *ctx)
 {
-	struct ext4fs_super sb = *ext4fs_sb(ctx->fs);
-
-	if (!ctx->stats.large_files || (sb.s_feature_ro_compat & EXT4FS_FEATURE_RO_COMPAT_LARGE_FILE))
+	if (!ctx->stats.large_files)
 		return 0;
-	if (!fix_problem(ctx, PR_2_FEATURE_LARGE_FILES, NULL))
-		return ctx->aborted ? -1 : 0;
-	sb.s_feature_ro_compat |= EXT4FS_FEATURE_RO_COMPAT_LARGE_FILE;
-	return fsck_super_set(ctx, &sb, 1);
+	if (fsck_offer_feature(ctx, PR_2_FEATURE_LARGE_FILES, 1, EXT4FS_FEATURE_RO_COMPAT_LARGE_FILE))
+		return -1;
+	return fsck_raise_rev_level(ctx, PR_1_FS_REV_LEVEL);
 }
 
 int fsck_pass2(struct e4fsck *ctx)

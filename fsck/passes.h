@@ -25,6 +25,19 @@ int fsck_collisions_moved(struct e4fsck *ctx);
 int fsck_choose_super(struct e4fsck *ctx);
 int fsck_check_super(struct e4fsck *ctx);
 int fsck_check_super_times(struct e4fsck *ctx);
+/*
+ * A revision 0 superblock with feature bits: asked with code (the
+ * superblock step's, or pass 1's after it found files that need a
+ * feature) and, on a yes, raised to revision 1 as revision 0 reads.
+ * 0, or -1 when the run must stop.
+ */
+int fsck_raise_rev_level(struct e4fsck *ctx, uint32_t code);
+/*
+ * Files need a feature the superblock lacks (an incompat bit, or a
+ * read-only-compatible one when ro_compat): asked with code, set on a yes.
+ * 0, or -1 when the run must stop.
+ */
+int fsck_offer_feature(struct e4fsck *ctx, uint32_t code, int ro_compat, uint32_t bit);
 int fsck_check_resize_inode(struct e4fsck *ctx);
 int fsck_release_orphans(struct e4fsck *ctx);
 /* After pass 5: check the orphan file and write its blocks back empty (orphans.c); 0 or -1. */

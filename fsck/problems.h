@@ -66,6 +66,7 @@
 #define PR_0_FREE_BLOCK_COUNT          0x000040
 #define PR_0_64BIT_WITHOUT_EXTENTS     0x000048
 #define PR_0_FIRST_META_BG_TOO_BIG     0x000049
+#define PR_0_FS_REV_LEVEL              0x00001A
 #define PR_0_CSUM_SEED_WITHOUT_META_CSUM 0x00004B
 #define PR_0_ORPHAN_CLEAR_INODE        0x000020
 #define PR_0_ORPHAN_ILLEGAL_BLOCK_NUM  0x000021
@@ -115,6 +116,7 @@
 #define PR_1_SET_IMAGIC                0x01002F
 #define PR_1_SET_IMMUTABLE             0x010030
 #define PR_1_SET_NONZSIZE              0x010032
+#define PR_1_FS_REV_LEVEL              0x010033
 #define PR_1_TREAT_AS_DIRECTORY        0x010055
 #define PR_1_EXTENTS_SET               0x01005A
 #define PR_1_EXTENT_FEATURE            0x01005B

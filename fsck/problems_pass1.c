@@ -91,6 +91,9 @@ static const struct problem rows[] = {
 	  "Inode %i has INLINE_DATA_FL flag but extended attribute not found.  ", PROMPT_TRUNCATE, 0 },
 	{ PR_1_SET_NONZSIZE, "PR_1_SET_NONZSIZE", "Special (device/socket/fifo) inode %i has non-zero size.  ", PROMPT_FIX,
 	  PF_PREEN_OK },
+	{ PR_1_FS_REV_LEVEL, "PR_1_FS_REV_LEVEL",
+	  "Filesystem has feature flag(s) set, but is a revision 0 filesystem.  ", PROMPT_FIX,
+	  PF_PREEN_OK | PF_NOT_AN_ERROR },
 	{ PR_1_FAST_SYMLINK_EXTENT_FL, "PR_1_FAST_SYMLINK_EXTENT_FL", "Fast symlink %i has EXTENT_FL set.  ", PROMPT_CLEAR,
 	  0 },
 	/* %s: the kind its mode says ("character device"...); a yes makes it a directory. */

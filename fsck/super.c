@@ -44,6 +44,8 @@
 #define MAX_DESC_SIZE 1024
 #define LARGE_INODE_EXTRA 32        /* extra inode bytes e2fsprogs' large inode carries */
 #define TIME_FUDGE (24 * 60 * 60)   /* e2fsck's default accept_time_fudge */
+#define REV0_FIRST_INO 11
+#define REV0_INODE_SIZE 128
 
 /* Why e2fsck's open refuses a superblock, in its library's words. */
 enum refusal {
@@ -617,6 +619,44 @@ static int check_hurd_filetype(struct e4fsck *ctx)
 	return fsck_super_set(ctx, &sb, 1);
 }
 
+int fsck_raise_rev_level(struct e4fsck *ctx, uint32_t code)
+{
+	struct ext4fs_super sb = *ext4fs_sb(ctx->fs);
+
+	if (sb.s_rev_level != 0)
+		return 0;
+	if (!fix_problem(ctx, code, NULL))
+		return ctx->aborted ? -1 : 0;
+	/* Revision 0 means these two values; revision 1 keeps them in the superblock. */
+	sb.s_rev_level = 1;
+	sb.s_first_ino = REV0_FIRST_INO;
+	sb.s_inode_size = REV0_INODE_SIZE;
+	return fsck_super_set(ctx, &sb, 1);
+}
+
+int fsck_offer_feature(struct e4fsck *ctx, uint32_t code, int ro_compat, uint32_t bit)
+{
+	struct ext4fs_super sb = *ext4fs_sb(ctx->fs);
+	uint32_t *features = ro_compat ? &sb.s_feature_ro_compat : &sb.s_feature_incompat;
+
+	if (*features & bit)
+		return 0;
+	if (!fix_problem(ctx, code, NULL))
+		return ctx->aborted ? -1 : 0;
+	*features |= bit;
+	return fsck_super_set(ctx, &sb, 1);
+}
+
+/* Kernels do not look at the feature bits of a revision 0 file system: e2fsck raises it (unless -n). */
+static int check_rev_level(struct e4fsck *ctx)
+{
+	const struct ext4fs_super *sb = ext4fs_sb(ctx->fs);
+
+	if (!sb->s_feature_compat && !sb->s_feature_ro_compat && !sb->s_feature_incompat)
+		return 0;
+	return fsck_raise_rev_level(ctx, PR_0_FS_REV_LEVEL);
+}
+
 /* A random (version 4) UUID, as e2fsck makes for a file system without one. */
 static int make_uuid(uint8_t uuid[16])
 {
@@ -702,7 +742,7 @@ int fsck_check_super(struct e4fsck *ctx)
 	}
 	if (ctx->read_only)
 		return 0;
-	return check_test_fs_flag(ctx) || check_hurd_filetype(ctx) ? -1 : 0;
+	return check_test_fs_flag(ctx) || check_hurd_filetype(ctx) || check_rev_level(ctx) ? -1 : 0;
 }
 
 /* ctime()'s layout without its newline, in local time as e2fsck prints. */

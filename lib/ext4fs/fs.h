@@ -532,7 +532,8 @@ int ext4fs_group_desc_set_exact(struct ext4fs_fs *fs, uint32_t g,
  * inodes that do so), adding extents or large_file, dropping filetype (the
  * type bytes of entries written afterwards are 0), dropping csum_seed
  * without metadata_csum, and dropping meta_bg when s_first_meta_bg was
- * at or past the descriptor blocks (no descriptor block moves).  The
+ * at or past the descriptor blocks (no descriptor block moves), and raising
+ * revision 0 to 1 with the inode size revision 0 implies.  The
  * checksum is recomputed at flush.  Errors:
  * EXT4FS_E_READ_ONLY, EXT4FS_E_INVALID_ARG.
  */

@@ -734,6 +734,9 @@ int ext4fs_super_set(struct ext4fs_fs *fs, const struct ext4fs_super *sb)
 	 */
 	if (old->s_first_meta_bg >= fs->geom.desc_blocks)
 		incompat_changed &= ~(old->s_feature_incompat & EXT4FS_FEATURE_INCOMPAT_META_BG);
+	/* Revision 0 raised to 1 with the inode size revision 0 implies: every inode stays where it is. */
+	int same_inode_size = sb->s_inode_size == old->s_inode_size ||
+			      (old->s_rev_level == 0 && sb->s_rev_level == 1 && sb->s_inode_size == fs->geom.inode_size);
 	if (sb->s_blocks_count_lo != old->s_blocks_count_lo ||
 	    sb->s_blocks_count_hi != old->s_blocks_count_hi ||
 	    sb->s_inodes_count != old->s_inodes_count ||
@@ -741,7 +744,7 @@ int ext4fs_super_set(struct ext4fs_fs *fs, const struct ext4fs_super *sb)
 	    sb->s_blocks_per_group != old->s_blocks_per_group ||
 	    sb->s_inodes_per_group != old->s_inodes_per_group ||
 	    sb->s_first_data_block != old->s_first_data_block ||
-	    sb->s_inode_size != old->s_inode_size ||
+	    !same_inode_size ||
 	    sb->s_desc_size != old->s_desc_size ||
 	    sb->s_log_groups_per_flex != old->s_log_groups_per_flex ||
 	    incompat_changed || ro_changed)

@@ -11,7 +11,8 @@
 # level too), data blocks and mapping blocks.
 #
 # Superblock: s_first_meta_bg past the descriptor blocks where there is no
-# backup to take instead ("First_meta_bg is too big").
+# backup to take instead ("First_meta_bg is too big"); a revision 0 file
+# system with feature bits, or with a file that needs large_file.
 
 set -eu
 
@@ -102,5 +103,15 @@ freeb @S10@"
 # that many descriptor blocks after the superblock (its descriptor check
 # and pass 1 find the tables inside them) and offers to clear meta_bg.
 damage_case "first_meta_bg too big, one group" "-t ext4 -O meta_bg,^resize_inode@4M" "ssv first_meta_bg 100"
+
+# Revision 0 (mke2fs -r 0: 128-byte inodes, first inode 11, no features):
+# feature bits set anyway are e2fsck's reason to raise the revision before
+# the orphans (unless -n), as is a file of 2 GiB or more at the end of pass 2
+# (after it adds large_file).  Filetype added: pass 2 then types every entry.
+rev0="-r 0@16M"
+same_as_e2fsck "revision 0, nothing wrong" "$rev0" ""
+DAMAGE_N_QUIET=1 damage_case "revision 0 with sparse_super" "$rev0" "feature sparse_super"
+DAMAGE_N_QUIET=1 damage_case "revision 0 with filetype" "$rev0" "feature filetype"
+damage_case "revision 0 with a 3 GB file" "$rev0" "sif /big size 3000000000"
 
 exit "$failed"
