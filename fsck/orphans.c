@@ -104,6 +104,7 @@ struct orphan_seq {
 	uint64_t last_cluster;
 	unsigned char *node;            /* scratch block for an extent node's header */
 	int truncating;                 /* the orphan keeps its links: only what lies past i_size goes */
+	size_t bad_map_at;              /* blocks met before the first pointer to an indirect block out of range */
 };
 
 static int seq_add(struct orphan_seq *s, uint64_t blk, int64_t blkcount)
@@ -173,27 +174,39 @@ static int seq_visit(const struct ext4fs_block_visit *v, void *arg)
 	return 0;
 }
 
-/* An illegal data pointer is met in the walk; one to a mapping block ends e2fsck's walk otherwise. */
+/*
+ * An illegal data pointer is met in the walk; one to an indirect block is
+ * where e2fsck's walk fails (once the mapping blocks before it are met).
+ */
 static int seq_illegal(void *arg, const struct problem_ctx *pctx, const struct indirect_fix *fix)
 {
 	struct orphan_seq *s = arg;
+	int rc;
 
 	(void)pctx;
-	if (fix->level)
-		return -EINVAL;
-	return seq_add(s, fix->value, (int64_t)fix->lblk);
+	if (!fix->level)
+		return seq_add(s, fix->value, (int64_t)fix->lblk);
+	if ((rc = seq_flush(s, fix->level)))
+		return rc;
+	if (s->bad_map_at == SIZE_MAX)
+		s->bad_map_at = s->n;
+	return 0;
 }
+
+/* seq_build(): the walk cannot be followed as e2fsck walks it. */
+#define WALK_UNFOLLOWED (INDIRECT_SCAN_BAD_MAP + 1)
 
 /*
  * The blocks of orphan ino in e2fsck's order into s (the caller frees
- * s->v): 0, 1 when e2fsck's walk would fail otherwise, or -ENOMEM.
+ * s->v): 0, WALK_UNFOLLOWED, INDIRECT_SCAN_BAD_MAP (e2fsck's walk ends in
+ * "Illegal indirect block found": s->bad_map_at), or -ENOMEM.
  */
 static int seq_build(struct e4fsck *ctx, uint32_t ino, const struct ext4fs_inode *in, struct orphan_seq *s)
 {
-	struct indirect_scan_ops ops = { .claim = seq_visit, .illegal = seq_illegal };
+	struct indirect_scan_ops ops = { .claim = seq_visit, .illegal = seq_illegal, .stop_at_bad_map = 1 };
 	int rc;
 
-	*s = (struct orphan_seq){ .ctx = ctx, .truncating = in->i_links_count != 0 };
+	*s = (struct orphan_seq){ .ctx = ctx, .truncating = in->i_links_count != 0, .bad_map_at = SIZE_MAX };
 	if (!fsck_inode_has_blocks(ctx->fs, ino, in))
 		return 0;
 	if (!(s->node = malloc(ctx->geo->block_size)))
@@ -202,10 +215,12 @@ static int seq_build(struct e4fsck *ctx, uint32_t ino, const struct ext4fs_inode
 		rc = fsck_extent_blocks(ctx->fs, in, seq_visit, s);
 	else
 		rc = fsck_indirect_scan(ctx->fs, ino, in, &ops, s);
-	if (!rc)
-		rc = seq_flush(s, INT_MAX);
+	if (rc >= 0) {
+		int flushed = seq_flush(s, INT_MAX);
+		rc = flushed ? flushed : rc;
+	}
 	free(s->node);
-	return rc == -EINVAL ? 1 : rc;
+	return rc == -EINVAL ? WALK_UNFOLLOWED : rc;
 }
 
 static int by_block(const void *a, const void *b)
@@ -280,56 +295,90 @@ static int truncate_before(struct e4fsck *ctx, uint32_t ino, const struct orphan
 	return ext4fs_inode_write(ctx->fs, ino, &in);
 }
 
+/* Where e2fsck's walk of s stops at a block it will not free: its place and problem (code 0: nowhere). */
+static int first_bad(struct e4fsck *ctx, const struct orphan_seq *s, uint64_t size_blocks, size_t *at,
+		     uint32_t *code)
+{
+	/* Truncating frees only the data past i_size: a block met twice inside it was not freed the first time. */
+	size_t repeat = first_repeat(s, s->truncating ? (int64_t)size_blocks : INT64_MIN);
+	const struct ext4fs_bitmap *bmap;
+	int err;
+
+	if (repeat == SIZE_MAX)
+		return -ENOMEM;
+	if ((err = ext4fs_fs_block_bitmap(ctx->fs, &bmap)))
+		return err;
+	*code = 0;
+	for (*at = 0; *at < s->n; ++*at) {
+		uint64_t b = s->v[*at].blk;
+		if (b < ctx->geo->first_data_block || b >= ctx->geo->blocks_count)
+			*code = PR_0_ORPHAN_ILLEGAL_BLOCK_NUM;
+		else if (*at >= repeat || ext4fs_bitmap_test(bmap, b) == 0)
+			*code = PR_0_ORPHAN_ALREADY_CLEARED_BLOCK;
+		if (*code)
+			break;
+	}
+	return 0;
+}
+
 /*
- * Report the first block of orphan ino that e2fsck would not free, after
- * freeing those it frees before giving up (when truncating, only those
- * past i_size: see truncate_before()).  GO_ON when there is none, STOPPED
- * when reported, FATAL.
+ * Where e2fsck's walk of orphan ino (the blocks in s) stops: at a block it
+ * will not free, or with bad_map at the end, failing on an indirect
+ * pointer out of range.  The blocks met before are freed (when truncating,
+ * only those past i_size: see truncate_before()), the stop is reported.
+ * GO_ON when the walk does not stop, STOPPED, or a negative error.
+ */
+static int stop_orphan_walk(struct e4fsck *ctx, uint32_t ino, const struct ext4fs_inode *in,
+			    const struct orphan_seq *s, int bad_map)
+{
+	uint64_t size_blocks = (ext4fs_inode_size(in) + ctx->geo->block_size - 1) / ctx->geo->block_size;
+	uint32_t code;
+	size_t bad;
+	int err = first_bad(ctx, s, size_blocks, &bad, &code);
+
+	if (err)
+		return err;
+	if (!code && !bad_map)
+		return GO_ON;
+	if (s->truncating && s->v[bad].blkcount >= 0)
+		err = truncate_before(ctx, ino, s, bad, size_blocks);
+	for (size_t i = 0; i < bad && !s->truncating && !err; i++)
+		err = ext4fs_free_blocks(ctx->fs, s->v[i].blk, 1);
+	if (err)
+		return err;
+	if (code) {
+		char place[48];
+		struct problem_ctx pctx = { .ino = ino, .blk = s->v[bad].blk, .str = place };
+		block_place(s->v[bad].blkcount, place, sizeof(place));
+		fix_problem(ctx, code, &pctx);
+	}
+	/* e2fsck's library gets that far only when no block stopped it before. */
+	if (bad_map && bad >= s->bad_map_at) {
+		fflush(stdout);
+		fprintf(stderr, "release_inode_blocks: Illegal indirect block found while calling "
+				"ext2fs_block_iterate for inode %u\n", ino);
+	}
+	return STOPPED;
+}
+
+/*
+ * Walk orphan ino's blocks as e2fsck frees them, and stop where it stops
+ * (stop_orphan_walk()).  GO_ON when it does not stop: the library then
+ * releases or truncates the orphan.  STOPPED, or FATAL.
  */
 static int check_orphan_blocks(struct e4fsck *ctx, uint32_t ino, const struct ext4fs_inode *in)
 {
-	const struct ext4fs_bitmap *bmap;
 	struct orphan_seq s;
 	int rc = seq_build(ctx, ino, in, &s);
-	size_t bad, repeat;
-	int err = 0;
 
-	if (rc == 1) {
+	/* A truncation through a broken map is left to the library's truncation, which refuses it. */
+	if (rc == WALK_UNFOLLOWED || (rc == INDIRECT_SCAN_BAD_MAP && in->i_links_count)) {
 		free(s.v);
 		return GO_ON;
 	}
-	/* Truncating frees only the data past i_size: a block met twice inside it was not freed the first time. */
-	uint64_t size_blocks = (ext4fs_inode_size(in) + ctx->geo->block_size - 1) / ctx->geo->block_size;
-	repeat = rc ? SIZE_MAX : first_repeat(&s, in->i_links_count ? (int64_t)size_blocks : INT64_MIN);
-	if (rc || repeat == SIZE_MAX || (err = ext4fs_fs_block_bitmap(ctx->fs, &bmap))) {
-		free(s.v);
-		return failed(ctx, err ? err : -ENOMEM, "walking", ino);
-	}
-	uint32_t code = 0;
-	for (bad = 0; bad < s.n && !code; bad++) {
-		uint64_t b = s.v[bad].blk;
-		if (b < ctx->geo->first_data_block || b >= ctx->geo->blocks_count)
-			code = PR_0_ORPHAN_ILLEGAL_BLOCK_NUM;
-		else if (bad >= repeat || ext4fs_bitmap_test(bmap, b) == 0)
-			code = PR_0_ORPHAN_ALREADY_CLEARED_BLOCK;
-	}
-	if (!code) {
-		free(s.v);
-		return GO_ON;
-	}
-	bad--;
-	if (in->i_links_count && s.v[bad].blkcount >= 0)
-		err = truncate_before(ctx, ino, &s, bad, size_blocks);
-	for (size_t i = 0; i < bad && !in->i_links_count && !err; i++)
-		err = ext4fs_free_blocks(ctx->fs, s.v[i].blk, 1);
-	char place[48];
-	struct problem_ctx pctx = { .ino = ino, .blk = s.v[bad].blk, .str = place };
-	block_place(s.v[bad].blkcount, place, sizeof(place));
+	rc = rc < 0 ? rc : stop_orphan_walk(ctx, ino, in, &s, rc == INDIRECT_SCAN_BAD_MAP);
 	free(s.v);
-	if (err)
-		return failed(ctx, err, "freeing", ino);
-	fix_problem(ctx, code, &pctx);
-	return STOPPED;
+	return rc < 0 ? failed(ctx, rc, "freeing", ino) : rc;
 }
 
 /*

@@ -41,7 +41,8 @@ base_image() {
 }
 
 # @SMALL@, @SP@: the inodes; @Sn@: /d/small's block n; @SPn@: /sp's block n;
-# @IND@: /d/small's indirect block; @ETB@: /sp's tree block.
+# @IND@: /d/small's indirect block; @ETB@: /sp's tree block; @BIGDIND@: /big's
+# double indirect block.
 expand() {
 	local img=$1 cmds=$2 stat n
 	stat=$(debugfs -R "stat /d/small" "$img" 2>/dev/null)
@@ -50,6 +51,8 @@ expand() {
 	stat=$(debugfs -R "stat /sp" "$img" 2>/dev/null)
 	cmds=${cmds//@SP@/$(sed -n 's/^Inode: \([0-9]*\).*/\1/p' <<<"$stat")}
 	cmds=${cmds//@ETB@/$(grep -o '(ETB0):[0-9]*' <<<"$stat" | cut -d: -f2)}
+	stat=$(debugfs -R "stat /big" "$img" 2>/dev/null)
+	cmds=${cmds//@BIGDIND@/$(grep -o '(DIND):[0-9]*' <<<"$stat" | cut -d: -f2)}
 	for n in 3 4 10 17 96; do
 		cmds=${cmds//@S$n@/$(debugfs -R "bmap /d/small $n" "$img" 2>/dev/null)}
 		cmds=${cmds//@SP$n@/$(debugfs -R "bmap /sp $n" "$img" 2>/dev/null)}
@@ -76,6 +79,18 @@ damage_case "deleted orphan, indirect block already free [ext3]" "$ext3" "$small
 freeb @IND@"
 damage_case "deleted orphan, block #10 met again as #4 [ext3]" "$ext3" "$small_del
 set_inode_field /d/small block[4] @S10@"
+# A pointer to an indirect block out of range: e2fsck's walk goes on past it
+# (under the inode's own pointer holding it, no further) and fails at the end,
+# in its library's words; with a block out of range before it, it stops there.
+damage_case "deleted orphan, indirect block out of range [ext3]" "$ext3" "$small_del
+set_inode_field /d/small block[IND] 99999999"
+damage_case "deleted orphan, indirect block and block #3 out of range [ext3]" "$ext3" "$small_del
+set_inode_field /d/small block[IND] 99999999
+set_inode_field /d/small block[3] 99999999"
+DAMAGE_NO_BIG=1 damage_case "deleted orphan, double indirect block's first entry out of range [ext3]" "$ext3" \
+	"set_super_value last_orphan 12
+set_inode_field /big links_count 0
+zap_block -o 0 -l 4 -p 0xff @BIGDIND@"
 damage_case "truncated orphan, block #3 out of range [ext3]" "$ext3" "$small_trunc
 set_inode_field /d/small block[3] 99999999"
 damage_case "truncated orphan, block #10 already free [ext3]" "$ext3" "$small_trunc
