@@ -33,6 +33,7 @@
 #include <string.h>
 
 #include "badblocks.h"
+#include "relocate.h"
 #include "clusters.h"
 #include "context.h"
 #include "ext4fs/array.h"
@@ -156,12 +157,13 @@ static int listed_metadata(struct list_walk *lw, uint64_t blk, struct problem_ct
 				return 0;
 			}
 		}
-		if (blk == gd->block_bitmap) {
-			asked(lw, PR_1_BB_BAD_BLOCK, pctx);
-			return 0;
-		}
-		if (blk == gd->inode_bitmap) {
-			asked(lw, PR_1_IB_BAD_BLOCK, pctx);
+		/* A listed bitmap: a yes moves it at the end of pass 1, as e2fsck's relocation does. */
+		if (blk == gd->block_bitmap || blk == gd->inode_bitmap) {
+			int block_bitmap = blk == gd->block_bitmap;
+			if (asked(lw, block_bitmap ? PR_1_BB_BAD_BLOCK : PR_1_IB_BAD_BLOCK, pctx) &&
+			    fsck_relocate_listed_bitmap(lw->ctx, grp, block_bitmap ? EXT4FS_GROUP_BLOCK_BITMAP
+											: EXT4FS_GROUP_INODE_BITMAP))
+				lw->stop = 1;
 			return 0;
 		}
 		if (blk >= gd->inode_table && blk - gd->inode_table < g->inode_blocks_per_group)

@@ -148,11 +148,9 @@ static const struct problem rows[] = {
 	/* Inode 1's own table block is on its list: "Clear inode" empties it and the check starts again. */
 	{ PR_1_BADBLOCKS_IN_BADBLOCKS, "PR_1_BADBLOCKS_IN_BADBLOCKS", "Bad block list says the bad block list inode is bad.  ",
 	  PROMPT_CLEAR_INODE, 0 },
-	/* A bitmap on the list: e2fsck relocates it, which e4fsck cannot do yet. */
-	{ PR_1_BB_BAD_BLOCK, "PR_1_BB_BAD_BLOCK", "Group %g's block bitmap (%b) is bad.  ", PROMPT_RELOCATE,
-	  PF_CHECK_ONLY },
-	{ PR_1_IB_BAD_BLOCK, "PR_1_IB_BAD_BLOCK", "Group %g's inode bitmap (%b) is bad.  ", PROMPT_RELOCATE,
-	  PF_CHECK_ONLY },
+	/* A bitmap on the list: a yes relocates it at the end of pass 1. */
+	{ PR_1_BB_BAD_BLOCK, "PR_1_BB_BAD_BLOCK", "Group %g's block bitmap (%b) is bad.  ", PROMPT_RELOCATE, 0 },
+	{ PR_1_IB_BAD_BLOCK, "PR_1_IB_BAD_BLOCK", "Group %g's inode bitmap (%b) is bad.  ", PROMPT_RELOCATE, 0 },
 	/* A listed block claimed before that is no metadata e2fsck names (a reserved descriptor block, a repeat). */
 	{ PR_1_PROGERR_CLAIMED_BLOCK, "PR_1_PROGERR_CLAIMED_BLOCK",
 	  "Programming error?  block #%b claimed for no reason in process_bad_block.\n", PROMPT_NONE, PF_PREEN_OK },

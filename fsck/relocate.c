@@ -239,6 +239,15 @@ int fsck_check_group_tables(struct e4fsck *ctx, uint32_t g)
 	return 0;
 }
 
+int fsck_relocate_listed_bitmap(struct e4fsck *ctx, uint32_t g, unsigned bit)
+{
+	if (noted(ctx, g, bit))
+		return 0;
+	if (note(ctx, g, bit))
+		return -1;
+	return ctx->read_only ? 0 : save_contents(ctx, g, bit, location(ctx, g, bit), table_blocks(ctx, bit));
+}
+
 int fsck_relocate_bad_blocks_warning(struct e4fsck *ctx)
 {
 	if (ext4fs_group_tables_present(ctx->fs, 0) & EXT4FS_GROUP_INODE_TABLE)

@@ -39,6 +39,14 @@ int fsck_claim_group_tables(struct e4fsck *ctx, uint32_t g, int (*claim)(struct 
 int fsck_relocate_bad_blocks_warning(struct e4fsck *ctx);
 
 /*
+ * Group g's bitmap (bit: EXT4FS_GROUP_BLOCK_BITMAP or _INODE_BITMAP) lies on
+ * the bad-blocks list and was answered yes: it is noted for
+ * fsck_relocate_tables(), its contents kept for the copy (not with -n).
+ * 0, or -1 after fsck_fatal().
+ */
+int fsck_relocate_listed_bitmap(struct e4fsck *ctx, uint32_t g, unsigned bit);
+
+/*
  * At the end of pass 1: every table noted gets the first free run pass 1
  * left (in its group, or flex group then anywhere with flex_bg), its old
  * contents copied or the blocks zeroed, and its descriptor the new place;
