@@ -200,6 +200,22 @@ int ext4fs_xattr_remove(struct ext4fs_fs *fs, uint32_t ino, struct ext4fs_inode 
 int ext4fs_xattr_release(struct ext4fs_fs *fs, uint32_t ino, struct ext4fs_inode *inode);
 
 /*
+ * Store len bytes as the whole inline area of inline-data inode ino (see
+ * ext4fs_inline_data_read()): the first 60 (or all, when fewer) go to
+ * i_block, whose other bytes are kept, the rest become the value of
+ * system.data in the inode body (empty when len <= 60).  i_size is not
+ * changed.  Room is judged as e2fsprogs' inline-data writer judges it: the
+ * value may grow only by as many bytes as the body has free, padding not
+ * counted.  On success *inode is the record as written.  Errors:
+ * EXT4FS_E_INVALID_ARG (no inline-data flag), EXT4FS_E_XATTR_NO_SPACE (no
+ * room), EXT4FS_E_XATTR_CORRUPT (system.data kept outside the inode body,
+ * a damaged attribute area), those of ext4fs_xattr_set(); nothing is
+ * written on an error found before writing.
+ */
+int ext4fs_inline_data_write(struct ext4fs_fs *fs, uint32_t ino, struct ext4fs_inode *inode, const void *data,
+			     size_t len);
+
+/*
  * Convert a POSIX ACL from ext4's on-disk format (what ext4fs_xattr_get()
  * returns for "system.posix_acl_access" / "_default": version 1, 4-byte
  * entries for the owner, owning group, mask and others, 8-byte entries

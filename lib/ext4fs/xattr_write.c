@@ -913,6 +913,71 @@ int ext4fs_xattr_remove(struct ext4fs_fs *fs, uint32_t ino, struct ext4fs_inode 
 	return xattr_change(fs, ino, inode, full_name, NULL, 0, 0, 1);
 }
 
+/* -- Inline data ------------------------------------------------------------ */
+
+/*
+ * The system.data value of an inline-data inode, which lives in the inode
+ * body only.  Room is judged as e2fsprogs judges it: a value may grow only
+ * by as many bytes as the body has free, padding not counted.
+ */
+static int inline_value_set(struct ext4fs_fs *fs, uint32_t ino, struct ext4fs_inode *inode,
+			    const unsigned char *value, uint32_t len, int *written)
+{
+	static const unsigned char name[] = "data";
+	struct xent x = { .index = EXT4FS_XATTR_INDEX_SYSTEM, .name_len = 4, .name = name, .value = value,
+			  .size = len };
+	struct xstate st;
+	int err = load_state(&st, fs, ino, inode);
+
+	if (err)
+		goto out;
+	int pi = list_find(&st.il, &x);
+	if (list_find(&st.bl, &x) >= 0 || (pi >= 0 && st.il.e[pi].inum)) {
+		err = ext4fs__fs_fail(fs, EXT4FS_E_XATTR_CORRUPT,
+				      "inode %u: system.data is kept outside the inode body", ino);
+		goto out;
+	}
+	uint32_t old_len = pi >= 0 ? st.il.e[pi].size : 0, used = list_bytes(&st.il);
+	if (pi >= 0 && old_len == len && (len == 0 || memcmp(st.il.e[pi].value, value, len) == 0))
+		goto out;
+	uint32_t free_bytes = st.icap > used ? st.icap - used : 0;
+	uint32_t after = used - (pi >= 0 ? entry_cost(&st.il.e[pi]) : 0) + entry_cost(&x);
+	if (!st.ibody || after > st.icap || (pi >= 0 && len > old_len && len - old_len > free_bytes)) {
+		err = ext4fs__fs_fail(fs, EXT4FS_E_XATTR_NO_SPACE,
+				      "inode %u: no room for %u bytes of inline data in the inode body", ino, len);
+		goto out;
+	}
+	if (pi >= 0)
+		st.il.e[pi] = x;
+	else
+		list_insert(&st.il, st.il.n, &x);
+	err = commit(&st, 1, 0, inode);
+	*written = !err;
+out:
+	state_free(&st);
+	return err;
+}
+
+int ext4fs_inline_data_write(struct ext4fs_fs *fs, uint32_t ino, struct ext4fs_inode *inode, const void *data,
+			     size_t len)
+{
+	size_t head = len < sizeof(inode->i_block) ? len : sizeof(inode->i_block);
+	struct ext4fs_inode next = *inode;
+	int written = 0, err;
+
+	if (!ext4fs_inode_has_inline_data(inode))
+		return ext4fs__fs_fail(fs, EXT4FS_E_INVALID_ARG, "inode %u has no inline data", ino);
+	if (len > sizeof(inode->i_block) + fs->geom.block_size)
+		return ext4fs__fs_fail(fs, EXT4FS_E_XATTR_NO_SPACE, "inode %u: %zu bytes of inline data", ino, len);
+	memcpy(next.i_block, data, head);
+	err = inline_value_set(fs, ino, &next, (const unsigned char *)data + head, (uint32_t)(len - head), &written);
+	if (!err && !written)
+		err = ext4fs_inode_write(fs, ino, &next);
+	if (!err)
+		*inode = next;
+	return err;
+}
+
 int ext4fs_xattr_release(struct ext4fs_fs *fs, uint32_t ino, struct ext4fs_inode *inode)
 {
 	struct xstate st;
