@@ -38,14 +38,16 @@
  * 1 lists them).
  *
  * Repairs change the block in memory and write it back (with its checksum)
- * once the block is done.  With -n a declined salvage is still applied in
- * memory, so that the rest of the block is read as -y would read it
- * (e2fsck aborts there instead); such a block is never written.  An htree
- * index found bad is dropped: the index blocks are rewritten as empty
- * leaves, the directory becomes a linear one, and pass 3A indexes it anew.
+ * once the block is done.  A declined salvage ends the check ("aborted"),
+ * as it ends e2fsck's.  An htree index found bad is dropped: the index
+ * blocks are rewritten as empty leaves, the directory becomes a linear one,
+ * and pass 3A indexes it anew.
  *
- * Inline-data directories are not checked yet: their entries are only
- * counted.
+ * Inline directories (on an inline_data file system) are checked as e2fsck
+ * checks them, as two "blocks": i_block ('.' made up, '..' its first 4
+ * bytes) before every directory's block 0, the system.data value after
+ * them; the area's size is judged first (a multiple of 4), and repairs are
+ * written back through the library's inline-data writer.
  */
 #include "config.h"
 #include <errno.h>
@@ -63,6 +65,7 @@
 #include "ext4fs/htree.h"
 #include "ext4fs/super.h"
 #include "ext4fs/utf8fold.h"
+#include "ext4fs/xattr.h"
 #include "dirs.h"
 #include "badblocks.h"
 #include "context.h"
@@ -121,6 +124,8 @@ struct dir_state {
 	uint8_t clear_index;                /* the index is to be dropped (answered yes) */
 	uint8_t unreadable;                 /* the inode could not be read */
 	uint8_t record_csum_bad;            /* the inode's own checksum is wrong (left so by -n) */
+	uint8_t inline_dir;                 /* inline data on an inline_data file system: checked as e2fsck does */
+	uint8_t inline_value;               /* and its system.data value was not empty (e2fsck's block #1) */
 };
 
 /* An index block to rewrite as an empty leaf once the pass is done. */
@@ -135,6 +140,7 @@ struct pass2 {
 	uint32_t bs;
 	int filetype, csum, dir_index, largedir;
 	int check_encoding;         /* names in casefolded directories must be valid UTF-8 (strict, -E check_encoding) */
+	int inline_fs;              /* the inline_data feature: inline directories are checked */
 	struct dir_state *st;
 	struct rewrite *rewrites;
 	size_t nrewrites, caprewrites;
@@ -155,7 +161,6 @@ struct block_ctx {
 	unsigned char *buf;
 	uint32_t max;               /* end of the entries: the block less its checksum tail */
 	int modified;               /* buf differs from the disk */
-	int no_write;               /* a salvage was declined: buf is a reading aid only */
 	int dups_found;             /* a name was found twice: no more are looked for (e2fsck) */
 	struct dx_block *dxb;       /* this block in an index being checked, or NULL */
 	char name[4 * 255 + 1];     /* the current entry's name as printed */
@@ -1282,6 +1287,57 @@ static int add_tail(struct block_ctx *b, int64_t prev)
 	return 1;
 }
 
+/*
+ * The records of b's block from off on (dot_state: 0 at '.', 1 at '..', 2
+ * past them), each checked and counted; *prev is the offset of the last
+ * one, -1 for none.  A declined salvage ends the check, as it ends
+ * e2fsck's ("aborted").  0, or -1 when the check must stop.
+ */
+static int check_records(struct block_ctx *b, uint32_t off, int dot_state, int64_t *prev)
+{
+	struct pass2 *p = b->p;
+	struct e4fsck *ctx = p->ctx;
+	struct problem_ctx pc = { .ino = b->db->ino, .blk = b->db->lblk, .blk2 = b->db->pblk };
+	int hashed = hashes_in_entries(p, b->ds, b->db->ino);
+	uint32_t guard = 0;
+
+	memset(p->names, 0, ((size_t)p->names_mask + 1) * sizeof(*p->names));
+	while (off < b->max && guard++ < 2 * p->bs) {
+		unsigned char *de = b->buf + off;
+		uint32_t rec_len = off + 8 <= b->max ? rec_len_of(p, de) : 0;
+
+		int with_hash = dot_state > 1 && hashed;
+		if (off + 8 > b->max || off + rec_len > b->max || rec_len < needed_len(1, with_hash) || rec_len % 4 ||
+		    needed_len(de[DE_NAME_LEN], with_hash) > rec_len) {
+			pc.num = off;
+			if (!fix_problem(ctx, PR_2_DIR_CORRUPTED, &pc)) {
+				if (!ctx->aborted) {
+					ctx->fatal = 1;
+					ctx->exit_status |= FSCK_ERROR;
+				}
+				return -1;
+			}
+			salvage(b, &off, *prev);
+			b->modified = 1;
+			continue;
+		}
+		if (dot_state == 0)
+			check_dot(b, de, off);
+		else if (dot_state == 1)
+			check_dotdot(b, de, off);
+		if (check_entry(b, de, off, dot_state) && fsck_count_entry(ctx, ext4fs_dirent_inode_get(de)) < 0) {
+			fsck_fatal(ctx, "out of memory in pass 2");
+			return -1;
+		}
+		*prev = off;
+		off += rec_len_of(p, de);
+		dot_state++;
+		if (ctx->aborted)
+			return 0;
+	}
+	return 0;
+}
+
 static int check_block(struct pass2 *p, const struct dir_block *db, unsigned char *buf)
 {
 	struct e4fsck *ctx = p->ctx;
@@ -1290,7 +1346,6 @@ static int check_block(struct pass2 *p, const struct dir_block *db, unsigned cha
 	int failed_csum = 0, has_tail = 0, missing_tail = 0, dot_state = db->lblk == 0 ? 0 : 2;
 	unsigned kind;
 	int64_t prev = -1;
-	uint32_t off = 0, guard = 0;
 
 	b.ds = state_of(p, db->ino, &b.di);
 	if (!b.ds || b.ds->unreadable || (b.ds->i_flags & EXT4FS_INLINE_DATA_FL))
@@ -1336,37 +1391,10 @@ static int check_block(struct pass2 *p, const struct dir_block *db, unsigned cha
 		}
 	}
 
-	memset(p->names, 0, ((size_t)p->names_mask + 1) * sizeof(*p->names));
-	int hashed = hashes_in_entries(p, b.ds, db->ino);
-	while (off < b.max && guard++ < 2 * p->bs) {
-		unsigned char *de = buf + off;
-		uint32_t rec_len = off + 8 <= b.max ? rec_len_of(p, de) : 0;
-
-		int with_hash = dot_state > 1 && hashed;
-		if (off + 8 > b.max || off + rec_len > b.max || rec_len < needed_len(1, with_hash) || rec_len % 4 ||
-		    needed_len(de[DE_NAME_LEN], with_hash) > rec_len) {
-			pc.num = off;
-			if (!fix_problem(ctx, PR_2_DIR_CORRUPTED, &pc))
-				b.no_write = 1;
-			salvage(&b, &off, prev);
-			b.modified = 1;
-			continue;
-		}
-		if (dot_state == 0)
-			check_dot(&b, de, off);
-		else if (dot_state == 1)
-			check_dotdot(&b, de, off);
-		if (check_entry(&b, de, off, dot_state) &&
-		    fsck_count_entry(ctx, ext4fs_dirent_inode_get(de)) < 0) {
-			fsck_fatal(ctx, "out of memory in pass 2");
-			return -1;
-		}
-		prev = off;
-		off += rec_len_of(p, de);
-		dot_state++;
-		if (ctx->aborted)
-			return 0;
-	}
+	if (check_records(&b, 0, dot_state, &prev))
+		return -1;
+	if (ctx->aborted)
+		return 0;
 
 	if (b.dxb && (b.dxb->type == DX_ROOT || b.dxb->type == DX_NODE))
 		check_index_block(&b, failed_csum);
@@ -1376,12 +1404,235 @@ static int check_block(struct pass2 *p, const struct dir_block *db, unsigned cha
 		ask(&b, PR_2_LEAF_NODE_ONLY_CSUM_INVALID, &pc);
 	if (has_tail && failed_csum && !b.modified)
 		ask(&b, PR_2_LEAF_NODE_ONLY_CSUM_INVALID, &pc);
-	if (b.modified && !b.no_write && !ctx->read_only)
+	if (b.modified && !ctx->read_only)
 		write_block(p, b.ds, db->ino, db->lblk, db->pblk, buf);   /* a failure is reported */
 	return 0;
 }
 
-/* Entries of an inline-data directory: counted, not checked (yet). */
+/* -- Inline directories ---------------------------------------------------------- */
+
+/*
+ * e2fsck checks an inline directory as two "blocks": #0 is i_block, where
+ * '.' is made up and '..' is the first 4 bytes, its records following;
+ * #1 is the value of system.data, when pass 1 found one.  The area must
+ * end on a record boundary: a size that is no multiple of 4 (or too short
+ * for a record in the value) is repaired first, at each block, as e2fsck
+ * repairs it.
+ */
+#define INLINE_HEAD   EXT4FS_INLINE_IBLOCK_SIZE
+#define INLINE_PARENT 4          /* '..' takes the first 4 bytes of i_block */
+
+struct inline_dir {
+	struct ext4fs_inode in;
+	unsigned char *data;        /* the area, with room for 3 bytes more */
+	size_t len;
+};
+
+/*
+ * The area as e2fsck reads it: i_block, then the value of system.data
+ * wherever it is kept (e2fsck takes one from the attribute block too, which
+ * its repair then cannot write).  *data has room for 3 bytes more.  0; 1
+ * when it cannot be read; -1 without memory.
+ */
+static int inline_area(struct pass2 *p, uint32_t ino, const struct ext4fs_inode *in, unsigned char **data,
+		       size_t *len)
+{
+	void *value = NULL;
+	size_t vlen = 0;
+	int err = ext4fs_xattr_get(p->fs, ino, in, "system.data", &value, &vlen);
+
+	*data = NULL;
+	if (err == EXT4FS_E_NO_MEMORY)
+		return -1;
+	if (err && err != -ENODATA)
+		return 1;
+	if (err)
+		vlen = 0;
+	*len = INLINE_HEAD + vlen;
+	*data = malloc(*len + 4);
+	if (*data) {
+		memcpy(*data, in->i_block, INLINE_HEAD);
+		if (vlen)
+			memcpy(*data + INLINE_HEAD, value, vlen);
+	}
+	free(value);
+	return *data ? 0 : -1;
+}
+
+/* 0, 1 when the area cannot be read (the directory is passed over), -1 without memory. */
+static int read_inline(struct pass2 *p, uint32_t ino, struct inline_dir *d)
+{
+	d->data = NULL;
+	if (ext4fs_inode_read(p->fs, ino, &d->in) || !(d->in.i_flags & EXT4FS_INLINE_DATA_FL))
+		return 1;
+	return inline_area(p, ino, &d->in, &d->data, &d->len);
+}
+
+static int inline_size_bad(size_t len)
+{
+	return (len & 3) || (len > INLINE_HEAD && len < INLINE_HEAD + DE_MIN_LEN);
+}
+
+/*
+ * e2fsck's repair of the size: a value too short for a record is dropped,
+ * else the area grows to the next multiple of 4 (zeros) or, without room,
+ * shrinks to the one before; i_size follows.  When that cannot be written
+ * either, a yes truncates the directory to nothing.  0; 1 when the
+ * directory lost its inline data; -1 when the walk of directory blocks
+ * ends there (e2fsck's too).
+ */
+static int fix_inline_size(struct pass2 *p, uint32_t ino, struct inline_dir *d)
+{
+	struct e4fsck *ctx = p->ctx;
+	struct problem_ctx pc = { .ino = ino, .num = d->len };
+	size_t want;
+	int err;
+
+	if (d->len > INLINE_HEAD && d->len < INLINE_HEAD + DE_MIN_LEN)
+		d->len = want = INLINE_HEAD;
+	else
+		want = d->len + (4 - (d->len & 3));
+	memset(d->data + d->len, 0, want - d->len);
+	err = ext4fs_inline_data_write(p->fs, ino, &d->in, d->data, want);
+	if (err == EXT4FS_E_XATTR_NO_SPACE) {
+		want -= 4;
+		err = ext4fs_inline_data_write(p->fs, ino, &d->in, d->data, want);
+	}
+	if (err) {
+		if (!fix_problem(ctx, PR_2_FIX_INLINE_DIR_FAILED, &pc))
+			return -1;
+		/* Nothing of the area is kept: i_block must not be read as a map (e2fsck reads it as block 0). */
+		want = 0;
+		d->in.i_flags &= ~(uint32_t)EXT4FS_INLINE_DATA_FL;
+		memset(d->in.i_block, 0, sizeof(d->in.i_block));
+	}
+	ext4fs_inode_set_size(&d->in, want);
+	err = ext4fs_inode_write(p->fs, ino, &d->in);
+	if (err) {
+		fsck_fatal(ctx, "%s while fixing the size of inline directory inode %u: %s", ext4fs_strerror(err), ino,
+			   ext4fs_errmsg(p->fs));
+		return -1;
+	}
+	ctx->fs_changed = 1;
+	d->len = want;
+	return want == 0;
+}
+
+/* '.' and '..' of an inline directory, made up as e2fsck makes them: its fixes to them are not kept. */
+static int check_inline_dots(struct block_ctx *b, const unsigned char *area)
+{
+	unsigned char de[DE_MIN_LEN];
+
+	for (int dot_state = 0; dot_state < 2; dot_state++) {
+		memset(de, 0, sizeof(de));
+		ext4fs_dirent_inode_set(de, dot_state ? ext4fs_dirent_inode_get(area) : b->di->ino);
+		set_rec_len(b->p, de, DE_MIN_LEN);
+		de[DE_NAME_LEN] = (unsigned char)(dot_state + 1);
+		de[DE_TYPE] = dir_file_type(b->p);
+		memset(de + DE_NAME, '.', (size_t)dot_state + 1);
+		if (dot_state == 0)
+			check_dot(b, de, 0);
+		else
+			check_dotdot(b, de, 0);
+		if (check_entry(b, de, 0, dot_state) && fsck_count_entry(b->p->ctx, ext4fs_dirent_inode_get(de)) < 0)
+			return -1;
+		if (b->p->ctx->aborted)
+			return 0;
+	}
+	return 0;
+}
+
+static int fill_hole(struct pass2 *p, struct alloc_guard *guard, uint32_t ino, const struct dir_block *prev,
+		     uint64_t lblk);
+
+/*
+ * A directory left without a block: e2fsck's next run finds block 0
+ * missing and offers a new one ('.' and '..'), so e4fsck offers it at once
+ * (e2fsck itself reads what was inline as block 0 of the file system).
+ * It is checked with the blocks after the first ones.  0 or -1.
+ */
+static int give_block0(struct pass2 *p, uint32_t ino)
+{
+	struct problem_ctx pc = { .ino = ino };
+	struct alloc_guard guard = { 0 };
+	int rc = 0;
+
+	if (fix_problem(p->ctx, PR_2_DIRECTORY_HOLE, &pc))
+		rc = fill_hole(p, &guard, ino, NULL, 0);
+	if (guard.runs && fsck_guard_off(p->ctx, &guard))
+		rc = -1;
+	free(guard.runs);
+	return rc;
+}
+
+/* Block #which of inline directory di.  0, or -1 when the check must stop. */
+static int check_inline_block(struct pass2 *p, struct dir_info *di, struct dir_state *ds, uint32_t which)
+{
+	struct e4fsck *ctx = p->ctx;
+	struct dir_block db = { .ino = di->ino, .lblk = which };
+	struct block_ctx b = { .p = p, .db = &db, .di = di, .ds = ds };
+	struct inline_dir d;
+	int64_t prev = -1;
+	int truncated = 0, rc = read_inline(p, di->ino, &d);
+
+	if (rc)
+		goto out;
+	if (inline_size_bad(d.len)) {
+		struct problem_ctx pc = { .ino = di->ino, .num = d.len };
+		if (fix_problem(ctx, PR_2_BAD_INLINE_DIR_SIZE, &pc) && (rc = fix_inline_size(p, di->ino, &d))) {
+			truncated = rc == 1;
+			goto out;
+		}
+	}
+	if (ctx->aborted)
+		goto out;
+	if (which == 0) {
+		b.buf = d.data;
+		b.max = INLINE_HEAD;
+		rc = check_inline_dots(&b, d.data);
+		if (!rc && !ctx->aborted)
+			rc = check_records(&b, INLINE_PARENT, 2, &prev);
+	} else if (d.len > INLINE_HEAD) {
+		b.buf = d.data + INLINE_HEAD;
+		b.max = (uint32_t)(d.len - INLINE_HEAD);
+		rc = check_records(&b, 0, 2, &prev);
+	}
+	if (!rc && b.modified && !ctx->read_only && !ctx->aborted) {
+		int err = ext4fs_inline_data_write(p->fs, di->ino, &d.in, d.data, d.len);
+		struct problem_ctx pc = { .ino = di->ino, .blk = which, .errcode = err };
+		forget_path(p);
+		if (!err)
+			ctx->fs_changed = 1;
+		else if (!fix_problem(ctx, PR_2_WRITE_DIRBLOCK, &pc))
+			fsck_fatal(ctx, "aborted");
+		else
+			ctx->exit_status |= FSCK_ERROR;
+	}
+out:
+	free(d.data);
+	if (truncated) {
+		/* Nothing is left of it: it has no block 0, which is offered as any hole is. */
+		ds->i_flags &= ~(uint32_t)EXT4FS_INLINE_DATA_FL;
+		return give_block0(p, di->ino);
+	}
+	return rc == 1 ? 0 : rc;    /* unreadable: passed over, as e2fsck passes it over */
+}
+
+/* Block #which of every inline directory (#1: of those pass 1 found a system.data value in), in inode order. */
+static int check_inline_dirs(struct pass2 *p, uint32_t which)
+{
+	for (size_t d = 0; d < p->ctx->ndirs && !p->ctx->aborted; d++) {
+		struct dir_state *ds = &p->st[d];
+		if (!ds->inline_dir || (which == 1 && !ds->inline_value) || ds->unreadable ||
+		    !(ds->i_flags & EXT4FS_INLINE_DATA_FL))
+			continue;
+		if (check_inline_block(p, &p->ctx->dirs[d], ds, which))
+			return -1;
+	}
+	return 0;
+}
+
+/* Entries of an inline directory on a file system without inline_data: counted, not checked. */
 struct inline_count {
 	struct e4fsck *ctx;
 	struct dir_info *di;
@@ -1562,7 +1813,15 @@ static int load_states(struct pass2 *p)
 		if (ctx->rehash_on && !(in.i_flags & EXT4FS_INDEX_FL) && ctx->dirs[i].ino != lost_found &&
 		    ext4fs_inode_size(&in) / p->bs >= 3 && fsck_rehash_later(ctx, ctx->dirs[i].ino))
 			return -1;
-		if (in.i_flags & EXT4FS_INLINE_DATA_FL) {
+		if ((in.i_flags & EXT4FS_INLINE_DATA_FL) && p->inline_fs) {
+			unsigned char *data = NULL;
+			size_t len = 0;
+			ds->inline_dir = 1;
+			if (inline_area(p, ctx->dirs[i].ino, &in, &data, &len) < 0)
+				return -1;
+			ds->inline_value = data && len > INLINE_HEAD;
+			free(data);
+		} else if (in.i_flags & EXT4FS_INLINE_DATA_FL) {
 			struct inline_count ic = { ctx, &ctx->dirs[i] };
 			if (ext4fs_dir_iterate(p->fs, ctx->dirs[i].ino, &in, 0, count_inline_entry, &ic) ==
 			    -ENOMEM)
@@ -1601,6 +1860,39 @@ static int check_large_file_feature(struct e4fsck *ctx)
 	return fsck_raise_rev_level(ctx, PR_1_FS_REV_LEVEL);
 }
 
+/* Directory blocks [from, to) of the sorted list, read in runs.  0, or -1 when the check must stop. */
+static int check_blocks_range(struct pass2 *p, size_t from, size_t to, unsigned char *run, size_t run_max)
+{
+	struct e4fsck *ctx = p->ctx;
+
+	for (size_t i = from; i < to && !ctx->aborted;) {
+		size_t n = 1;
+		while (i + n < to && n < run_max && ctx->dir_blocks[i + n].pblk == ctx->dir_blocks[i + n - 1].pblk + 1)
+			n++;
+		int run_failed = ext4fs_blocks_read(p->fs, ctx->dir_blocks[i].pblk, n, run) != 0;
+		for (size_t k = 0; k < n; k++) {
+			const struct dir_block *db = &ctx->dir_blocks[i + k];
+			unsigned char *buf = run + k * p->bs;
+			int err = run_failed ? ext4fs_block_read(p->fs, db->pblk, buf) : 0;
+			if (err) {
+				struct problem_ctx pc = { .ino = db->ino, .blk = db->lblk, .blk2 = db->pblk,
+							  .errcode = err };
+				if (!fix_problem(ctx, PR_2_READ_DIRBLOCK, &pc)) {
+					fsck_fatal(ctx, "aborted");
+					return -1;
+				}
+				ctx->exit_status |= FSCK_UNCORRECTED;
+				continue;
+			}
+			if (check_block(p, db, buf))
+				return -1;
+		}
+		i += n;
+		progress_advance(ctx, n);
+	}
+	return 0;
+}
+
 int fsck_pass2(struct e4fsck *ctx)
 {
 	struct pass2 p = { .ctx = ctx, .fs = ctx->fs, .bs = ctx->geo->block_size };
@@ -1614,6 +1906,7 @@ int fsck_pass2(struct e4fsck *ctx)
 	p.csum = ctx->geo->has_metadata_csum;
 	p.dir_index = ext4fs_has_compat(p.fs, EXT4FS_FEATURE_COMPAT_DIR_INDEX);
 	p.largedir = ext4fs_has_incompat(p.fs, EXT4FS_FEATURE_INCOMPAT_LARGEDIR);
+	p.inline_fs = ext4fs_has_incompat(p.fs, EXT4FS_FEATURE_INCOMPAT_INLINE_DATA);
 	p.check_encoding = ext4fs_has_incompat(p.fs, EXT4FS_FEATURE_INCOMPAT_CASEFOLD) &&
 			   ((ext4fs_sb(p.fs)->s_encoding_flags & EXT4FS_ENC_STRICT_MODE_FL) || ctx->check_encoding);
 	while (slots < 2 * (p.bs / DE_MIN_LEN))
@@ -1634,32 +1927,13 @@ int fsck_pass2(struct e4fsck *ctx)
 	if (ctx->ndir_blocks > 1)
 		qsort(ctx->dir_blocks, ctx->ndir_blocks, sizeof(*ctx->dir_blocks), cmp_read_order);
 
-	for (size_t i = 0; i < ctx->ndir_blocks && !ctx->aborted;) {
-		size_t n = 1;
-		while (i + n < ctx->ndir_blocks && n < run_max &&
-		       ctx->dir_blocks[i + n].pblk == ctx->dir_blocks[i + n - 1].pblk + 1)
-			n++;
-		int run_failed = ext4fs_blocks_read(p.fs, ctx->dir_blocks[i].pblk, n, run) != 0;
-		for (size_t k = 0; k < n; k++) {
-			const struct dir_block *db = &ctx->dir_blocks[i + k];
-			unsigned char *buf = run + k * p.bs;
-			int err = run_failed ? ext4fs_block_read(p.fs, db->pblk, buf) : 0;
-			if (err) {
-				struct problem_ctx pc = { .ino = db->ino, .blk = db->lblk, .blk2 = db->pblk,
-							  .errcode = err };
-				if (!fix_problem(ctx, PR_2_READ_DIRBLOCK, &pc)) {
-					fsck_fatal(ctx, "aborted");
-					goto out;
-				}
-				ctx->exit_status |= FSCK_UNCORRECTED;
-				continue;
-			}
-			if (check_block(&p, db, buf))
-				goto out;
-		}
-		i += n;
-		progress_advance(ctx, n);
-	}
+	/* e2fsck's order: inline directories' first "blocks" come before every block 0, their second ones after. */
+	size_t later = 0;
+	while (later < ctx->ndir_blocks && ctx->dir_blocks[later].lblk == 0)
+		later++;
+	if (check_inline_dirs(&p, 0) || check_blocks_range(&p, 0, later, run, run_max) ||
+	    check_inline_dirs(&p, 1) || check_blocks_range(&p, later, ctx->ndir_blocks, run, run_max))
+		goto out;
 	/*
 	 * As e2fsck: a map block on the file system's metadata was walked but
 	 * not repaired in pass 1, and passes 1B-1D have given the inode a copy

@@ -179,6 +179,11 @@ static const struct problem rows[] = {
 	{ PR_2_LEAF_NODE_ONLY_CSUM_INVALID, "PR_2_LEAF_NODE_ONLY_CSUM_INVALID",
 	  "Directory inode %i, block #%b: directory passes checks but fails checksum.\n", PROMPT_FIX,
 	  PF_PREEN_OK },
+	/* An inline directory's area (i_block and system.data) must end on a record boundary (a multiple of 4). */
+	{ PR_2_BAD_INLINE_DIR_SIZE, "PR_2_BAD_INLINE_DIR_SIZE",
+	  "Inline directory inode %i size (%N) must be a multiple of 4.\n", PROMPT_FIX, 0 },
+	{ PR_2_FIX_INLINE_DIR_FAILED, "PR_2_FIX_INLINE_DIR_FAILED",
+	  "Fixing size of inline directory inode %i failed.\n", PROMPT_TRUNCATE, 0 },
 };
 
 const struct problem_table problems_pass2 = { rows, sizeof(rows) / sizeof(rows[0]) };

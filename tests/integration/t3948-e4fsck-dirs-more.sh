@@ -1,0 +1,126 @@
+#!/bin/bash
+# t3948-e4fsck-dirs-more.sh - pass 2's rarer directory problems, judged by
+# e2fsck 1.47 in -n, -p and -y (tests/lib/fsck-damage.sh's damage_case):
+#
+#   an inline directory whose area (60 bytes of i_block and the value of
+#   system.data) is no multiple of 4 long: a value too short for a record
+#   is dropped, a longer one grows to the next multiple of 4 (the record in
+#   it is whole again) or, when the inode body has no byte free, shrinks to
+#   the one before (the record is then salvaged, its file reconnected).
+#   With -n the second "block" is read as it is: directory corrupted,
+#   salvage declined, the check aborted, as e2fsck aborts.
+#   A value kept in the attribute block cannot be rewritten: fixing the
+#   size fails, and the directory is truncated.  -n and -p as e2fsck; with
+#   -y e2fsck reads the inline bytes as a block 0 it writes to block 0 of
+#   the file system, e4fsck gives the directory a new block 0 instead: its
+#   result must be clean.
+
+set -eu
+
+# shellcheck source-path=SCRIPTDIR source=../lib/common.sh
+. "$(dirname -- "$0")/../lib/common.sh"
+# shellcheck source-path=SCRIPTDIR source=../lib/fsck-damage.sh
+. "$(dirname -- "$0")/../lib/fsck-damage.sh"
+
+need_cmd python3
+damage_need_e2fsck_147
+damage_setup
+
+# base_image IMG LAYOUT
+#   inline: /big, the inline directory /d holding file1-file3 (i_block is
+#           full), and /x, a file for the value's record to name
+base_image() {
+	local img=$1 layout=$2
+	rm -f "$img"
+	case $layout in
+	inline | inline-nocsum)
+		local nocsum=
+		[ "$layout" = inline ] || nocsum=,^metadata_csum
+		mke2fs -q -F -t ext4 -O inline_data$nocsum -I 256 -b 1024 "$img" 4M >/dev/null 2>&1
+		debugfs -w -f - "$img" >/dev/null 2>&1 <<-EOF
+			write $src/big big
+			mkdir d
+			write /etc/hostname d/file1
+			write /etc/hostname d/file2
+			write /etc/hostname d/file3
+			write /etc/hostname x
+		EOF
+		;;
+	esac
+}
+
+# inline_value IMG BYTES [FILL]: the system.data value of /d becomes a
+# record naming /x as "file4" cut to BYTES bytes (x unlinked), i_size
+# follows (pass 1 finds nothing); FILL, when given, is a user.a value that
+# takes the rest of the inode body.
+inline_value() {
+	local img=$1 len=$2 fill=${3:-} x
+	x=$(debugfs -R "stat x" "$img" 2>/dev/null | sed -n '1s/^Inode: \([0-9]*\).*/\1/p')
+	python3 -c "import struct, sys
+v = struct.pack('<IHBB', $x, 16, 5, 1) + b'file4' + bytes(16)
+sys.stdout.buffer.write(v[:$len])" >"$T/value"
+	{
+		echo "ea_set -f $T/value d system.data"
+		echo "unlink x"
+		echo "sif d size $((60 + len))"
+		[ -z "$fill" ] || echo "ea_set d user.a $fill"
+	} | debugfs -w -f - "$img" >/dev/null 2>&1
+}
+
+# value_in_block IMG: /d's system.data moves to its attribute block, 101
+# bytes long (metadata_csum off: the block's checksum is not rewritten).
+value_in_block() {
+	local img=$1 blk
+	head -c 101 /dev/zero | tr '\0' z >"$T/value"
+	debugfs -w -f - "$img" >/dev/null 2>&1 <<-EOF
+		ea_rm d system.data
+		ea_set -f $T/value d user.zzzz
+		sif d size 161
+	EOF
+	blk=$(debugfs -R "stat d" "$img" 2>/dev/null | sed -n 's/^File ACL: \([0-9]*\).*/\1/p')
+	python3 - "$img" "$blk" <<-'EOF'
+		import struct, sys
+		img, blk, bs = sys.argv[1], int(sys.argv[2]), 1024
+		with open(img, 'r+b') as f:
+		    f.seek(blk * bs)
+		    b = bytearray(f.read(bs))
+		    e = 32                         # the first entry: user.zzzz, renamed system.data
+		    b[e + 1] = 7
+		    b[e + 16:e + 20] = b'data'
+		    offs, _, size = struct.unpack_from('<HII', b, e + 2)
+		    h = 0
+		    for c in b'data':
+		        h = ((h << 5) ^ (h >> 27) ^ c) & 0xffffffff
+		    value = bytes(b[offs:offs + size]) + bytes(-size % 4)
+		    for i in range(0, len(value), 4):
+		        h = ((h << 16) ^ (h >> 16) ^ struct.unpack_from('<I', value, i)[0]) & 0xffffffff
+		    struct.pack_into('<I', b, e + 12, h)
+		    struct.pack_into('<I', b, 16, h)    # the block hash of its only entry
+		    f.seek(blk * bs)
+		    f.write(b)
+	EOF
+}
+
+DAMAGE_CMD=1
+damage_case "inline directory of 65 bytes: the value is dropped" inline \
+	"$(declare -f inline_value); T=$T inline_value \"\$1\" 5"
+damage_case "inline directory of 75 bytes: it grows to 76" inline \
+	"$(declare -f inline_value); T=$T inline_value \"\$1\" 15"
+damage_case "inline directory of 75 bytes, the inode body full: it shrinks to 72" inline \
+	"$(declare -f inline_value); T=$T inline_value \"\$1\" 15 0123456789abcdef0123456789abcdef"
+unset DAMAGE_CMD
+
+name="inline directory of 161 bytes, the value in the attribute block: truncated"
+SAME_MODES="n p" same_as_e2fsck "$name" inline-nocsum "$(declare -f value_in_block); T=$T value_in_block \"\$1\"" sh
+base_image "$T/t.img" inline-nocsum
+value_in_block "$T/t.img"
+rc=0; "$E4FSCK" -fy "$T/t.img" >"$T/t.y" 2>&1 || rc=$?
+if [ "$rc" != 1 ] || ! grep -q '^Fixing size of inline directory inode [0-9]* failed\.$' "$T/t.y"; then
+	bad "$name: e4fsck -fy exit $rc, or it did not truncate"; sed 's/^/    /' "$T/t.y" | head -n 20
+elif ! "$E4FSCK" -fy "$T/t.img" >"$T/t.y2" 2>&1 || ! e2fsck -fn "$T/t.img" >"$T/t.n" 2>&1; then
+	bad "$name: the result of -fy is not clean"; sed 's/^/    /' "$T/t.y2" "$T/t.n" | head -n 20
+else
+	pass "$name: -fy leaves it clean"
+fi
+
+exit "$failed"
