@@ -2604,6 +2604,12 @@ static int answer_repair(void *arg, struct deferred_inode *st, struct deferred *
 				return -1;
 			if (!r)
 				return 0;
+			/* As e2fsck: a directory's block cleared stays listed, a hole (block 0) for pass 2 to offer. */
+			if (EXT4FS_ISDIR(a->in.i_mode) && !p->ind.level && p->ind.lblk <= UINT32_MAX &&
+			    fsck_add_dir_block(ctx, ino, (uint32_t)p->ind.lblk, 0)) {
+				fsck_fatal(ctx, "out of memory in pass 1");
+				return -1;
+			}
 			break;
 		}
 		case FIX_CSUM: case FIX_NONE: case FIX_EA_CHECK: case FIX_EA_IBODY_CLEAR: case FIX_EA_INODE_FL: case FIX_LARGE_DIR:

@@ -1355,6 +1355,18 @@ static int check_block(struct pass2 *p, const struct dir_block *db, unsigned cha
 		fsck_fatal(ctx, "out of memory in pass 2");
 		return -1;
 	}
+	/* A block past those the index was sized for: a hole pass 2 filled where pass 1 cleared a block. */
+	if (b.ds->dx && !b.ds->clear_index && db->lblk >= b.ds->dx->nblocks) {
+		struct problem_ctx upc = { .dir = db->ino, .path3 = dir_path(p, db->ino) };
+		if (!fix_problem(ctx, PR_2_UNEXPECTED_HTREE_BLOCK, &upc)) {
+			if (!ctx->aborted) {
+				fsck_fatal(ctx, "Can not continue.");
+				ctx->fatal = 1;
+			}
+			return -1;
+		}
+		clear_index(p, b.ds, db->ino, 0);
+	}
 	kind = block_kind(p, b.ds, db->lblk, buf);
 	if (b.ds->clear_index && kind && db->lblk && !ctx->read_only &&
 	    add_rewrite(p, db->ino, db->lblk, db->pblk)) {
@@ -1542,8 +1554,9 @@ static int check_inline_dots(struct block_ctx *b, const unsigned char *area)
 	return 0;
 }
 
-static int fill_hole(struct pass2 *p, struct alloc_guard *guard, uint32_t ino, const struct dir_block *prev,
-		     uint64_t lblk);
+#define NO_SLOT SIZE_MAX     /* fill_hole()'s slot: the block is added to the list */
+static int offer_hole(struct pass2 *p, struct alloc_guard *guard, uint32_t ino, const struct dir_block *prev,
+		      uint64_t lblk, size_t slot);
 
 /*
  * A directory left without a block: e2fsck's next run finds block 0
@@ -1553,12 +1566,9 @@ static int fill_hole(struct pass2 *p, struct alloc_guard *guard, uint32_t ino, c
  */
 static int give_block0(struct pass2 *p, uint32_t ino)
 {
-	struct problem_ctx pc = { .ino = ino };
 	struct alloc_guard guard = { 0 };
-	int rc = 0;
+	int rc = offer_hole(p, &guard, ino, NULL, 0, NO_SLOT);
 
-	if (fix_problem(p->ctx, PR_2_DIRECTORY_HOLE, &pc))
-		rc = fill_hole(p, &guard, ino, NULL, 0);
 	if (guard.runs && fsck_guard_off(p->ctx, &guard))
 		rc = -1;
 	free(guard.runs);
@@ -1698,9 +1708,14 @@ static uint64_t hole_goal(struct e4fsck *ctx, uint32_t ino, const struct ext4fs_
 	return ext4fs_group_first_block(ctx->fs, group);
 }
 
-/* Allocate? yes: a block no inode claims, an empty directory block in it, mapped at lblk.  0 or -1. */
+/*
+ * Allocate? yes: a block no inode claims, an empty directory block in it,
+ * mapped at lblk; listed in entry slot of the list (a block pass 1 cleared)
+ * or added to it (NO_SLOT).  Without a free block the hole stays, as in
+ * e2fsck.  0 or -1.
+ */
 static int fill_hole(struct pass2 *p, struct alloc_guard *guard, uint32_t ino, const struct dir_block *prev,
-		     uint64_t lblk)
+		     uint64_t lblk, size_t slot)
 {
 	struct e4fsck *ctx = p->ctx;
 	struct ext4fs_inode in;
@@ -1718,10 +1733,20 @@ static int fill_hole(struct pass2 *p, struct alloc_guard *guard, uint32_t ino, c
 		return -1;
 	if (!err)
 		err = fsck_take_file_block(ctx, ino, &in, lblk, hole_goal(ctx, ino, &in, prev, lblk), &blk);
+	if (err == EXT4FS_E_NO_SPACE) {
+		struct problem_ctx pc = { .ino = ino, .str = "ext2fs_new_block",
+					  .errmsg = "Could not allocate block in ext2 filesystem" };
+		fix_problem(ctx, PR_2_ALLOC_DIRBOCK, &pc);
+		return 0;
+	}
 	if (!err)
 		err = ext4fs_dir_fill_hole(p->fs, ino, &in, lblk, blk);
 	/* The new block is checked with the others, as e2fsck checks it ("." and ".." of a block 0 count). */
-	if (!err && (fsck_claim_blocks(ctx, ino) || fsck_add_dir_block(ctx, ino, (uint32_t)lblk, blk)))
+	if (!err && fsck_claim_blocks(ctx, ino))
+		err = EXT4FS_E_NO_MEMORY;
+	if (!err && slot != NO_SLOT)
+		ctx->dir_blocks[slot].pblk = blk;
+	else if (!err && fsck_add_dir_block(ctx, ino, (uint32_t)lblk, blk))
 		err = EXT4FS_E_NO_MEMORY;
 	if (err) {
 		fsck_fatal(ctx, "%s while allocating block %llu of directory inode %u: %s", ext4fs_strerror(err),
@@ -1732,7 +1757,22 @@ static int fill_hole(struct pass2 *p, struct alloc_guard *guard, uint32_t ino, c
 	return 0;
 }
 
-/* Holes below i_size, offered to be filled (the blocks are in (ino, lblk) order here).  0 or -1. */
+/* Ask about hole lblk of directory ino, and fill it on a yes (see fill_hole()).  0 or -1. */
+static int offer_hole(struct pass2 *p, struct alloc_guard *guard, uint32_t ino, const struct dir_block *prev,
+		      uint64_t lblk, size_t slot)
+{
+	struct problem_ctx pc = { .ino = ino, .blk = lblk };
+
+	if (!fix_problem(p->ctx, PR_2_DIRECTORY_HOLE, &pc))
+		return 0;
+	return fill_hole(p, guard, ino, prev, lblk, slot);
+}
+
+/*
+ * Holes below i_size, and blocks pass 1 cleared (listed at block 0, as
+ * e2fsck lists them, wherever they lie), offered to be filled (the blocks
+ * are in (ino, lblk) order here); what stays a hole leaves the list.  0 or -1.
+ */
 static int fill_holes(struct pass2 *p)
 {
 	struct e4fsck *ctx = p->ctx;
@@ -1748,17 +1788,23 @@ static int fill_holes(struct pass2 *p)
 		while (i < n && ctx->dir_blocks[i].ino < ino)
 			i++;
 		for (size_t first = i; i < n && ctx->dir_blocks[i].ino == ino && !rc; i++) {
-			for (; want < ctx->dir_blocks[i].lblk && want < p->st[d].nblocks && !ctx->aborted && !rc; want++) {
-				struct problem_ctx pc = { .ino = ino, .blk = want };
-				if (fix_problem(ctx, PR_2_DIRECTORY_HOLE, &pc))
-					rc = fill_hole(p, &guard, ino, i > first ? &ctx->dir_blocks[i - 1] : NULL, want);
-			}
+			const struct dir_block *prev = i > first ? &ctx->dir_blocks[i - 1] : NULL;
+			for (; want < ctx->dir_blocks[i].lblk && want < p->st[d].nblocks && !ctx->aborted && !rc; want++)
+				rc = offer_hole(p, &guard, ino, prev, want, NO_SLOT);
+			if (!ctx->dir_blocks[i].pblk && !ctx->aborted && !rc)
+				rc = offer_hole(p, &guard, ino, prev, ctx->dir_blocks[i].lblk, i);
 			want = (uint64_t)ctx->dir_blocks[i].lblk + 1;
 		}
 	}
 	if (guard.runs && fsck_guard_off(ctx, &guard))
 		rc = -1;
 	free(guard.runs);
+	/* Holes declined (or without a free block) are no blocks to read. */
+	size_t kept = 0;
+	for (size_t k = 0; k < ctx->ndir_blocks; k++)
+		if (ctx->dir_blocks[k].pblk)
+			ctx->dir_blocks[kept++] = ctx->dir_blocks[k];
+	ctx->ndir_blocks = kept;
 	return rc;
 }
 
@@ -1772,7 +1818,8 @@ static void note_mapped(struct pass2 *p)
 		const struct dir_block *db = &ctx->dir_blocks[i];
 		while (d < ctx->ndirs && ctx->dirs[d].ino < db->ino)
 			d++;
-		if (d < ctx->ndirs && ctx->dirs[d].ino == db->ino && (uint64_t)db->lblk + 1 > p->st[d].mapped)
+		/* As e2fsck's index size: a block pass 1 cleared (at block 0) is not mapped. */
+		if (d < ctx->ndirs && ctx->dirs[d].ino == db->ino && db->pblk && (uint64_t)db->lblk + 1 > p->st[d].mapped)
 			p->st[d].mapped = (uint64_t)db->lblk + 1;
 	}
 }

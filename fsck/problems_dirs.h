@@ -52,6 +52,7 @@
 #define PR_2_FINAL_RECLEN                0x02001D
 #define PR_2_READ_DIRBLOCK               0x020020
 #define PR_2_WRITE_DIRBLOCK              0x020021
+#define PR_2_ALLOC_DIRBOCK               0x020022   /* e2fsck's spelling */
 #define PR_2_DEALLOC_INODE               0x020023
 #define PR_2_SPLIT_DOT                   0x020024
 #define PR_2_BAD_FIFO                    0x020025

@@ -71,6 +71,9 @@ static const struct problem rows[] = {
 	{ PR_2_FSIZE_ZERO, "PR_2_FSIZE_ZERO", "i_fsize " FOR_INODE " %N, should be zero.\n", PROMPT_CLEAR, 0 },
 	{ PR_2_BLOCKS_HI_ZERO, "PR_2_BLOCKS_HI_ZERO", "i_blocks_hi " FOR_INODE " %N, should be zero.\n",
 	  PROMPT_CLEAR, 0 },
+	/* A yes clears the index (pass 3A builds a new one); a no ends the check, as it ends e2fsck's. */
+	{ PR_2_UNEXPECTED_HTREE_BLOCK, "PR_2_UNEXPECTED_HTREE_BLOCK",
+	  "Unexpected block in HTREE directory inode %d (%q).\n", PROMPT_CLEAR_HTREE, 0 },
 	{ PR_2_FILE_ACL_HI_ZERO, "PR_2_FILE_ACL_HI_ZERO", "i_file_acl_hi " FOR_INODE " %N, should be zero.\n",
 	  PROMPT_CLEAR, PF_PREEN_OK },
 	/* A yes clears the inode and the entry. */
@@ -108,6 +111,9 @@ static const struct problem rows[] = {
 	  PROMPT_CONTINUE, 0 },
 	{ PR_2_WRITE_DIRBLOCK, "PR_2_WRITE_DIRBLOCK", "Error writing directory block %c (inode %i): %m\n",
 	  PROMPT_CONTINUE, 0 },
+	/* A hole with no free block to fill it: it stays, and the check goes on. */
+	{ PR_2_ALLOC_DIRBOCK, "PR_2_ALLOC_DIRBOCK", "Error allocating new directory block for inode %i (%s): %m\n",
+	  PROMPT_NONE, 0 },
 	{ PR_2_DEALLOC_INODE, "PR_2_DEALLOC_INODE", "Error deallocating inode %i: %m\n", PROMPT_NONE, 0 },
 	{ PR_2_SPLIT_DOT, "PR_2_SPLIT_DOT", "Directory entry for '.' in %p (%i) is big.\n", PROMPT_SPLIT,
 	  PF_NOT_AN_ERROR },

@@ -9,11 +9,19 @@
 #   the one before (the record is then salvaged, its file reconnected).
 #   With -n the second "block" is read as it is: directory corrupted,
 #   salvage declined, the check aborted, as e2fsck aborts.
+#   An inline directory's entries are checked as a block's are.
 #   A value kept in the attribute block cannot be rewritten: fixing the
 #   size fails, and the directory is truncated.  -n and -p as e2fsck; with
 #   -y e2fsck reads the inline bytes as a block 0 it writes to block 0 of
 #   the file system, e4fsck gives the directory a new block 0 instead: its
 #   result must be clean.
+#
+#   An indexed directory whose last block, past those its index covers,
+#   was illegal: the hole pass 1's clearing leaves is filled in pass 2,
+#   and the index, which cannot cover it, is cleared (0x020045).
+#
+#   A directory hole on a file system without a free block: the block
+#   cannot be allocated (0x020022), the hole stays.
 
 set -eu
 
@@ -45,6 +53,35 @@ base_image() {
 			write /etc/hostname d/file3
 			write /etc/hostname x
 		EOF
+		;;
+	htree)
+		# /h: 60 entries in 5 blocks, indexed by e2fsck -D.
+		mke2fs -q -F -t ext3 -b 1024 "$img" 8M >/dev/null 2>&1
+		{
+			echo "write $src/big big"
+			echo "mkdir h"
+			for i in $(seq 1 60); do echo "write /etc/hostname h/a_fairly_long_file_name_number_$i"; done
+		} | debugfs -w -f - "$img" >/dev/null 2>&1
+		e2fsck -fyD "$img" >/dev/null 2>&1 || true
+		;;
+	full)
+		# No free block: /d's blocks 1 and 2 are empty, /taker and the rest fill the file system.
+		mke2fs -q -F -t ext3 -O ^dir_index -b 1024 -N 128 "$img" 4M >/dev/null 2>&1
+		debugfs -w -f - "$img" >/dev/null 2>&1 <<-EOF
+			write $src/big big
+			mkdir d
+			write /etc/hostname d/f1
+			expand_dir d
+			expand_dir d
+			write /etc/hostname taker
+		EOF
+		local free
+		free=$(dumpe2fs "$img" 2>/dev/null | sed -n 's/^Free blocks: *//p' | head -n 1)
+		head -c $(((free - 40) * 1024)) /dev/zero | tr '\0' f >"$T/fill"
+		{
+			echo "write $T/fill fill"
+			for i in $(seq 1 40); do echo "write /etc/hostname s$i"; done
+		} | debugfs -w -f - "$img" >/dev/null 2>&1
 		;;
 	esac
 }
@@ -108,6 +145,22 @@ damage_case "inline directory of 75 bytes: it grows to 76" inline \
 	"$(declare -f inline_value); T=$T inline_value \"\$1\" 15"
 damage_case "inline directory of 75 bytes, the inode body full: it shrinks to 72" inline \
 	"$(declare -f inline_value); T=$T inline_value \"\$1\" 15 0123456789abcdef0123456789abcdef"
+damage_case "an inline directory's entry names an unused inode" inline \
+	"debugfs -w -R 'clri d/file2' \"\$1\" >/dev/null 2>&1"
+
+# The last block of an indexed directory, past the blocks its index knows
+# (expand_dir adds it), holds an illegal number: pass 1 clears it, pass 2
+# fills the hole it leaves (e2fsck lists it), and the index cannot cover it.
+damage_case "htree directory: a block past the index is cleared and filled" htree \
+	"debugfs -w -R 'expand_dir h' \"\$1\" >/dev/null 2>&1; n=\$(debugfs -R 'blocks h' \"\$1\" 2>/dev/null | wc -w);
+	 debugfs -w -R \"sif h block[\$((n - 1))] 9999999\" \"\$1\" >/dev/null 2>&1"
+
+# /d's block 1 is given to /taker: a hole below i_size with no free block to
+# fill it.  e2fsck exits 0 (nothing changed) and leaves the hole for ever.
+DAMAGE_FY_EXIT=0 DAMAGE_NEVER_CLEAN=1 damage_case "a directory hole on a full file system" full \
+	"b=\$(debugfs -R 'blocks d' \"\$1\" 2>/dev/null | awk '{print \$2}');
+	 printf '%s\n' 'sif d block[1] 0' 'sif d blocks 4' \"sif taker block[1] \$b\" 'sif taker size 2048' \\
+		'sif taker blocks 4' | debugfs -w -f - \"\$1\" >/dev/null 2>&1"
 unset DAMAGE_CMD
 
 name="inline directory of 161 bytes, the value in the attribute block: truncated"
