@@ -493,7 +493,18 @@ static int make_lost_found(struct e4fsck *ctx, uint32_t *ino)
 		in.i_links_count = 2;
 		pc.str = "ext4fs_dir_init_at";
 		err = ext4fs_dir_init_at(ctx->fs, *ino, &in, EXT4FS_ROOT_INO, blk);
+		/* The block is written before the inode grows to cover it: e2fsck's words for that write. */
+		if (err < 0 && err > -EXT4FS_ERR_BASE && err != -ENOMEM && ext4fs_inode_size(&in) == 0) {
+			pc.errmsg = ext4fs_strerror(err);
+			fix_problem(ctx, PR_3_ERR_LPF_WRITE_BLOCK, &pc);
+			/* Nothing names them: pass 4 has no inode to connect, pass 5 frees both. */
+			bitmap_paged_clear_range(&ctx->inode_used, *ino, 1);
+			cluster_unclaim(&ctx->block_found, ctx->geo->cluster_ratio, blk, 1);
+			return -1;
+		}
 	}
+	if (err == EXT4FS_E_NO_MEMORY || err == -ENOMEM)
+		goto nomem;
 	if (!err) {
 		pc.str = "ext4fs_dir_add";
 		err = ext4fs_inode_read(ctx->fs, EXT4FS_ROOT_INO, &root);

@@ -107,6 +107,7 @@
 #define PR_3_ERR_FIND_LPF                0x030009
 #define PR_3_ERR_LPF_NEW_BLOCK           0x03000A
 #define PR_3_ERR_LPF_NEW_INODE           0x03000B
+#define PR_3_ERR_LPF_WRITE_BLOCK         0x03000D
 #define PR_3_ADJUST_INODE                0x03000E
 #define PR_3_FIX_PARENT_ERR              0x03000F
 #define PR_3_FIX_PARENT_NOFIND           0x030010

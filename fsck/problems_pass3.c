@@ -50,6 +50,8 @@ static const struct problem rows[] = {
 	  "ext2fs_new_block: %m while trying to create /lost+found directory\n", PROMPT_NONE, 0 },
 	{ PR_3_ERR_LPF_NEW_INODE, "PR_3_ERR_LPF_NEW_INODE",
 	  "ext2fs_new_inode: %m while trying to create /lost+found directory\n", PROMPT_NONE, 0 },
+	{ PR_3_ERR_LPF_WRITE_BLOCK, "PR_3_ERR_LPF_WRITE_BLOCK",
+	  "ext2fs_write_dir_block: %m while writing the directory block for /lost+found\n", PROMPT_NONE, 0 },
 	/* The same for an encrypted one: the kernel could not add entries with names in the clear. */
 	{ PR_3_LPF_ENCRYPTED, "PR_3_LPF_ENCRYPTED", "/lost+found is encrypted\n", PROMPT_CLEAR, 0 },
 	/* Pass 3A: %q the directory, %s what went wrong */

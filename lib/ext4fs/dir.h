@@ -207,9 +207,10 @@ int ext4fs_dir_init(struct ext4fs_fs *fs, uint32_t ino, struct ext4fs_inode *ino
 /*
  * The same with a block the caller chose and already owns (marked in use,
  * mapped by nothing): e4fsck gives a new root directory the block e2fsck
- * would.  The inode must have no blocks yet.  Errors as ext4fs_dir_init(),
- * EXT4FS_E_INVALID_ARG for a block outside the file system, and
- * ext4fs_bmap_set()'s.
+ * would.  The inode must have no blocks yet.  The block is written before
+ * the inode: when writing it fails, *inode's i_size is still 0.  Errors as
+ * ext4fs_dir_init(), EXT4FS_E_INVALID_ARG for a block outside the file
+ * system, and ext4fs_bmap_set()'s.
  */
 int ext4fs_dir_init_at(struct ext4fs_fs *fs, uint32_t ino, struct ext4fs_inode *inode, uint32_t parent,
 		       uint64_t pblk);

@@ -22,6 +22,11 @@
 #
 #   A directory hole on a file system without a free block: the block
 #   cannot be allocated (0x020022), the hole stays.
+#
+#   Writing the block of a new /lost+found fails (the fault hook, e4fsck
+#   alone: e2fsck's cached writes put the error off): e2fsck's message
+#   (0x03000D), the inode and block are given back, pass 4 makes
+#   /lost+found again, and the result is clean.
 
 set -eu
 
@@ -175,5 +180,30 @@ elif ! "$E4FSCK" -fy "$T/t.img" >"$T/t.y2" 2>&1 || ! e2fsck -fn "$T/t.img" >"$T/
 else
 	pass "$name: -fy leaves it clean"
 fi
+
+# lost_found_write_fails: the K-th write of e4fsck -fy fails, for the K
+# that is /lost+found's block (found by trying, the order of writes being
+# e4fsck's own business).
+lost_found_write_fails() {
+	local name="writing the block of a new /lost+found fails" k rc found=0
+	for k in $(seq 1 20); do
+		base_image "$T/lf.img" inline
+		debugfs -w -f - "$T/lf.img" >/dev/null 2>&1 <<-EOF
+			rmdir lost+found
+			unlink x
+		EOF
+		rc=0; EXT4FS_FAULT="write=$k,mode=fail" "$E4FSCK" -fy "$T/lf.img" >"$T/lf.y" 2>&1 || rc=$?
+		grep -q '^ext2fs_write_dir_block: Input/output error while writing the directory block for /lost+found$' \
+			"$T/lf.y" && { found=1; break; }
+	done
+	if [ "$found" = 0 ] || [ "$rc" != 1 ]; then
+		bad "$name: no run printed e2fsck's message, or exit $rc"; sed 's/^/    /' "$T/lf.y" | head -n 20
+	elif ! e2fsck -fn "$T/lf.img" >"$T/lf.n" 2>&1; then
+		bad "$name: e2fsck -fn is not clean afterwards"; sed 's/^/    /' "$T/lf.n" | head -n 20
+	else
+		pass "$name"
+	fi
+}
+lost_found_write_fails
 
 exit "$failed"
