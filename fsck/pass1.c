@@ -798,6 +798,31 @@ static int special_file(uint16_t mode)
 }
 
 /*
+ * The size e2fsck wants an inline directory to have: the 60 bytes of
+ * i_block and its system.data value, wherever kept.  *unreadable: 1 when
+ * the value cannot be read (the size wanted is then 0), -1 after a memory
+ * failure.
+ */
+static uint64_t inline_dir_size(struct p1_worker *w, uint32_t ino, const struct ext4fs_inode *in, int *unreadable)
+{
+	void *value = NULL;
+	size_t len = 0;
+	int err = ext4fs_xattr_get(w->fs, ino, in, "system.data", &value, &len);
+
+	free(value);
+	if (err == EXT4FS_E_NO_MEMORY) {
+		worker_fail(w, "out of memory reading the system.data attribute");
+		*unreadable = -1;
+		return 0;
+	}
+	if (err && err != -ENODATA) {
+		*unreadable = 1;
+		return 0;
+	}
+	return EXT4FS_INLINE_IBLOCK_SIZE + (err ? 0 : len);
+}
+
+/*
  * The largest i_size e2fsck lets a file have: what twelve direct blocks and
  * single, double and triple indirect blocks address for a block map; for
  * an extent tree, 2^32 blocks less a byte.
@@ -1102,9 +1127,15 @@ static int check_blocks(struct p1_worker *w, uint32_t ino, const struct ext4fs_i
 		after_no = 1;
 	}
 
-	uint64_t size = ext4fs_inode_size(in), bs = g->block_size;
+	uint64_t size = ext4fs_inode_size(in), bs = g->block_size, want_size = b.last_lblk_plus1 * bs;
 	int bad_size = 0;
-	if (b.is_dir && !(in->i_flags & EXT4FS_INLINE_DATA_FL))
+	if (b.is_dir && (in->i_flags & EXT4FS_INLINE_DATA_FL)) {
+		int unreadable = 0;
+		want_size = inline_dir_size(w, ino, in, &unreadable);
+		if (unreadable < 0)
+			return -1;
+		bad_size = unreadable || size != want_size;
+	} else if (b.is_dir)
 		bad_size = size != b.last_lblk_plus1 * bs;
 	else if (EXT4FS_ISREG(in->i_mode) && b.last_init_plus1 && size < (b.last_init_plus1 - 1) * bs)
 		bad_size = 1;
@@ -1118,9 +1149,11 @@ static int check_blocks(struct p1_worker *w, uint32_t ino, const struct ext4fs_i
 	int after_special = special_file(in->i_mode) && w->nonzero_size_ino == ino;
 	/* e2fsck asks about i_size before i_blocks. */
 	if (bad_size || b.dir_collapse) {
-		pctx.num = b.last_lblk_plus1 * bs;
+		pctx.num = want_size;
 		pctx.num2 = size;
-		if (record(w, PR_1_BAD_I_SIZE, &pctx, FIX_SIZE, pctx.num, NULL))
+		/* As e2fsck: an inline directory's size of 0 takes its inline data with it. */
+		int drop = want_size == 0 && (in->i_flags & EXT4FS_INLINE_DATA_FL);
+		if (record(w, PR_1_BAD_I_SIZE, &pctx, drop ? FIX_INLINE_DROP : FIX_SIZE, pctx.num, NULL))
 			return -1;
 		/* A directory's extents after a gap may move: its size is judged when asked. */
 		w->probs[w->nprobs - 1].q.rules |= (after_no ? DEFER_NOT_CLEARED : 0) |

@@ -9,7 +9,8 @@
 #   the one before (the record is then salvaged, its file reconnected).
 #   With -n the second "block" is read as it is: directory corrupted,
 #   salvage declined, the check aborted, as e2fsck aborts.
-#   An inline directory's entries are checked as a block's are.
+#   An inline directory's entries are checked as a block's are, its i_size
+#   against its area (pass 1).
 #   A value kept in the attribute block cannot be rewritten: fixing the
 #   size fails, and the directory is truncated.  -n and -p as e2fsck; with
 #   -y e2fsck reads the inline bytes as a block 0 it writes to block 0 of
@@ -150,6 +151,12 @@ damage_case "inline directory of 75 bytes: it grows to 76" inline \
 	"$(declare -f inline_value); T=$T inline_value \"\$1\" 15"
 damage_case "inline directory of 75 bytes, the inode body full: it shrinks to 72" inline \
 	"$(declare -f inline_value); T=$T inline_value \"\$1\" 15 0123456789abcdef0123456789abcdef"
+# Pass 1 judges an inline directory's i_size by its area: too big for it,
+# and the area grown without it.
+damage_case "inline directory whose i_size is past its area" inline \
+	"debugfs -w -R 'sif d size 61' \"\$1\" >/dev/null 2>&1"
+damage_case "inline directory whose area grew without its i_size" inline \
+	"debugfs -w -R 'ea_set d system.data abcde' \"\$1\" >/dev/null 2>&1"
 damage_case "an inline directory's entry names an unused inode" inline \
 	"debugfs -w -R 'clri d/file2' \"\$1\" >/dev/null 2>&1"
 
