@@ -2,11 +2,11 @@
  * test_xattr_write.c - setting, replacing and removing extended attributes:
  * placement in the inode body or the attribute block, moves between them,
  * freeing an emptied block, copy-on-write of a shared block, releasing a
- * block reference, POSIX ACL conversion, and the refusals.  Each case reads
- * the result back through the library (strict checksums, after a reopen),
- * checks the block layout against an independent rendering of the kernel's
- * rules (sorted entries, entry and block hashes, checksum), and has the
- * real e2fsck judge the image.
+ * block reference, POSIX ACL conversion, an inline-data area written whole,
+ * and the refusals.  Each case reads the result back through the library
+ * (strict checksums, after a reopen), checks the block layout against an
+ * independent rendering of the kernel's rules (sorted entries, entry and
+ * block hashes, checksum), and has the real e2fsck judge the image.
  *
  * e2fsck wants every inode in use to be reachable, and the directory
  * writer is another module, so link_into_root() adds the entry by hand.
@@ -21,6 +21,7 @@
 #include <cmocka.h>
 #include "ext4fs/alloc.h"
 #include "ext4fs/dir.h"
+#include "ext4fs/file.h"
 #include "ext4fs/fs.h"
 #include "ext4fs/inode.h"
 #include "ext4fs/xattr.h"
@@ -951,35 +952,67 @@ static void overlapping_values_refused(void **state)
  * interface.  The file is made by hand: empty, INLINE_DATA_FL, and an empty
  * system.data value as the first in-inode attribute.
  */
-static void inline_data_entry_is_kept(void **state)
+/*
+ * A 4 KiB inline_data image holding /inl, an empty inline file: i_block
+ * zero, an empty system.data in the inode body (as the kernel makes one).
+ */
+static uint32_t new_inline_file(struct rw_image *img, struct ext4fs_inode *in)
 {
-	struct rw_image img;
-	struct ext4fs_inode in;
-	unsigned char *raw, big[400];
+	unsigned char *raw;
 	uint32_t ino, isize, at;
 
-	(void)state;
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.inline_data = 1;
-	open_image(&img, 4096);
-	ino = new_file(&img, "inl", &in);
-	in.i_flags = (in.i_flags & ~EXT4FS_EXTENTS_FL) | EXT4FS_INLINE_DATA_FL;
-	memset(in.i_block, 0, sizeof(in.i_block));
-	assert_int_equal(ext4fs_inode_write(img.fs, ino, &in), 0);
-	isize = ext4fs_geom(img.fs)->inode_size;
+	open_image(img, 4096);
+	ino = new_file(img, "inl", in);
+	in->i_flags = (in->i_flags & ~EXT4FS_EXTENTS_FL) | EXT4FS_INLINE_DATA_FL;
+	memset(in->i_block, 0, sizeof(in->i_block));
+	assert_int_equal(ext4fs_inode_write(img->fs, ino, in), 0);
+	isize = ext4fs_geom(img->fs)->inode_size;
 	raw = calloc(1, isize);
 	assert_non_null(raw);
-	assert_int_equal(ext4fs_inode_read_raw(img.fs, ino, raw), 0);
-	at = 128 + in.i_extra_isize;
+	assert_int_equal(ext4fs_inode_read_raw(img->fs, ino, raw), 0);
+	at = 128 + in->i_extra_isize;
 	memset(raw + at, 0, isize - at);
 	st32(raw + at, EXT4FS_XATTR_MAGIC);
 	raw[at + 4] = 4;                    /* e_name_len */
 	raw[at + 5] = 7;                    /* system. */
 	memcpy(raw + at + 4 + 16, "data", 4);
-	assert_int_equal(ext4fs_inode_write_raw(img.fs, ino, raw), 0);
+	assert_int_equal(ext4fs_inode_write_raw(img->fs, ino, raw), 0);
 	free(raw);
-	assert_int_equal(ext4fs_inode_read(img.fs, ino, &in), 0);
-	rw_image_assert_clean(&img);
+	assert_int_equal(ext4fs_inode_read(img->fs, ino, in), 0);
+	rw_image_assert_clean(img);
+	return ino;
+}
+
+/* Store len bytes of data as /inl's content, i_size following, and read them back. */
+static void inline_write_ok(struct rw_image *img, uint32_t ino, struct ext4fs_inode *in, const unsigned char *data,
+			    size_t len)
+{
+	unsigned char *back = NULL;
+	size_t back_len = 0;
+
+	assert_int_equal(ext4fs_inline_data_write(img->fs, ino, in, data, len), 0);
+	ext4fs_inode_set_size(in, len);
+	assert_int_equal(ext4fs_inode_write(img->fs, ino, in), 0);
+	reopen_read(img, ino, in);
+	assert_int_equal(ext4fs_inline_data_read(img->fs, ino, in, &back, &back_len), 0);
+	assert_int_equal(back_len, len > 60 ? len : 60);
+	assert_memory_equal(back, data, len);
+	free(back);
+	assert_int_equal(where_is(img, ino, in, "system.data"), 0);
+	rw_image_assert_clean(img);
+}
+
+static void inline_data_entry_is_kept(void **state)
+{
+	struct rw_image img;
+	struct ext4fs_inode in;
+	unsigned char big[400];
+	uint32_t ino;
+
+	(void)state;
+	ino = new_inline_file(&img, &in);
 
 	memset(big, 7, sizeof(big));
 	set_ok(&img, ino, &in, "user.a", "1", 1);
@@ -997,6 +1030,47 @@ static void inline_data_entry_is_kept(void **state)
 	/* Releasing an inode without a block does nothing. */
 	assert_int_equal(ext4fs_xattr_release(img.fs, ino, &in), 0);
 	rw_image_assert_clean(&img);
+	rw_image_close(&img);
+}
+
+/*
+ * The whole inline area written at once: i_block alone, then spilling into
+ * system.data, then shrinking again; a value may grow only by the bytes
+ * the body has free (e2fsprogs' rule), and a refusal changes nothing.
+ */
+static void inline_data_write_area(void **state)
+{
+	struct rw_image img;
+	struct ext4fs_inode in, before;
+	unsigned char data[200], fill[16];
+	uint32_t ino;
+
+	(void)state;
+	ino = new_inline_file(&img, &in);
+	for (size_t i = 0; i < sizeof(data); i++)
+		data[i] = (unsigned char)(i * 7 + 1);
+	inline_write_ok(&img, ino, &in, data, 40);
+	inline_write_ok(&img, ino, &in, data, 100);
+	inline_write_ok(&img, ino, &in, data, 60);
+	inline_write_ok(&img, ino, &in, data, 90);
+	/*
+	 * The body's 92 bytes (after i_extra_isize and the magic) are now full:
+	 * end marker, two entries of 20, values padded to 32 and 16.  Growing
+	 * the value to 32 bytes would fit its padding, but e2fsprogs wants the
+	 * growth free.
+	 */
+	memset(fill, 'f', sizeof(fill));
+	set_ok(&img, ino, &in, "user.a", fill, sizeof(fill));
+	assert_int_equal(where_is(&img, ino, &in, "user.a"), 0);
+	before = in;
+	assert_int_equal(ext4fs_inline_data_write(img.fs, ino, &in, data, 92), EXT4FS_E_XATTR_NO_SPACE);
+	assert_memory_equal(&in, &before, sizeof(in));
+	check_value(&img, ino, &in, "system.data", data + 60, 30);
+	inline_write_ok(&img, ino, &in, data, 88);
+	check_value(&img, ino, &in, "user.a", fill, sizeof(fill));
+	/* Without the inline-data flag there is no area. */
+	in.i_flags &= ~EXT4FS_INLINE_DATA_FL;
+	assert_int_equal(ext4fs_inline_data_write(img.fs, ino, &in, data, 10), EXT4FS_E_INVALID_ARG);
 	rw_image_close(&img);
 }
 
@@ -1091,6 +1165,7 @@ int main(void)
 		cmocka_unit_test(corrupt_block_refused),
 		cmocka_unit_test(overlapping_values_refused),
 		cmocka_unit_test(inline_data_entry_is_kept),
+		cmocka_unit_test(inline_data_write_area),
 		cmocka_unit_test(ea_inode_entries_kept_and_refused),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
