@@ -77,6 +77,7 @@
 #include "problems.h"
 #include "problems_dirs.h"
 #include "rehash.h"
+#include "report.h"
 
 /* Short names for the entry layout codec.h defines. */
 #define DE_NAME_LEN  EXT4FS_DIRENT_OFF_NAME_LEN
@@ -1359,9 +1360,11 @@ static int check_block(struct pass2 *p, const struct dir_block *db, unsigned cha
 	if (b.ds->dx && !b.ds->clear_index && db->lblk >= b.ds->dx->nblocks) {
 		struct problem_ctx upc = { .dir = db->ino, .path3 = dir_path(p, db->ino) };
 		if (!fix_problem(ctx, PR_2_UNEXPECTED_HTREE_BLOCK, &upc)) {
+			/* e2fsck's fatal_error(): its message and closing lines, then "aborted" and them again. */
 			if (!ctx->aborted) {
 				fsck_fatal(ctx, "Can not continue.");
 				ctx->fatal = 1;
+				report_abort(ctx);
 			}
 			return -1;
 		}

@@ -19,7 +19,8 @@
 #
 #   An indexed directory whose last block, past those its index covers,
 #   was illegal: the hole pass 1's clearing leaves is filled in pass 2,
-#   and the index, which cannot cover it, is cleared (0x020045).
+#   and the index, which cannot cover it, is cleared (0x020045); kept (a no
+#   on a terminal), the check cannot go on, as e2fsck's cannot.
 #
 #   A directory hole on a file system without a free block: the block
 #   cannot be allocated (0x020022), the hole stays.
@@ -166,6 +167,29 @@ damage_case "an inline directory's entry names an unused inode" inline \
 damage_case "htree directory: a block past the index is cleared and filled" htree \
 	"debugfs -w -R 'expand_dir h' \"\$1\" >/dev/null 2>&1; n=\$(debugfs -R 'blocks h' \"\$1\" 2>/dev/null | wc -w);
 	 debugfs -w -R \"sif h block[\$((n - 1))] 9999999\" \"\$1\" >/dev/null 2>&1"
+
+# The same on a terminal, the index kept: e2fsck cannot go on ("Can not
+# continue.", its closing lines, then "aborted" and them again).
+unexpected_block_kept() {
+	local name="htree directory: a block past the index, the index kept on a terminal" rc want n
+	base_image "$T/tty.img" htree
+	debugfs -w -R 'expand_dir h' "$T/tty.img" >/dev/null 2>&1
+	n=$(debugfs -R 'blocks h' "$T/tty.img" 2>/dev/null | wc -w)
+	debugfs -w -R "sif h block[$((n - 1))] 9999999" "$T/tty.img" >/dev/null 2>&1
+	cp "$T/tty.img" "$T/tty-ref.img"
+	rc=0; python3 "$top_srcdir/tests/lib/pty-answers.py" yyyyn NL "$E4FSCK" -f "$T/tty.img" >"$T/ours.tty" 2>&1 || rc=$?
+	want=0; python3 "$top_srcdir/tests/lib/pty-answers.py" yyyyn "" e2fsck -f "$T/tty-ref.img" >"$T/theirs.tty" 2>&1 ||
+		want=$?
+	if ! grep -q '^e2fsck: Can not continue\.' "$T/theirs.tty"; then
+		bad "$name: e2fsck was not asked as expected"; sed 's/^/    /' "$T/theirs.tty" | head -n 30
+	elif [ "$rc" != "$want" ] ||
+	     ! diff <(neutral "$T/ours.tty" "$T/tty.img") <(neutral "$T/theirs.tty" "$T/tty-ref.img") >"$T/diff" 2>&1; then
+		bad "$name: exit $rc (e2fsck $want) or output differs:"; sed 's/^/    /' "$T/diff" | head -n 20
+	else
+		pass "$name"
+	fi
+}
+unexpected_block_kept
 
 # /d's block 1 is given to /taker: a hole below i_size with no free block to
 # fill it.  e2fsck exits 0 (nothing changed) and leaves the hole for ever.
