@@ -1493,8 +1493,8 @@ static int inline_size_bad(size_t len)
  * else the area grows to the next multiple of 4 (zeros) or, without room,
  * shrinks to the one before; i_size follows.  When that cannot be written
  * either, a yes truncates the directory to nothing.  0; 1 when the
- * directory lost its inline data; -1 when the walk of directory blocks
- * ends there (e2fsck's too).
+ * directory lost its inline data; 2 when the truncation was declined (as
+ * e2fsck, this "block" is then passed over); -1 when the check must stop.
  */
 static int fix_inline_size(struct pass2 *p, uint32_t ino, struct inline_dir *d)
 {
@@ -1514,8 +1514,10 @@ static int fix_inline_size(struct pass2 *p, uint32_t ino, struct inline_dir *d)
 		err = ext4fs_inline_data_write(p->fs, ino, &d->in, d->data, want);
 	}
 	if (err) {
+		/* e2fsck's writer has rewritten i_block before it fails: it calls the file system modified. */
+		ctx->fs_changed = 1;
 		if (!fix_problem(ctx, PR_2_FIX_INLINE_DIR_FAILED, &pc))
-			return -1;
+			return 2;
 		/* Nothing of the area is kept: i_block must not be read as a map (e2fsck reads it as block 0). */
 		want = 0;
 		d->in.i_flags &= ~(uint32_t)EXT4FS_INLINE_DATA_FL;
@@ -1594,6 +1596,7 @@ static int check_inline_block(struct pass2 *p, struct dir_info *di, struct dir_s
 		struct problem_ctx pc = { .ino = di->ino, .num = d.len };
 		if (fix_problem(ctx, PR_2_BAD_INLINE_DIR_SIZE, &pc) && (rc = fix_inline_size(p, di->ino, &d))) {
 			truncated = rc == 1;
+			rc = rc < 0 ? -1 : 0;
 			goto out;
 		}
 	}
