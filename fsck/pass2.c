@@ -1551,8 +1551,10 @@ static int check_inline_dots(struct block_ctx *b, const unsigned char *area)
 			check_dot(b, de, 0);
 		else
 			check_dotdot(b, de, 0);
-		if (check_entry(b, de, 0, dot_state) && fsck_count_entry(b->p->ctx, ext4fs_dirent_inode_get(de)) < 0)
+		if (check_entry(b, de, 0, dot_state) && fsck_count_entry(b->p->ctx, ext4fs_dirent_inode_get(de)) < 0) {
+			fsck_fatal(b->p->ctx, "out of memory in pass 2");
 			return -1;
+		}
 		if (b->p->ctx->aborted)
 			return 0;
 	}
