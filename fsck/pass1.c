@@ -1471,7 +1471,7 @@ static int answer_expected(const struct p1_worker *w, uint32_t code)
 {
 	const struct problem *p = problem_find(code);
 
-	if (!p || w->ctx->read_only || w->ctx->mode == MODE_NO || (p->flags & PF_CHECK_ONLY))
+	if (!p || w->ctx->read_only || w->ctx->mode == MODE_NO)
 		return 0;
 	if (w->ctx->mode == MODE_PREEN)
 		return (p->flags & (PF_PREEN_OK | PF_PREEN_NOMSG)) != 0;

@@ -328,21 +328,11 @@ int fix_problem(struct e4fsck *ctx, uint32_t code, const struct problem_ctx *pct
 		return latched(ctx, p, question, pctx, message);
 	ctx->problems++;
 
-	if ((p->flags & PF_CHECK_ONLY) && (ctx->mode == MODE_YES || ctx->mode == MODE_ASK) &&
-	    p->prompt != PROMPT_NONE) {
-		fputs(message, stdout);
-		printf("IGNORED (e4fsck cannot repair this yet).\n\n");
-		ctx->exit_status |= FSCK_UNCORRECTED;
-		if (log_problem(ctx, p, pctx, message, 0))
-			ctx->exit_status |= FSCK_ERROR;
-		return 0;
-	}
 	if (ctx->mode == MODE_PREEN) {
-		int check_only = (p->flags & PF_CHECK_ONLY) && p->prompt != PROMPT_NONE;
 		if (p->flags & PF_PREEN_STOP_QUIET) {
 			/* e2fsck's preen halt after a message it keeps to itself. */
 			return preen_stop(ctx, p, pctx, message, 0);
-		} else if ((p->flags & PF_PREEN_NOMSG) && !check_only) {
+		} else if (p->flags & PF_PREEN_NOMSG) {
 			answer = !ctx->read_only;
 		} else if (p->prompt == PROMPT_NONE) {
 			/* A message with no question never stops preen mode. */
@@ -350,7 +340,7 @@ int fix_problem(struct e4fsck *ctx, uint32_t code, const struct problem_ctx *pct
 				printf("%s: ", ctx->device);
 			fputs(message, stdout);
 			answer = 0;
-		} else if ((p->flags & (PF_PREEN_OK | PF_PREEN_NO)) && !check_only) {
+		} else if (p->flags & (PF_PREEN_OK | PF_PREEN_NO)) {
 			answer = (p->flags & PF_PREEN_OK) && !ctx->read_only;
 			printf("%s: ", ctx->device);
 			fputs(message, stdout);

@@ -53,7 +53,6 @@ enum prompt {
 #define PF_NO_DEFAULT    0x08   /* interactive default is no */
 #define PF_PREEN_NO      0x10   /* preen answers no and goes on (not worth stopping for) */
 #define PF_AFTER_NO      0x20   /* "no" still counts as handled: the pass copes another way */
-#define PF_CHECK_ONLY    0x40   /* found, but e4fsck cannot repair it yet: never answered yes */
 #define PF_PREEN_NOHDR   0x80   /* preen mode prints it without the device name (it continues a line) */
 #define PF_FATAL         0x100  /* the check cannot go on: e2fsck's closing lines follow at once (ctx->fatal) */
 #define PF_PREEN_STOP_QUIET 0x200 /* preen mode stops at it without printing its message */

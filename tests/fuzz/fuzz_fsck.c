@@ -215,8 +215,7 @@ static int image_unchanged(int fd, const uint8_t *data, size_t size, size_t tota
 /*
  * Whether a -fy check that exited status claims to have left a clean file
  * system.  The bits are gathered in ctx->exit_status: FSCK_UNCORRECTED for
- * a question answered no (under -y only the problems e4fsck cannot repair
- * yet, PF_CHECK_ONLY, and those that stop the check), FSCK_ERROR for an
+ * a question answered no (under -y only those that stop the check), FSCK_ERROR for an
  * operational error or a fatal problem (fatal_end() keeps 4 with it when
  * errors were left).  Without either, every problem met was repaired or
  * needs no repair, so a second check must find nothing: e2fsck's promise.
