@@ -795,10 +795,11 @@ void fsck_check(struct e4fsck *ctx)
 			return;
 		}
 	}
-	if (!rc && !ctx->aborted)
-		fsck_check_orphan_file(ctx);
+	/* As e2fsck: a new journal first, then the orphan file (which wants one), then the quotas. */
 	if (!rc && !ctx->aborted && !ctx->fatal && fsck_recreate_journal(ctx))
 		return;
+	if (!rc && !ctx->aborted && !ctx->fatal)
+		fsck_check_orphan_file(ctx);
 	/* A failure is fatal (ctx->fatal), ended below. */
 	if (!rc && !ctx->aborted && !ctx->fatal)
 		(void)fsck_check_quota(ctx);

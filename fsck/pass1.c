@@ -1255,6 +1255,8 @@ static int check_root(struct p1_worker *w, const struct ext4fs_inode *in)
 	return in->i_links_count != 0;
 }
 
+static int answer_expected(const struct p1_worker *w, uint32_t code);
+
 /*
  * The orphan file's inode (s_orphan_file_inum), checked as e2fsck checks
  * it, as a reserved inode: always in use for pass 4 and 5.  With the
@@ -1273,9 +1275,15 @@ static int check_orphan_file(struct p1_worker *w, uint32_t ino, const struct ext
 		return -1;
 	}
 	if (ext4fs_has_compat(w->fs, EXT4FS_FEATURE_COMPAT_ORPHAN_FILE)) {
-		if (!EXT4FS_ISREG(in->i_mode) && record(w, PR_1_ORPHAN_FILE_BAD_MODE, &pctx, FIX_MODE_REGULAR, 0, NULL))
-			return -1;
-		return check_blocks(w, ino, in) ? -1 : 0;
+		struct ext4fs_inode walked = *in;
+		if (!EXT4FS_ISREG(in->i_mode)) {
+			if (record(w, PR_1_ORPHAN_FILE_BAD_MODE, &pctx, FIX_MODE_REGULAR, 0, NULL))
+				return -1;
+			/* As e2fsck: made a regular file by a yes, it is walked as one. */
+			if (answer_expected(w, PR_1_ORPHAN_FILE_BAD_MODE))
+				walked.i_mode = EXT4FS_S_IFREG;
+		}
+		return check_blocks(w, ino, &walked) ? -1 : 0;
 	}
 	uint32_t first_block;
 	memcpy(&first_block, in->i_block, sizeof(first_block));
@@ -1294,8 +1302,6 @@ static int check_orphan_file(struct p1_worker *w, uint32_t ino, const struct ext
  * blocks, a map) is offered to be zeroed, its blocks claimed only after a
  * no.  0 done, -1.
  */
-static int answer_expected(const struct p1_worker *w, uint32_t code);
-
 static int check_journal_inode(struct p1_worker *w, const struct ext4fs_inode *in)
 {
 	struct problem_ctx pctx = { .ino = EXT4FS_JOURNAL_INO };
