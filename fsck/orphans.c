@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "ext4fs/alloc.h"
+#include "ext4fs/array.h"
 #include "ext4fs/bitmap.h"
 #include "ext4fs/blockmap.h"
 #include "ext4fs/errors.h"
@@ -114,14 +115,10 @@ static int seq_add(struct orphan_seq *s, uint64_t blk, int64_t blkcount)
 	if (!blk || cluster == s->last_cluster)
 		return 0;
 	s->last_cluster = cluster;
-	if (s->n == s->cap) {
-		size_t cap = s->cap ? 2 * s->cap : 64;
-		struct orphan_blk *v = realloc(s->v, cap * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		s->v = v;
-		s->cap = cap;
-	}
+	struct orphan_blk *v = ext4fs_array_grow(s->v, &s->cap, s->n + 1, sizeof(*v), 64);
+	if (!v)
+		return -ENOMEM;
+	s->v = v;
 	s->v[s->n++] = (struct orphan_blk){ blk, blkcount };
 	return 0;
 }
