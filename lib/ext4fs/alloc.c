@@ -13,10 +13,15 @@
  *    the request;
  *  - preallocations: at most one per inode (hashed by inode number, at
  *    most INODE_PA_MAX, the oldest dropped first) and up to LG_SLOTS for
- *    the locality group that small files share.
+ *    the locality group that small files share;
+ *  - fences (ext4fs_alloc_fence): ranges kept from every request.  Their
+ *    free blocks are busy in the buddy, like a preallocation's, but are
+ *    in no preallocation, and no search drops them: only unfencing makes
+ *    them available again (the ones still free in the bitmap).
  *
  * Invariant: for every built group, order 0 of its buddy is exactly "free
- * in the block bitmap and not inside a preallocation's unused range", and
+ * in the block bitmap, not inside a preallocation's unused range and not
+ * fenced", and
  * a preallocation's unused blocks are free in the bitmap.  hear_space()
  * (the listener the handle calls for every change ext4fs_blocks_mark_used/
  * free make to the bitmap, ours or a tool's) keeps it: a block marked in use that a preallocation was
@@ -118,6 +123,7 @@ struct balloc {
 	struct ext4fs_alloc_params params;
 	struct ext4fs_alloc_stats stats;
 	uint64_t cursor;           /* end of the last whole-file or directory allocation, 0: none */
+	struct extset fence;       /* fenced ranges; their free blocks are busy in built buddies */
 };
 
 /* One allocation in progress. */
@@ -225,6 +231,7 @@ static void pa_free_all(struct balloc *ba)
 static void state_free(struct ext4fs_fs *fs, struct balloc *ba)
 {
 	pa_free_all(ba);
+	ext4fs__extset_free(&ba->fence);
 	for (uint32_t g = 0; g < fs->geom.group_count; g++)
 		ext4fs__buddy_release(&ba->groups[g].bd);
 	free(ba->groups);
@@ -476,10 +483,21 @@ static void hear_space(struct ext4fs_fs *fs, void *ctx, uint64_t blk, uint64_t c
 		uint64_t first = ext4fs_group_first_block(fs, g), last = ext4fs_group_last_block(fs, g);
 		uint32_t n = (uint32_t)(last - b + 1 < blk + count - b ? last - b + 1 : blk + count - b);
 
-		if (ba->groups[g].bd.map) {
-			if (used)
-				pa_cut(fs, ba, g, b, n);
-			set_busy(ba, g, first, b, n, used);
+		if (ba->groups[g].bd.map && used) {
+			pa_cut(fs, ba, g, b, n);
+			set_busy(ba, g, first, b, n, 1);
+		} else if (ba->groups[g].bd.map) {
+			/* A fenced block freed again stays fenced: busy until unfenced. */
+			for (uint64_t at = b, stop; at < b + n; at = stop) {
+				size_t i = ext4fs__extset_first_after(&ba->fence, at);
+
+				if (i < ba->fence.n && ba->fence.r[i].start <= at) {
+					stop = ba->fence.r[i].start + ba->fence.r[i].len;
+					continue;
+				}
+				stop = i < ba->fence.n && ba->fence.r[i].start < b + n ? ba->fence.r[i].start : b + n;
+				set_busy(ba, g, first, at, (uint32_t)(stop - at), 0);
+			}
 		} else {
 			avail_add(ba, g, used ? -(int64_t)n : (int64_t)n);
 		}
@@ -1031,6 +1049,8 @@ static int alloc_clusters(struct ext4fs_fs *fs, const struct ext4fs_alloc_reques
 	uint64_t offset = (req->flags & EXT4FS_ALLOC_METADATA) ? 0 : req->lblk & mask;
 	uint64_t want = (offset + req->len + mask) / ratio, from = geo->first_data_block;
 	uint64_t usable = geo->free_blocks_count;
+	const struct balloc *ba = state_of(fs);
+	const struct extset *fence = ba ? &ba->fence : &(struct extset){ 0 };
 	int err = ext4fs_fs_block_bitmap(fs, &bm);
 
 	if (err)
@@ -1046,12 +1066,14 @@ static int alloc_clusters(struct ext4fs_fs *fs, const struct ext4fs_alloc_reques
 		while (from < geo->blocks_count && ext4fs_bitmap_find(bm, from, geo->blocks_count - 1, 0, &c) == 0) {
 			c &= ~mask;
 			uint64_t group_end = ext4fs_group_last_block(fs, ext4fs_group_of_block(fs, c)) + 1, n = 1;
-			if (c + offset >= geo->blocks_count || c < geo->first_data_block) {
+			if (c + offset >= geo->blocks_count || c < geo->first_data_block ||
+			    !ext4fs__extset_is_clear(fence, c, ratio)) {
 				from = c + ratio;
 				continue;
 			}
 			while (n < want && n * ratio < usable && c + (n + 1) * ratio <= group_end &&
-			       ext4fs_bitmap_test(bm, c + n * ratio) == 0)
+			       ext4fs_bitmap_test(bm, c + n * ratio) == 0 &&
+			       ext4fs__extset_is_clear(fence, c + n * ratio, ratio))
 				n++;
 			uint64_t end = c + n * ratio < geo->blocks_count ? c + n * ratio : geo->blocks_count;
 			uint64_t take = end - c - offset < req->len ? end - c - offset : req->len;
@@ -1232,6 +1254,106 @@ void ext4fs_alloc_release_all(struct ext4fs_fs *fs)
 		drop_all(fs, ba);
 }
 
+/* -- fences ------------------------------------------------------------------ */
+
+/* Fence [blk, blk + len): free in the bitmap, not fenced yet. */
+static int fence_free_run(struct ext4fs_fs *fs, struct balloc *ba, uint64_t blk, uint64_t len)
+{
+	int err = ext4fs__extset_add(&ba->fence, blk, len);
+
+	if (err)
+		return ext4fs__fs_fail(fs, err, "no memory to fence blocks %llu-%llu", (unsigned long long)blk,
+				       (unsigned long long)(blk + len - 1));
+	if (fs->geom.cluster_ratio != 1)
+		return 0;   /* bigalloc has no buddies: alloc_clusters() asks the set itself */
+	for (uint64_t b = blk; b < blk + len;) {
+		uint32_t g = ext4fs_group_of_block(fs, b);
+		uint64_t first = ext4fs_group_first_block(fs, g), last = ext4fs_group_last_block(fs, g);
+		uint32_t n = (uint32_t)(last - b + 1 < blk + len - b ? last - b + 1 : blk + len - b);
+
+		if ((err = build_group(fs, ba, g)))
+			return err;   /* fenced in the set, not yet busy: unfencing only frees what it finds busy */
+		/* A preallocation holding any of them gives them all up: they are busy once, as fenced. */
+		for (struct pa *pa = ba->groups[g].pa, *next; pa; pa = next) {
+			next = pa->group_next;
+			if (pa->pstart < b + n && b < pa->pstart + pa->len)
+				pa_drop(fs, ba, pa);
+		}
+		set_busy(ba, g, first, b, n, 1);
+		b += n;
+	}
+	return 0;
+}
+
+int ext4fs_alloc_fence(struct ext4fs_fs *fs, uint64_t blk, uint64_t count)
+{
+	const struct ext4fs_geom *geo = &fs->geom;
+	const struct ext4fs_bitmap *bm;
+	struct balloc *ba;
+	uint64_t end = blk + count, at = blk;
+	int err = ext4fs__fs_require_rw(fs, "fencing blocks");
+
+	if (err || count == 0)
+		return err;
+	if (blk < geo->first_data_block || blk >= geo->blocks_count || count > geo->blocks_count - blk)
+		return ext4fs__fs_fail(fs, EXT4FS_E_BAD_BLOCK_NUM, "fencing blocks %llu-%llu: not all in the file system",
+				       (unsigned long long)blk, (unsigned long long)(end - 1));
+	if ((err = ext4fs_fs_block_bitmap(fs, &bm)) || (err = get_state(fs, &ba)))
+		return err;
+	while (at < end && !err) {
+		size_t i = ext4fs__extset_first_after(&ba->fence, at);
+		uint64_t start, used, stop = end;
+
+		if (i < ba->fence.n && ba->fence.r[i].start <= at) {
+			at = ba->fence.r[i].start + ba->fence.r[i].len;   /* fenced already */
+			continue;
+		}
+		if (i < ba->fence.n && ba->fence.r[i].start < stop)
+			stop = ba->fence.r[i].start;
+		/* The free runs of [at, stop): what is in use needs no fence. */
+		while (at < stop && !err) {
+			if (ext4fs_bitmap_find(bm, at, stop - 1, 0, &start)) {
+				at = stop;
+				break;
+			}
+			if (ext4fs_bitmap_find(bm, start, stop - 1, 1, &used))
+				used = stop;
+			err = fence_free_run(fs, ba, start, used - start);
+			at = used;
+		}
+	}
+	return err;
+}
+
+void ext4fs_alloc_unfence_all(struct ext4fs_fs *fs)
+{
+	struct balloc *ba = state_of(fs);
+	const struct ext4fs_bitmap *bm = fs->block_map;
+
+	if (!ba)
+		return;
+	for (size_t i = 0; i < ba->fence.n && bm && fs->geom.cluster_ratio == 1; i++) {
+		uint64_t b = ba->fence.r[i].start, end = b + ba->fence.r[i].len;
+
+		while (b < end) {
+			uint32_t g = ext4fs_group_of_block(fs, b);
+			uint64_t first = ext4fs_group_first_block(fs, g), last = ext4fs_group_last_block(fs, g);
+			uint64_t stop = last + 1 < end ? last + 1 : end, start, used;
+
+			/* Its free blocks (those the caller did not claim) become available; set_busy counts what changes. */
+			for (uint64_t at = b; ba->groups[g].bd.map && at < stop; at = used) {
+				if (ext4fs_bitmap_find(bm, at, stop - 1, 0, &start))
+					break;
+				if (ext4fs_bitmap_find(bm, start, stop - 1, 1, &used))
+					used = stop;
+				set_busy(ba, g, first, start, (uint32_t)(used - start), 0);
+			}
+			b = stop;
+		}
+	}
+	ext4fs__extset_free(&ba->fence);
+}
+
 uint32_t ext4fs_alloc_stripe(const struct ext4fs_fs *fs)
 {
 	const struct balloc *ba = state_of(fs);
@@ -1297,14 +1419,31 @@ void ext4fs_alloc_get_stats(const struct ext4fs_fs *fs, struct ext4fs_alloc_stat
 		memset(st, 0, sizeof(*st));
 }
 
-/* Check group g (its buddy built) against the bitmap and its preallocations. */
+/* Append [start, start + len) of the group (offsets) to the busy ranges of check_group(). */
+static int add_range(uint32_t **ranges, uint32_t *n, uint32_t *cap, uint32_t start, uint32_t len)
+{
+	if (*n == *cap) {
+		uint32_t grown_cap = *cap ? 2 * *cap : 8;
+		uint32_t *grown = realloc(*ranges, grown_cap * 2 * sizeof(**ranges));
+		if (!grown)
+			return EXT4FS_E_NO_MEMORY;
+		*ranges = grown;
+		*cap = grown_cap;
+	}
+	(*ranges)[2 * *n] = start;
+	(*ranges)[2 * *n + 1] = len;
+	(*n)++;
+	return 0;
+}
+
+/* Check group g (its buddy built) against the bitmap, its preallocations and the fences. */
 static int check_group(struct ext4fs_fs *fs, struct balloc *ba, uint32_t g, uint64_t *held)
 {
 	struct bgroup *bg = &ba->groups[g];
 	uint64_t first = ext4fs_group_first_block(fs, g), last = ext4fs_group_last_block(fs, g);
 	uint64_t first_bit = (uint64_t)g * fs->geom.clusters_per_group;
 	uint32_t *ranges = NULL, n = 0, cap = 0;
-	uint64_t reserved = 0, found;
+	uint64_t reserved = 0, fenced = 0, found;
 	int err = 0, differ;
 
 	for (struct pa *pa = bg->pa; pa; pa = pa->group_next) {
@@ -1320,18 +1459,32 @@ static int check_group(struct ext4fs_fs *fs, struct balloc *ba, uint32_t g, uint
 					      (unsigned long long)found);
 			goto out;
 		}
-		if (n == cap) {
-			uint32_t *grown = realloc(ranges, (cap = cap ? 2 * cap : 8) * 2 * sizeof(*ranges));
-			if (!grown) {
+		if (add_range(&ranges, &n, &cap, (uint32_t)(pa->pstart - first), pa->len)) {
+			err = ext4fs__fs_fail(fs, EXT4FS_E_NO_MEMORY, "no memory to check group %u", g);
+			goto out;
+		}
+		reserved += pa->len;
+	}
+	/* A fence's blocks still free are busy too (those marked in use are the bitmap's). */
+	for (size_t i = ext4fs__extset_first_after(&ba->fence, first);
+	     i < ba->fence.n && ba->fence.r[i].start <= last; i++) {
+		uint64_t at = ba->fence.r[i].start > first ? ba->fence.r[i].start : first;
+		uint64_t stop = ba->fence.r[i].start + ba->fence.r[i].len;
+		uint64_t start, used;
+
+		if (stop > last + 1)
+			stop = last + 1;
+		for (; at < stop; at = used) {
+			if (ext4fs_bitmap_find(fs->block_map, at, stop - 1, 0, &start))
+				break;
+			if (ext4fs_bitmap_find(fs->block_map, start, stop - 1, 1, &used))
+				used = stop;
+			if (add_range(&ranges, &n, &cap, (uint32_t)(start - first), (uint32_t)(used - start))) {
 				err = ext4fs__fs_fail(fs, EXT4FS_E_NO_MEMORY, "no memory to check group %u", g);
 				goto out;
 			}
-			ranges = grown;
+			fenced += used - start;
 		}
-		ranges[2 * n] = (uint32_t)(pa->pstart - first);
-		ranges[2 * n + 1] = pa->len;
-		n++;
-		reserved += pa->len;
 	}
 	*held += reserved;
 	differ = ext4fs__buddy_verify(&bg->bd, &ba->geom, ext4fs__bitmap_bits(fs->block_map) + first_bit / 8, ranges, n);
@@ -1340,10 +1493,11 @@ static int check_group(struct ext4fs_fs *fs, struct balloc *ba, uint32_t g, uint
 	else if (differ)
 		err = ext4fs__fs_fail(fs, EXT4FS_E_ALLOC_STATE,
 				      "group %u: buddy bitmap does not match the block bitmap and preallocations", g);
-	else if (bg->avail != bg->bd.free || bg->bd.free + reserved != fs->groups[g].free_blocks_count)
+	else if (bg->avail != bg->bd.free || bg->bd.free + reserved + fenced != fs->groups[g].free_blocks_count)
 		err = ext4fs__fs_fail(fs, EXT4FS_E_ALLOC_STATE,
-				      "group %u: %u available + %llu preallocated, but the descriptor says %u free",
-				      g, bg->avail, (unsigned long long)reserved, fs->groups[g].free_blocks_count);
+				      "group %u: %u available + %llu preallocated + %llu fenced, but the descriptor says %u free",
+				      g, bg->avail, (unsigned long long)reserved, (unsigned long long)fenced,
+				      fs->groups[g].free_blocks_count);
 out:
 	free(ranges);
 	return err;

@@ -94,6 +94,27 @@ void ext4fs_alloc_release_inode(struct ext4fs_fs *fs, uint32_t ino);
 void ext4fs_alloc_release_all(struct ext4fs_fs *fs);
 
 /*
+ * Fence: keep the free blocks of [blk, blk + count) from every allocation
+ * (requests, preallocations, tree and indirect blocks) until
+ * ext4fs_alloc_unfence_all().  For a caller that claims a set of free
+ * blocks over several steps (ext4fs_blocks_mark_used() on each part in
+ * turn, as a journalled move does, piece after piece), while other writes
+ * in between allocate: no step must find its blocks taken.  Blocks of the
+ * range that are in use when it is fenced are passed over; a fenced block
+ * marked in use and freed again is fenced again.  Preallocations holding fenced blocks
+ * are given up.  The fenced blocks still count as free, so a request may
+ * fail with EXT4FS_E_NO_SPACE while they are held.  Fences are not
+ * nested: unfencing lifts them all.  Errors: EXT4FS_E_BAD_BLOCK_NUM (the
+ * range is not all in the file system), EXT4FS_E_READ_ONLY,
+ * EXT4FS_E_NO_MEMORY, bitmap load errors; on error the blocks fenced by
+ * this call may be held in part (unfencing lifts them).
+ */
+int ext4fs_alloc_fence(struct ext4fs_fs *fs, uint64_t blk, uint64_t count);
+
+/* Lift every fence: the blocks still free are available again.  Cannot fail. */
+void ext4fs_alloc_unfence_all(struct ext4fs_fs *fs);
+
+/*
  * The stripe width the allocator aligns to, in blocks (the tuned value,
  * else s_raid_stripe_width, else s_raid_stride), 0 for none.
  */
@@ -149,9 +170,9 @@ void ext4fs_alloc_get_stats(const struct ext4fs_fs *fs, struct ext4fs_alloc_stat
 
 /*
  * Verify the allocator's state against the block bitmap: every built
- * buddy and its summaries, the per-group and per-flex-group counts, and
- * that each preallocation lies in free blocks of its group and is counted
- * once.  For tests and debugging tools; costs a rebuild of every buddy.
+ * buddy and its summaries (fenced blocks busy), the per-group and
+ * per-flex-group counts, and that each preallocation lies in free blocks
+ * of its group and is counted once.  For tests and debugging tools; costs a rebuild of every buddy.
  * Errors: EXT4FS_E_ALLOC_STATE (the message names the group and what
  * differs), EXT4FS_E_NO_MEMORY, bitmap load errors.  Changes nothing.
  */

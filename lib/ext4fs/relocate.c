@@ -31,6 +31,12 @@
  *   the journal too), so a commit never finds the journal too small and
  *   checkpoints stay rare.
  *
+ *   The targets of every piece are fenced from the allocator (alloc.h)
+ *   before the first piece starts and until the move ends: step 5 may
+ *   allocate a tree leaf or an indirect block, and the allocator would
+ *   take it from the free targets of a later piece, whose claim (step 2)
+ *   would then fail half way.
+ *
  *   Without journalled mode the same steps write through, in one piece.
  */
 #include "config.h"
@@ -514,17 +520,18 @@ static int switch_piece(struct mover *m, const struct placed *p, size_t np, uint
  * free, once its target is claimed, for the mapping blocks it may need:
  * splits at both ends of the range unmapped, new leaves for its runs,
  * indirect blocks for its span (the map calls may take them from the
- * reserved blocks).  Blocks it frees are held until the commit, so they do
- * not count.  A switch that ran out half way would have to be given up.
+ * reserved blocks).  The targets of the pieces still to come are fenced,
+ * so they do not count either (unclaimed: the move's target blocks not
+ * claimed yet, this piece's included).  Blocks it frees are held until
+ * the commit, so they do not count.  A switch that ran out half way would
+ * have to be given up.
  */
-static int room_for_piece(struct ext4fs_fs *fs, uint32_t ino, const struct placed *p, size_t np, uint64_t span)
+static int room_for_piece(struct ext4fs_fs *fs, uint32_t ino, size_t np, uint64_t span, uint64_t unclaimed)
 {
 	const struct ext4fs_geom *geo = ext4fs_geom(fs);
-	uint64_t claim = 0, need = 8 + np / 64 + 2 * (span / (geo->block_size / 4) + 1);
+	uint64_t need = 8 + np / 64 + 2 * (span / (geo->block_size / 4) + 1);
 
-	for (size_t i = 0; i < np; i++)
-		claim += p[i].len;
-	if (geo->free_blocks_count < claim + need)
+	if (geo->free_blocks_count < unclaimed + need)
 		return ext4fs__fs_fail(fs, EXT4FS_E_NO_SPACE,
 				       "inode %u: no room for the mapping blocks a move may need (%llu free)", ino,
 				       (unsigned long long)geo->free_blocks_count);
@@ -546,9 +553,9 @@ static int move_runs(struct ext4fs_fs *fs, struct ext4fs_reloc_file *f, const st
 	struct ext4fs_reloc_result local;
 	struct mover m = { .fs = fs, .f = f };
 	struct layout l;
-	struct placed *pieces = NULL;
+	struct placed *pieces = NULL, p;
 	size_t np = 0, cap = 0;
-	uint64_t budget = UINT64_MAX, capacity = 0;
+	uint64_t budget = UINT64_MAX, capacity = 0, unclaimed = 0;
 	uint32_t bs = ext4fs_geom(fs)->block_size;
 	int err = 0, r;
 
@@ -579,9 +586,19 @@ static int move_runs(struct ext4fs_fs *fs, struct ext4fs_reloc_file *f, const st
 	if (!m.buf)
 		return ext4fs__fs_fail(fs, EXT4FS_E_NO_MEMORY, "no memory to copy blocks");
 
+	/*
+	 * A piece's map calls may allocate (tree leaves, indirect blocks), and
+	 * the allocator would gladly take the free targets of a piece still to
+	 * come: fence them all until the move is over.
+	 */
+	layout_init(&l, f, t, n);
+	while ((r = layout_next(&l, &p)) == 1) {
+		if ((err = ext4fs_alloc_fence(fs, p.new_pblk, p.len)))
+			goto out;
+		unclaimed += p.len;
+	}
 	layout_init(&l, f, t, n);
 	for (;;) {
-		struct placed p;
 		size_t old_runs = 0, last_run = (size_t)-1;
 		uint64_t first = 0, end = 0;
 
@@ -615,8 +632,10 @@ static int move_runs(struct ext4fs_fs *fs, struct ext4fs_reloc_file *f, const st
 		}
 		if (np == 0)
 			break;
-		if ((err = room_for_piece(fs, f->ino, pieces, np, end - first)))
+		if ((err = room_for_piece(fs, f->ino, np, end - first, unclaimed)))
 			goto out;
+		for (size_t i = 0; i < np; i++)
+			unclaimed -= pieces[i].len;
 		if (m.journalled && (err = ext4fs_txn_begin(fs)))
 			goto out;
 		err = switch_piece(&m, pieces, np, first, end);
@@ -642,6 +661,7 @@ static int move_runs(struct ext4fs_fs *fs, struct ext4fs_reloc_file *f, const st
 	if (r < 0)
 		err = ext4fs__fs_fail(fs, EXT4FS_E_INVALID_ARG, "inode %u: the target runs are too short", f->ino);
 out:
+	ext4fs_alloc_unfence_all(fs);
 	free(pieces);
 	free(m.buf);
 	return err;

@@ -154,7 +154,10 @@ struct ext4fs_reloc_result {
  * last commit and the handle accepts nothing more; without it the map is
  * half switched and an undo file is the way back), I/O errors, corrupt
  * maps.  Pieces switched before an error stay switched.  *res (may be
- * NULL) counts what was done, also on error.
+ * NULL) counts what was done, also on error.  While it runs, the targets
+ * of the pieces still to come are fenced from the allocator, and at its
+ * end every fence is lifted (ext4fs_alloc_unfence_all(), the caller's
+ * too).
  */
 int ext4fs_reloc_move(struct ext4fs_fs *fs, struct ext4fs_reloc_file *f, const struct ext4fs_prun *t, size_t n,
 		      struct ext4fs_reloc_result *res);

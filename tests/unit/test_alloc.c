@@ -789,6 +789,107 @@ static void test_external_changes_honoured(void **state)
 	}
 }
 
+/* -- fences -------------------------------------------------------------- */
+
+/*
+ * A fence keeps its free blocks from every request: one with its goal in
+ * the fence (data, tree block, exact goal), one inside a preallocation the
+ * fence took over, and the locality group's.  The fence's owner claims it
+ * part by part (ext4fs_blocks_mark_used); a claimed block freed again is
+ * fenced again; a block in use when fenced is not.  Unfencing makes the
+ * unclaimed blocks available at once.  The allocator's self-check holds
+ * throughout.
+ */
+static void test_fence_keeps_blocks(void **state)
+{
+	(void)state;
+	for (unsigned li = 0; li < NLAYOUTS; li++) {
+		struct rw_image img;
+		open_layout(&img, &layouts[li]);
+		uint64_t free0 = free_blocks(&img), s;
+		uint64_t base = free_area(&img, 400) + 64;
+		uint32_t got;
+
+		/* An inode's preallocation and the locality group's, both lying where the fence goes. */
+		struct ext4fs_alloc_request big = { .ino = 50, .len = 4, .goal = base, .file_blocks = 64 };
+		struct ext p = alloc_ok(&img, &big);
+		assert_int_equal(p.start, base);
+		struct ext4fs_alloc_request sm = { .ino = 51, .len = 1, .goal = base + 100, .file_blocks = 1 };
+		struct ext l = alloc_ok(&img, &sm);
+		/* One block in use inside the fence: not the fence's. */
+		struct ext4fs_alloc_request one = { .len = 1, .goal = base + 120, .flags = EXT4FS_ALLOC_EXACT_GOAL };
+		struct ext u = alloc_ok(&img, &one);
+
+		assert_int_equal(ext4fs_alloc_fence(img.fs, base + 4, 196), 0);
+		assert_alloc_ok(&img);
+		assert_int_equal(free_blocks(&img), free0 - 6);   /* fenced blocks still count as free */
+
+		/* Requests aimed into it land outside: data, the inode's next block, a tree block. */
+		struct ext4fs_alloc_request in = { .len = 8, .goal = base + 30, .flags = EXT4FS_ALLOC_NO_PREALLOC };
+		struct ext a = alloc_ok(&img, &in);
+		assert_true(a.start >= base + 200 || a.start + a.len <= base + 4);
+		big.lblk = 4;
+		struct ext b = alloc_ok(&img, &big);
+		assert_true(b.start >= base + 200 || b.start + b.len <= base + 4);
+		struct ext4fs_alloc_request meta = { .ino = 52, .len = 1, .goal = base + 50,
+						     .flags = EXT4FS_ALLOC_METADATA };
+		struct ext c = alloc_ok(&img, &meta);
+		assert_true(c.start >= base + 200 || c.start < base + 4);
+		struct ext d = alloc_ok(&img, &sm);
+		assert_true(d.start >= base + 200 || d.start < base + 4);
+		in.goal = base + 60;
+		in.flags = EXT4FS_ALLOC_EXACT_GOAL;
+		assert_int_equal(ext4fs_alloc_blocks(img.fs, &in, &s, &got), EXT4FS_E_NO_SPACE);
+		assert_alloc_ok(&img);
+
+		/* The owner claims its first part; freed again, it is fenced again. */
+		assert_int_equal(ext4fs_blocks_mark_used(img.fs, base + 4, 20), 0);
+		assert_alloc_ok(&img);
+		assert_int_equal(ext4fs_blocks_mark_free(img.fs, base + 14, 10), 0);
+		assert_alloc_ok(&img);
+		in.goal = base + 14;
+		assert_int_equal(ext4fs_alloc_blocks(img.fs, &in, &s, &got), EXT4FS_E_NO_SPACE);
+		/* The block in use when fenced was not fenced: freed, it is available. */
+		free_ext(&img, u);
+		in.goal = base + 120;
+		in.len = 1;
+		struct ext e = alloc_ok(&img, &in);
+		assert_int_equal(e.start, base + 120);
+		assert_alloc_ok(&img);
+
+		ext4fs_alloc_unfence_all(img.fs);
+		assert_alloc_ok(&img);
+		in.goal = base + 14;
+		in.len = 10;
+		struct ext f = alloc_ok(&img, &in);
+		assert_int_equal(f.start, base + 14);
+		in.goal = base + 60;
+		struct ext g = alloc_ok(&img, &in);
+		assert_int_equal(g.start, base + 60);
+		/* A second unfence has nothing to lift. */
+		ext4fs_alloc_unfence_all(img.fs);
+		assert_alloc_ok(&img);
+
+		/* Bad ranges: outside the volume, past its end. */
+		uint64_t end = ext4fs_geom(img.fs)->blocks_count;
+		assert_int_equal(ext4fs_alloc_fence(img.fs, end, 1), EXT4FS_E_BAD_BLOCK_NUM);
+		assert_int_equal(ext4fs_alloc_fence(img.fs, end - 1, 2), EXT4FS_E_BAD_BLOCK_NUM);
+		assert_int_equal(ext4fs_alloc_fence(img.fs, base, 0), 0);
+
+		free_ext(&img, p);
+		free_ext(&img, l);
+		free_ext(&img, a);
+		free_ext(&img, b);
+		free_ext(&img, c);
+		free_ext(&img, d);
+		free_ext(&img, e);
+		free_ext(&img, f);
+		free_ext(&img, g);
+		assert_int_equal(ext4fs_blocks_mark_free(img.fs, base + 4, 10), 0);
+		finish(&img, free0);
+	}
+}
+
 /* -- API edges ----------------------------------------------------------- */
 
 static void test_bad_requests_and_tunables(void **state)
@@ -900,6 +1001,7 @@ int main(void)
 		cmocka_unit_test(test_fill_to_enospc),
 		cmocka_unit_test(test_random_consistency),
 		cmocka_unit_test(test_external_changes_honoured),
+		cmocka_unit_test(test_fence_keeps_blocks),
 		cmocka_unit_test(test_bad_requests_and_tunables),
 		cmocka_unit_test(test_inode_preallocs_bounded),
 		cmocka_unit_test(test_many_small_files_fast),

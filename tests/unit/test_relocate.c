@@ -397,6 +397,124 @@ static void rehearsal_predicts_and_writes_nothing(void **state)
 	free(saved);
 }
 
+/* -- A tree block made half way ---------------------------------------------- */
+
+/* The byte at offset off of the sparse file below: its runs start at lblk RUN_GAP * i. */
+#define SPARSE_RUNS 4u
+#define SPARSE_RUNLEN 10u
+#define RUN_GAP 20000u
+
+static void expect_sparse_bytes(struct ext4fs_fs *fs, uint32_t ino)
+{
+	unsigned char buf[SPARSE_RUNLEN * 1024];
+	struct ext4fs_inode in;
+	size_t got;
+
+	assert_int_equal(ext4fs_inode_read(fs, ino, &in), 0);
+	for (unsigned i = 0; i < SPARSE_RUNS; i++) {
+		uint64_t at = (uint64_t)i * RUN_GAP * 1024;
+		assert_int_equal(ext4fs_file_read(fs, ino, &in, at, buf, sizeof(buf), &got), 0);
+		assert_int_equal(got, sizeof(buf));
+		for (size_t k = 0; k < sizeof(buf); k++)
+			if (buf[k] != pattern(9, at + k))
+				fail_msg("run %u byte %zu: %u, expected %u", i, k, buf[k], pattern(9, at + k));
+	}
+}
+
+/*
+ * A journalled move in two pieces (the runs lie far apart, so the journal
+ * estimate splits them) whose first piece leaves five extents, one too
+ * many for the inode: the map call grows the tree, and its new leaf is
+ * allocated near the piece's target, where the only free blocks of the
+ * group are the second piece's targets.  The move fences them, so the
+ * leaf goes elsewhere and the second piece finds its blocks free (without
+ * the fence the second piece's claim failed and the move was given up half
+ * way, as defrag4fs's layout pass found on aged images).
+ */
+static void tree_block_never_takes_a_later_target(void **state)
+{
+	struct ext4fs_reloc_result res = { 0 };
+	struct ext4fs_reloc_file f;
+	struct ext4fs_inode in;
+	struct ext4fs_prun t[2], fill[64];
+	size_t nfill = 0;
+	const struct ext4fs_bitmap *bm;
+	struct rw_image img;
+	unsigned char buf[SPARSE_RUNLEN * 1024];
+	uint64_t old[SPARSE_RUNS], g1, g1_end, base = 0, at;
+	uint32_t ino;
+	(void)state;
+
+	rw_image_open(&img, 16384, 1024, crash_tweak);
+	ino = map_test_new_file(&img, "sparse", &in);
+	map_test_pick_runs(img.fs, 2000, SPARSE_RUNS, SPARSE_RUNLEN, old);
+	for (unsigned i = 0; i < SPARSE_RUNS; i++) {
+		for (size_t k = 0; k < sizeof(buf); k++)
+			buf[k] = pattern(9, (uint64_t)i * RUN_GAP * 1024 + k);
+		assert_int_equal(ext4fs_data_write(img.fs, old[i], SPARSE_RUNLEN, buf), 0);
+		assert_int_equal(ext4fs_bmap_set(img.fs, ino, &in, (uint64_t)i * RUN_GAP, old[i], SPARSE_RUNLEN, 0), 0);
+	}
+	ext4fs_inode_set_size(&in, ((uint64_t)(SPARSE_RUNS - 1) * RUN_GAP + SPARSE_RUNLEN) * 1024);
+	assert_int_equal(ext4fs_inode_write(img.fs, ino, &in), 0);
+
+	/* Targets in group 1: A (5 blocks), a used block, B (35); the rest of the group filled. */
+	g1 = ext4fs_group_first_block(img.fs, 1);
+	g1_end = ext4fs_group_last_block(img.fs, 1) + 1;
+	assert_int_equal(ext4fs_fs_block_bitmap(img.fs, &bm), 0);
+	for (at = g1 + 100; !base && at + 41 < g1_end; at++) {
+		uint64_t used;
+		if (ext4fs_bitmap_find(bm, at, at + 40, 1, &used) != 0)
+			base = at;
+	}
+	assert_true(base != 0);
+	t[0] = (struct ext4fs_prun){ base, 5 };
+	t[1] = (struct ext4fs_prun){ base + 6, 35 };
+	for (at = g1; at < g1_end;) {
+		uint64_t start, used;
+		if (ext4fs_bitmap_find(bm, at, g1_end - 1, 0, &start))
+			break;
+		if (ext4fs_bitmap_find(bm, start, g1_end - 1, 1, &used))
+			used = g1_end;
+		/* The run less the targets; the block between them is filled. */
+		const struct ext4fs_prun parts[3] = {
+			{ start, (used < base ? used : base) },
+			{ start > base + 5 ? start : base + 5, used < base + 6 ? used : base + 6 },
+			{ start > base + 41 ? start : base + 41, used },
+		};
+		for (unsigned k = 0; k < 3; k++) {
+			if (parts[k].pblk >= parts[k].len)
+				continue;   /* .len holds the end here */
+			assert_true(nfill < sizeof(fill) / sizeof(fill[0]));
+			fill[nfill] = (struct ext4fs_prun){ parts[k].pblk, parts[k].len - parts[k].pblk };
+			assert_int_equal(ext4fs_blocks_mark_used(img.fs, fill[nfill].pblk, fill[nfill].len), 0);
+			nfill++;
+		}
+		at = used;
+	}
+	assert_true(ext4fs_bitmap_test(bm, base + 5) == 1 && ext4fs_bitmap_test(bm, base + 4) == 0);
+
+	assert_int_equal(ext4fs_txn_start(img.fs), 0);
+	assert_int_equal(ext4fs_reloc_load(img.fs, ino, &f), 0);
+	assert_int_equal(f.nruns, SPARSE_RUNS);
+	if (ext4fs_reloc_move(img.fs, &f, t, 2, &res))
+		fail_msg("the move: %s", ext4fs_errmsg(img.fs));
+	assert_int_equal(res.transactions, 2);
+	assert_int_equal(res.blocks_moved, SPARSE_RUNS * SPARSE_RUNLEN);
+	assert_int_equal(f.runs[0].pblk, base);
+	assert_int_equal(ext4fs_alloc_check(img.fs), 0);
+	ext4fs_reloc_release(&f);
+	assert_int_equal(ext4fs_txn_stop(img.fs), 0);
+	expect_sparse_bytes(img.fs, ino);
+
+	/* The filler goes; what is left is the file, for e2fsck. */
+	for (size_t k = 0; k < nfill; k++)
+		assert_int_equal(ext4fs_blocks_mark_free(img.fs, fill[k].pblk, fill[k].len), 0);
+	rw_image_assert_clean(&img);
+	rw_image_reopen(&img);
+	expect_sparse_bytes(img.fs, ino);
+	rw_image_close(&img);
+}
+
 /*
  * Open buf through a fault channel (spec text, "" to count), journalled,
  * and defragment ino; returns the number of writes and the result code.
@@ -512,6 +630,7 @@ int main(void)
 		cmocka_unit_test(large_file_lands_on_a_stripe_boundary),
 		cmocka_unit_test(space_is_chosen_tightly),
 		cmocka_unit_test(system_and_immutable_files_stay),
+		cmocka_unit_test(tree_block_never_takes_a_later_target),
 		cmocka_unit_test(move_survives_a_crash_at_every_write),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
