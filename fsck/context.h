@@ -59,7 +59,8 @@ struct dir_info {
 struct dir_block {
 	uint32_t ino;
 	uint32_t lblk;
-	uint64_t pblk;              /* checked in pass 1, never 0: holes are not listed */
+	uint64_t pblk;              /* checked in pass 1; 0 only for a hole, and only in pass 2 (or a block
+				       pass 1 cleared, listed as e2fsck lists it) */
 };
 
 /* One problem as found and answered, for --json. */

@@ -121,7 +121,8 @@ static char *path_walk(struct e4fsck *ctx, uint32_t dir, uint32_t ino, int depth
 	if (!EXT4FS_ISDIR(in.i_mode))
 		return ino ? str_printf("<%" PRIu32 ">/<%" PRIu32 ">", dir, ino)
 			   : str_printf("<%" PRIu32 ">", dir);
-	err = ext4fs_dir_iterate(ctx->fs, dir, &in, 0, name_search_entry, &s);
+	/* ... and a directory block that fails its checksum too. */
+	err = ext4fs_dir_iterate(ctx->fs, dir, &in, EXT4FS_DIR_ITER_VERIFY, name_search_entry, &s);
 	if (err < 0 || s.nomem) {
 		free(s.name);
 		return NULL;
@@ -278,18 +279,13 @@ static int has_blocks(struct e4fsck *ctx, const struct ext4fs_inode *in)
  * Blocks of *l the bitmap already calls free get their bit back, uncounted,
  * so that the library's release can free them: e2fsck frees each block
  * whatever its bit says, its free counts going up by one all the same,
- * which pass 5 then puts right.  Not for an inode the bitmap calls free:
- * the release refuses it before any block.  0 or a library error.
+ * which pass 5 then puts right.  0 or a library error.
  */
-static int mark_listed_in_use(struct e4fsck *ctx, uint32_t ino, const struct fsck_block_list *l)
+static int mark_listed_in_use(struct e4fsck *ctx, const struct fsck_block_list *l)
 {
-	const struct ext4fs_bitmap *bmap, *imap;
-	int err = ext4fs_fs_inode_bitmap(ctx->fs, &imap);
+	const struct ext4fs_bitmap *bmap;
+	int err = ext4fs_fs_block_bitmap(ctx->fs, &bmap);
 
-	if (!err && ext4fs_bitmap_test(imap, ino) != 1)
-		return 0;
-	if (!err)
-		err = ext4fs_fs_block_bitmap(ctx->fs, &bmap);
 	for (size_t i = 0; i < l->nruns && !err; i++)
 		for (uint64_t b = l->runs[i].blk; b < l->runs[i].blk + l->runs[i].n && !err; b++)
 			if (ext4fs_bitmap_test(bmap, b) == 0)
@@ -302,34 +298,41 @@ int fsck_release_inode(struct e4fsck *ctx, uint32_t ino)
 	struct fsck_block_list l = { 0 };
 	struct block_walk w = { .ctx = ctx, .list = &l };
 	struct problem_ctx pc = { .ino = ino };
-	const struct ext4fs_bitmap *bmap;
+	const struct ext4fs_bitmap *bmap, *imap;
 	struct ext4fs_inode in;
 	uint64_t acl;
 	int err = ext4fs_inode_read(ctx->fs, ino, &in);
 
+	/*
+	 * As e2fsck: an inode the bitmap calls free already is released all
+	 * the same, its blocks freed and the free inode count raised by one
+	 * (pass 5 puts the count right).  Its bit comes back uncounted first,
+	 * and its record is written again, in case the mark zeroed it as past
+	 * the group's used part of the table.
+	 */
+	if (!err && (err = ext4fs_fs_inode_bitmap(ctx->fs, &imap)) == 0 && ext4fs_bitmap_test(imap, ino) == 0 &&
+	    (err = ext4fs_inode_mark_used_uncounted(ctx->fs, ino)) == 0)
+		err = ext4fs_inode_write(ctx->fs, ino, &in);
+
 	if (!err && has_blocks(ctx, &in) && ext4fs_block_iterate(ctx->fs, ino, &in, 0, visit_run, &w) == -ENOMEM)
 		err = -ENOMEM;
 	acl = err ? 0 : ext4fs_inode_file_acl(ctx->fs, &in);
-	if (!err && acl && ext4fs_has_compat(ctx->fs, EXT4FS_FEATURE_COMPAT_EXT_ATTR) &&
-	    !ext4fs_block_ptr_valid(ctx->fs, acl)) {
-		/* As e2fsck: an attribute block number that names no block is let go of, nothing freed. */
+	if (!err && acl && (!ext4fs_has_compat(ctx->fs, EXT4FS_FEATURE_COMPAT_EXT_ATTR) ||
+			    !ext4fs_block_ptr_valid(ctx->fs, acl))) {
+		/*
+		 * As e2fsck: an attribute block number that names no block, or
+		 * any on a file system without attributes, is let go of, nothing
+		 * freed.
+		 */
 		in.i_file_acl_lo = 0;
 		in.i_file_acl_high = 0;
 		acl = 0;
 		err = ext4fs_inode_write(ctx->fs, ino, &in);
 	}
 	if (!err)
-		err = mark_listed_in_use(ctx, ino, &l);
+		err = mark_listed_in_use(ctx, &l);
 	if (!err)
 		err = ext4fs_inode_release(ctx->fs, ino);
-	if (err == EXT4FS_E_INODE_STATE) {
-		/* The bitmap says free already (pass 5 will agree): just retire the inode. */
-		in.i_links_count = 0;
-		in.i_dtime = (uint32_t)ctx->now;
-		err = ext4fs_inode_write(ctx->fs, ino, &in);
-		l.nruns = 0;
-		acl = 0;
-	}
 	if (err) {
 		pc.errcode = err;
 		fix_problem(ctx, PR_2_DEALLOC_INODE, &pc);

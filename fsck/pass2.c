@@ -151,6 +151,14 @@ struct pass2 {
 	/* names seen in the current block (offset + 1 per slot; 0 empty) */
 	uint32_t *names;
 	uint32_t names_mask;
+	/* the list's entries in (inode, logical block) order, for a hole's goal */
+	struct by_lblk *by_lblk;
+	size_t nby_lblk;
+};
+
+struct by_lblk {
+	uint32_t ino, lblk;
+	size_t at;                  /* its index in ctx->dir_blocks */
 };
 
 /* The block being checked. */
@@ -597,7 +605,11 @@ static int drop_indexes(struct pass2 *p)
 
 /*
  * A bad record at *off: e2fsck's salvage rules.  prev is the previous
- * record's offset, or -1 for the first.  *off moves past what was given up.
+ * record's offset, or -1 for the first.  *off moves past what was given up:
+ * when the previous record takes the rest of the block, to the block's end
+ * as e2fsck's walk goes, past b->max when a checksum tail is kept or the
+ * "block" is an inline area (e2fsck then asks about the length of the
+ * record given up, final_rec_len()).
  */
 static void salvage(struct block_ctx *b, uint32_t *off, int64_t prev)
 {
@@ -632,7 +644,7 @@ static void salvage(struct block_ctx *b, uint32_t *off, int64_t prev)
 	if (prev >= 0) {
 		unsigned char *pde = b->buf + prev;
 		set_rec_len(p, pde, rec_len_of(p, pde) + (b->max - *off));
-		*off = b->max;
+		*off = p->bs;
 	} else if (room) {
 		set_rec_len(p, de, b->max - *off);
 		ext4fs_dirent_inode_set(de, 0);
@@ -947,6 +959,11 @@ int fsck_process_bad_inode(struct e4fsck *ctx, uint32_t dir, uint32_t ino)
 			changed = 1;
 		}
 	}
+	/* Preen mode stopped at the question: nothing more is asked. */
+	if (ctx->aborted) {
+		free((char *)pc.path);
+		return 0;
+	}
 	code = bad_kind(ctx->fs, ino, &in);
 	if (code) {
 		snprintf(mode, sizeof(mode), "0%o", in.i_mode);
@@ -1252,50 +1269,96 @@ static int check_entry(struct block_ctx *b, unsigned char *de, uint32_t off, int
 /* -- Blocks --------------------------------------------------------------------- */
 
 /*
- * A leaf without its checksum tail, in a directory pass 3A will not
- * rebuild anyway: on a yes it gets one where the last record (at prev) can
- * spare 12 bytes or is an empty 12-byte record at the very end; else the
- * directory is rebuilt in pass 3A (e2fsck rebuilds it in either case).
- * Returns 1 when the tail was added.
+ * A leaf's checksum tail as e2fsprogs' library finds it: by walking the
+ * records from the start (raw rec_len values) to 12 bytes before the end.
+ * A walk that breaks (a record shorter than 8 bytes or unaligned, or one
+ * running past the block) is CORRUPT, which e2fsck's "has a tail" test
+ * counts as having one; a walk that steps over the tail's place, or lands
+ * on something that is not a tail, is NO_SPACE.
  */
-static int add_tail(struct block_ctx *b, int64_t prev)
-{
-	struct pass2 *p = b->p;
-	struct problem_ctx pc = { .ino = b->di->ino, .blk = b->db->lblk, .blk2 = b->db->pblk };
-	uint32_t tail_off = p->bs - EXT4FS_DIRENT_TAIL_SIZE, rec_len = 0, need = 0;
-	unsigned char *last = prev >= 0 ? b->buf + prev : NULL, *tail = b->buf + tail_off;
-	int reuse = 0, room = 0;
+enum tail_walk { TAIL_FOUND, TAIL_NO_SPACE, TAIL_CORRUPT };
 
-	if (last) {
-		rec_len = rec_len_of(p, last);
-		need = ext4fs_dirent_inode_get(last) ?
-			       needed_len(last[DE_NAME_LEN], b->db->lblk > 0 && hashes_in_entries(p, b->ds, b->di->ino)) : 8;
-		reuse = (uint32_t)prev == tail_off && rec_len == EXT4FS_DIRENT_TAIL_SIZE && !ext4fs_dirent_inode_get(last);
-		room = reuse || (rec_len >= need + EXT4FS_DIRENT_TAIL_SIZE && prev + rec_len == p->bs);
+static enum tail_walk walk_to_tail(const struct pass2 *p, const unsigned char *buf)
+{
+	uint32_t top = p->bs - EXT4FS_DIRENT_TAIL_SIZE, off = 0;
+
+	while (off < top) {
+		uint32_t rec_len = ext4fs_dirent_rec_len_raw(buf + off);
+
+		if (rec_len < 8 || rec_len % 4)
+			return TAIL_CORRUPT;
+		off += rec_len;
 	}
-	if (!say(b, PR_2_LEAF_NODE_MISSING_CSUM, &pc))
-		return 0;
-	if (!room) {
-		fsck_rehash_later(p->ctx, b->di->ino);
-		return 1;
+	if (off > p->bs)
+		return TAIL_CORRUPT;
+	if (off != top || ext4fs_dirent_inode_get(buf + top) || ext4fs_dirent_rec_len_raw(buf + top) != EXT4FS_DIRENT_TAIL_SIZE ||
+	    buf[top + DE_NAME_LEN] != 0 || buf[top + DE_TYPE] != EXT4FS_FT_DIR_CSUM)
+		return TAIL_NO_SPACE;
+	return TAIL_FOUND;
+}
+
+/*
+ * Give a modified leaf that has no room marked for its tail one, as e2fsck
+ * does before writing it: the record that reaches over the tail's place is
+ * cut short there, when it keeps the length the block's first name needs
+ * (e2fsck measures that one, whichever record it cuts).  0, or -1 when it
+ * cannot (the directory is then rebuilt in pass 3A).
+ */
+static int insert_tail(const struct pass2 *p, unsigned char *buf)
+{
+	uint32_t top = p->bs - EXT4FS_DIRENT_TAIL_SIZE, off = 0;
+	unsigned char *tail = buf + top;
+
+	for (;;) {
+		uint32_t rec_len = ext4fs_dirent_rec_len_raw(buf + off);
+
+		if (!rec_len || rec_len % 4 || off + rec_len > top)
+			break;
+		off += rec_len;
 	}
-	b->modified = 1;
-	if (!reuse)
-		set_rec_len(p, last, rec_len - EXT4FS_DIRENT_TAIL_SIZE);
-	memset(tail, 0, EXT4FS_DIRENT_TAIL_SIZE);
-	set_rec_len(p, tail, EXT4FS_DIRENT_TAIL_SIZE);
-	tail[DE_TYPE] = EXT4FS_FT_DIR_CSUM;
-	return 1;
+	if (off != top) {
+		if (needed_len(buf[DE_NAME_LEN], 0) > top - off)
+			return -1;
+		set_rec_len(p, buf + off, top - off);
+	}
+	if (ext4fs_dirent_inode_get(tail) || ext4fs_dirent_rec_len_raw(tail) != EXT4FS_DIRENT_TAIL_SIZE ||
+	    tail[DE_NAME_LEN] != 0 || tail[DE_TYPE] != EXT4FS_FT_DIR_CSUM) {
+		memset(tail, 0, EXT4FS_DIRENT_TAIL_SIZE);
+		set_rec_len(p, tail, EXT4FS_DIRENT_TAIL_SIZE);
+		tail[DE_TYPE] = EXT4FS_FT_DIR_CSUM;
+	}
+	return 0;
+}
+
+/*
+ * After a salvage that gave the rest of the block to the previous record,
+ * e2fsck's walk stands at the block's end, past where the records end: it
+ * asks about the length of the record it last read (the one given up,
+ * rec_len as its walk read it), and a yes stores the difference there,
+ * inside the previous record, where nothing reads it again.
+ */
+static void final_rec_len(struct block_ctx *b, uint32_t at, uint32_t rec_len, uint32_t off)
+{
+	unsigned char *de = b->buf + at;
+	uint32_t want = rec_len + off - b->max;
+	struct problem_ctx pc;
+
+	describe(b, &pc, de, at);
+	pc.num = want;
+	pc.num2 = rec_len;
+	if (say(b, PR_2_FINAL_RECLEN, &pc) && at + 8 <= b->max)
+		set_rec_len(b->p, de, want);
 }
 
 /*
  * The records of b's block from off on (dot_state: 0 at '.', 1 at '..', 2
- * past them), each checked and counted; *prev is the offset of the last
- * one, -1 for none.  A declined salvage ends the check, as it ends
- * e2fsck's ("aborted").  0, or -1 when the check must stop.
+ * past them), each checked and counted.  A declined salvage ends the
+ * check, as it ends e2fsck's ("aborted").  0, or -1 when the check must
+ * stop.
  */
-static int check_records(struct block_ctx *b, uint32_t off, int dot_state, int64_t *prev)
+static int check_records(struct block_ctx *b, uint32_t off, int dot_state)
 {
+	int64_t prev = -1;   /* the last record's offset */
 	struct pass2 *p = b->p;
 	struct e4fsck *ctx = p->ctx;
 	struct problem_ctx pc = { .ino = b->db->ino, .blk = b->db->lblk, .blk2 = b->db->pblk };
@@ -1310,6 +1373,7 @@ static int check_records(struct block_ctx *b, uint32_t off, int dot_state, int64
 		int with_hash = dot_state > 1 && hashed;
 		if (off + 8 > b->max || off + rec_len > b->max || rec_len < needed_len(1, with_hash) || rec_len % 4 ||
 		    needed_len(de[DE_NAME_LEN], with_hash) > rec_len) {
+			uint32_t at = off;
 			pc.num = off;
 			if (!fix_problem(ctx, PR_2_DIR_CORRUPTED, &pc)) {
 				if (!ctx->aborted) {
@@ -1318,8 +1382,10 @@ static int check_records(struct block_ctx *b, uint32_t off, int dot_state, int64
 				}
 				return -1;
 			}
-			salvage(b, &off, *prev);
+			salvage(b, &off, prev);
 			b->modified = 1;
+			if (off > b->max)
+				final_rec_len(b, at, at + 8 <= b->max ? rec_len : needed_len(1, with_hash), off);
 			continue;
 		}
 		if (dot_state == 0)
@@ -1330,7 +1396,7 @@ static int check_records(struct block_ctx *b, uint32_t off, int dot_state, int64
 			fsck_fatal(ctx, "out of memory in pass 2");
 			return -1;
 		}
-		*prev = off;
+		prev = off;
 		off += rec_len_of(p, de);
 		dot_state++;
 		if (ctx->aborted)
@@ -1344,9 +1410,8 @@ static int check_block(struct pass2 *p, const struct dir_block *db, unsigned cha
 	struct e4fsck *ctx = p->ctx;
 	struct block_ctx b = { .p = p, .db = db, .buf = buf, .max = p->bs };
 	struct problem_ctx pc = { .ino = db->ino, .blk = db->lblk, .blk2 = db->pblk };
-	int failed_csum = 0, has_tail = 0, missing_tail = 0, dot_state = db->lblk == 0 ? 0 : 2;
+	int failed_csum = 0, leaf = 0, dot_state = db->lblk == 0 ? 0 : 2;
 	unsigned kind;
-	int64_t prev = -1;
 
 	b.ds = state_of(p, db->ino, &b.di);
 	if (!b.ds || b.ds->unreadable || (b.ds->i_flags & EXT4FS_INLINE_DATA_FL))
@@ -1396,28 +1461,44 @@ static int check_block(struct pass2 *p, const struct dir_block *db, unsigned cha
 								      : EXT4FS_DX_NODE_COUNT_OFFSET;
 			failed_csum = ext4fs_dx_block_csum(p->fs, db->ino, b.ds->generation, buf, coff, &calc,
 							   &have) || calc != have || b.ds->record_csum_bad;
-		} else if (ext4fs_dirent_tail_offset(p->fs, buf) >= 0) {
-			has_tail = 1;
-			b.max = p->bs - EXT4FS_DIRENT_TAIL_SIZE;
-			failed_csum = ext4fs_dirent_csum(p->fs, db->ino, b.ds->generation, buf, b.max) !=
-				      ext4fs_dirent_tail_csum_get(buf, p->bs) || b.ds->record_csum_bad;
 		} else {
-			missing_tail = 1;
+			/*
+			 * As e2fsck: a leaf whose walk finds no tail fails its
+			 * checksum; one with no room marked for it is asked
+			 * about before its records (a yes rebuilds the directory
+			 * in pass 3A), and its records may use the whole block.
+			 */
+			enum tail_walk tw = walk_to_tail(p, buf);
+
+			leaf = 1;
+			b.max = p->bs - EXT4FS_DIRENT_TAIL_SIZE;
+			failed_csum = tw != TAIL_FOUND || b.ds->record_csum_bad ||
+				      ext4fs_dirent_csum(p->fs, db->ino, b.ds->generation, buf, b.max) !=
+					      ext4fs_dirent_tail_csum_get(buf, p->bs);
+			if (tw == TAIL_NO_SPACE) {
+				b.max = p->bs;
+				if (fsck_rehash_pending(ctx, db->ino)) {
+					failed_csum = 0;
+				} else if (say(&b, PR_2_LEAF_NODE_MISSING_CSUM, &pc)) {
+					/* The rebuild that gives it its tail is a repair (e2fsck then exits 1). */
+					if (fsck_rehash_later(ctx, db->ino) == 0 && !ctx->read_only)
+						ctx->fs_changed = 1;
+					failed_csum = 0;
+				}
+			}
 		}
 	}
 
-	if (check_records(&b, 0, dot_state, &prev))
+	if (check_records(&b, 0, dot_state))
 		return -1;
 	if (ctx->aborted)
 		return 0;
 
 	if (b.dxb && (b.dxb->type == DX_ROOT || b.dxb->type == DX_NODE))
 		check_index_block(&b, failed_csum);
-	if (missing_tail && fsck_rehash_pending(ctx, db->ino))
-		missing_tail = 0;       /* the rebuild gives every leaf its tail */
-	if (missing_tail && !add_tail(&b, prev) && !b.modified)
-		ask(&b, PR_2_LEAF_NODE_ONLY_CSUM_INVALID, &pc);
-	if (has_tail && failed_csum && !b.modified)
+	if (b.modified && leaf && walk_to_tail(p, buf) == TAIL_NO_SPACE && insert_tail(p, buf))
+		fsck_rehash_later(ctx, db->ino);
+	else if (!b.modified && leaf && failed_csum)
 		ask(&b, PR_2_LEAF_NODE_ONLY_CSUM_INVALID, &pc);
 	if (b.modified && !ctx->read_only)
 		write_block(p, b.ds, db->ino, db->lblk, db->pblk, buf);   /* a failure is reported */
@@ -1589,7 +1670,6 @@ static int check_inline_block(struct pass2 *p, struct dir_info *di, struct dir_s
 	struct dir_block db = { .ino = di->ino, .lblk = which };
 	struct block_ctx b = { .p = p, .db = &db, .di = di, .ds = ds };
 	struct inline_dir d;
-	int64_t prev = -1;
 	int truncated = 0, rc = read_inline(p, di->ino, &d);
 
 	if (rc)
@@ -1609,11 +1689,11 @@ static int check_inline_block(struct pass2 *p, struct dir_info *di, struct dir_s
 		b.max = INLINE_HEAD;
 		rc = check_inline_dots(&b, d.data);
 		if (!rc && !ctx->aborted)
-			rc = check_records(&b, INLINE_PARENT, 2, &prev);
+			rc = check_records(&b, INLINE_PARENT, 2);
 	} else if (d.len > INLINE_HEAD) {
 		b.buf = d.data + INLINE_HEAD;
 		b.max = (uint32_t)(d.len - INLINE_HEAD);
-		rc = check_records(&b, 0, 2, &prev);
+		rc = check_records(&b, 0, 2);
 	}
 	if (!rc && b.modified && !ctx->read_only && !ctx->aborted) {
 		int err = ext4fs_inline_data_write(p->fs, di->ino, &d.in, d.data, d.len);
@@ -1693,7 +1773,9 @@ static int cmp_read_order(const void *a, const void *b)
 		return x->lblk == 0 ? -1 : 1;
 	if (x->pblk != y->pblk)
 		return x->pblk < y->pblk ? -1 : 1;
-	return x->ino < y->ino ? -1 : x->ino > y->ino;
+	if (x->ino != y->ino)
+		return x->ino < y->ino ? -1 : 1;
+	return x->lblk < y->lblk ? -1 : x->lblk > y->lblk;
 }
 
 /*
@@ -1718,7 +1800,7 @@ static uint64_t hole_goal(struct e4fsck *ctx, uint32_t ino, const struct ext4fs_
 
 /*
  * Allocate? yes: a block no inode claims, an empty directory block in it,
- * mapped at lblk; listed in entry slot of the list (a block pass 1 cleared)
+ * mapped at lblk; listed in entry slot of the list (a hole listed there)
  * or added to it (NO_SLOT).  Without a free block the hole stays, as in
  * e2fsck.  0 or -1.
  */
@@ -1777,43 +1859,124 @@ static int offer_hole(struct pass2 *p, struct alloc_guard *guard, uint32_t ino, 
 }
 
 /*
- * Holes below i_size, and blocks pass 1 cleared (listed at block 0, as
- * e2fsck lists them, wherever they lie), offered to be filled (the blocks
- * are in (ino, lblk) order here); what stays a hole leaves the list.  0 or -1.
+ * As e2fsck's list of a directory's blocks: each gap below a listed block
+ * (mapped, or cleared by pass 1 and listed at block 0) is listed too, at
+ * block 0, and offered when its turn comes in the read order, whatever
+ * i_size says (check_hole()).  The list is in (inode, logical block) order
+ * here; the holes go after it.  A directory gets at most as many as the
+ * file system has blocks: past them none could be filled.  0 or -1 without
+ * memory (reported).
  */
-static int fill_holes(struct pass2 *p)
+static int list_holes(struct pass2 *p)
 {
 	struct e4fsck *ctx = p->ctx;
-	struct alloc_guard guard = { 0 };
-	size_t i = 0, n = ctx->ndir_blocks;   /* blocks added for the holes go after these */
-	int rc = 0;
+	size_t i = 0, n = ctx->ndir_blocks;
 
-	for (size_t d = 0; d < ctx->ndirs && !rc; d++) {
+	for (size_t d = 0; d < ctx->ndirs; d++) {
 		uint32_t ino = ctx->dirs[d].ino;
-		uint64_t want = 0;
-		if (p->st[d].unreadable || (p->st[d].i_flags & EXT4FS_INLINE_DATA_FL))
-			continue;
+		uint64_t want = 0, added = 0;
+		int skip = p->st[d].unreadable || (p->st[d].i_flags & EXT4FS_INLINE_DATA_FL);
+
 		while (i < n && ctx->dir_blocks[i].ino < ino)
 			i++;
-		for (size_t first = i; i < n && ctx->dir_blocks[i].ino == ino && !rc; i++) {
-			const struct dir_block *prev = i > first ? &ctx->dir_blocks[i - 1] : NULL;
-			for (; want < ctx->dir_blocks[i].lblk && want < p->st[d].nblocks && !ctx->aborted && !rc; want++)
-				rc = offer_hole(p, &guard, ino, prev, want, NO_SLOT);
-			if (!ctx->dir_blocks[i].pblk && !ctx->aborted && !rc)
-				rc = offer_hole(p, &guard, ino, prev, ctx->dir_blocks[i].lblk, i);
-			want = (uint64_t)ctx->dir_blocks[i].lblk + 1;
+		for (; i < n && ctx->dir_blocks[i].ino == ino; i++) {
+			uint32_t lblk = ctx->dir_blocks[i].lblk;
+			for (; !skip && want < lblk && added < ctx->geo->blocks_count; want++, added++)
+				if (fsck_add_dir_block(ctx, ino, (uint32_t)want, 0)) {
+					fsck_fatal(ctx, "out of memory in pass 2");
+					return -1;
+				}
+			want = (uint64_t)lblk + 1;
 		}
 	}
+	return 0;
+}
+
+static int cmp_by_lblk(const void *a, const void *b)
+{
+	const struct by_lblk *x = a, *y = b;
+
+	if (x->ino != y->ino)
+		return x->ino < y->ino ? -1 : 1;
+	return x->lblk < y->lblk ? -1 : x->lblk > y->lblk;
+}
+
+/* The list in (inode, logical block) order, once it is in the read order.  0 or -1 (reported). */
+static int index_by_lblk(struct pass2 *p)
+{
+	struct e4fsck *ctx = p->ctx;
+
+	p->nby_lblk = ctx->ndir_blocks;
+	p->by_lblk = malloc((p->nby_lblk ? p->nby_lblk : 1) * sizeof(*p->by_lblk));
+	if (!p->by_lblk) {
+		fsck_fatal(ctx, "out of memory in pass 2");
+		return -1;
+	}
+	for (size_t i = 0; i < p->nby_lblk; i++)
+		p->by_lblk[i] = (struct by_lblk){ ctx->dir_blocks[i].ino, ctx->dir_blocks[i].lblk, i };
+	qsort(p->by_lblk, p->nby_lblk, sizeof(*p->by_lblk), cmp_by_lblk);
+	return 0;
+}
+
+/* The mapped block of ino listed last before lblk (where e2fsck's goal for a hole comes from), or NULL. */
+static const struct dir_block *mapped_before(const struct pass2 *p, uint32_t ino, uint32_t lblk)
+{
+	struct by_lblk key = { ino, lblk, 0 };
+	size_t lo = 0, hi = p->nby_lblk;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (cmp_by_lblk(&p->by_lblk[mid], &key) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	while (lo-- > 0 && p->by_lblk[lo].ino == ino) {
+		const struct dir_block *db = &p->ctx->dir_blocks[p->by_lblk[lo].at];
+		if (db->pblk)
+			return db;
+	}
+	return NULL;
+}
+
+/*
+ * A hole's turn (entry i of the list, at block 0): offered as e2fsck
+ * offers it, and on a yes filled and checked at once.  0 or -1.
+ */
+static int check_hole(struct pass2 *p, size_t i, unsigned char *buf)
+{
+	struct e4fsck *ctx = p->ctx;
+	struct dir_block db = ctx->dir_blocks[i];
+	struct dir_state *ds = state_of(p, db.ino, NULL);
+	struct alloc_guard guard = { 0 };
+	int rc;
+
+	if (!ds || ds->unreadable || (ds->i_flags & EXT4FS_INLINE_DATA_FL))
+		return 0;
+	rc = offer_hole(p, &guard, db.ino, mapped_before(p, db.ino, db.lblk), db.lblk, i);
 	if (guard.runs && fsck_guard_off(ctx, &guard))
 		rc = -1;
 	free(guard.runs);
-	/* Holes declined (or without a free block) are no blocks to read. */
+	if (rc || !ctx->dir_blocks[i].pblk || ctx->aborted)
+		return rc;
+	db = ctx->dir_blocks[i];
+	if (ext4fs_block_read(p->fs, db.pblk, buf)) {
+		fsck_fatal(ctx, "reading block %llu of directory inode %u, just written: %s", (unsigned long long)db.pblk,
+			   db.ino, ext4fs_errmsg(p->fs));
+		return -1;
+	}
+	return check_block(p, &db, buf);
+}
+
+/* Holes declined (or without a free block) are no blocks: the list keeps its rule (context.h). */
+static void drop_holes(struct e4fsck *ctx)
+{
 	size_t kept = 0;
+
 	for (size_t k = 0; k < ctx->ndir_blocks; k++)
 		if (ctx->dir_blocks[k].pblk)
 			ctx->dir_blocks[kept++] = ctx->dir_blocks[k];
 	ctx->ndir_blocks = kept;
-	return rc;
 }
 
 /* Each directory's mapped end, from pass 1's list of its blocks (sorted by inode, then logical block). */
@@ -1922,6 +2085,13 @@ static int check_blocks_range(struct pass2 *p, size_t from, size_t to, unsigned 
 
 	for (size_t i = from; i < to && !ctx->aborted;) {
 		size_t n = 1;
+		if (!ctx->dir_blocks[i].pblk) {
+			if (check_hole(p, i, run))
+				return -1;
+			i++;
+			progress_advance(ctx, 1);
+			continue;
+		}
 		while (i + n < to && n < run_max && ctx->dir_blocks[i + n].pblk == ctx->dir_blocks[i + n - 1].pblk + 1)
 			n++;
 		int run_failed = ext4fs_blocks_read(p->fs, ctx->dir_blocks[i].pblk, n, run) != 0;
@@ -1977,10 +2147,12 @@ int fsck_pass2(struct e4fsck *ctx)
 	if (ctx->ndir_blocks > 1)   /* with none the list is NULL, which qsort() may not take */
 		qsort(ctx->dir_blocks, ctx->ndir_blocks, sizeof(*ctx->dir_blocks), cmp_ino_lblk);
 	note_mapped(&p);
-	if (fill_holes(&p))
+	if (list_holes(&p))
 		goto out;
 	if (ctx->ndir_blocks > 1)
 		qsort(ctx->dir_blocks, ctx->ndir_blocks, sizeof(*ctx->dir_blocks), cmp_read_order);
+	if (index_by_lblk(&p))
+		goto out;
 
 	/* e2fsck's order: inline directories' first "blocks" come before every block 0, their second ones after. */
 	size_t later = 0;
@@ -1989,6 +2161,7 @@ int fsck_pass2(struct e4fsck *ctx)
 	if (check_inline_dirs(&p, 0) || check_blocks_range(&p, 0, later, run, run_max) ||
 	    check_inline_dirs(&p, 1) || check_blocks_range(&p, later, ctx->ndir_blocks, run, run_max))
 		goto out;
+	drop_holes(ctx);   /* before the passes that walk the list again */
 	/*
 	 * As e2fsck: a map block on the file system's metadata was walked but
 	 * not repaired in pass 1, and passes 1B-1D have given the inode a copy
@@ -2023,7 +2196,9 @@ int fsck_pass2(struct e4fsck *ctx)
 nomem:
 	fsck_fatal(ctx, "out of memory in pass 2");
 out:
+	drop_holes(ctx);
 	free(run);
+	free(p.by_lblk);
 	free_pass2(&p);
 	return rc;
 }

@@ -293,7 +293,7 @@ static int dir_process_block(struct dir_iter *it, uint64_t lblk, uint64_t pblk,
 	unsigned kind = ext4fs_dir_block_kind(fs, it->inode, lblk, b);
 	int err;
 
-	if (fs->geom.has_metadata_csum && fs_csum_strict(fs)) {
+	if (fs->geom.has_metadata_csum && (fs_csum_strict(fs) || (it->flags & EXT4FS_DIR_ITER_VERIFY))) {
 		err = ext4fs_dir_block_csum_verify(fs, it->ino, it->inode, lblk, b);
 		if (err)
 			return err;

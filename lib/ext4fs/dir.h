@@ -89,6 +89,9 @@ typedef int (*ext4fs_dir_iterate_fn)(const struct ext4fs_dirent *d, void *arg);
 #define EXT4FS_DIR_ITER_EMPTY      0x1  /* also entries whose inode is 0 */
 #define EXT4FS_DIR_ITER_DELETED    0x2  /* also deleted entries found in slack space (debugfs ls -d) */
 #define EXT4FS_DIR_ITER_CSUM_TAIL  0x4  /* also the checksum tails */
+#define EXT4FS_DIR_ITER_VERIFY     0x8  /* verify each block's checksum (metadata_csum) even on a
+					  handle opened with EXT4FS_OPEN_IGNORE_CSUM, as e2fsprogs'
+					  library reads directory blocks: a checker's paths */
 
 /*
  * Visit the entries of directory ino (decoded record inode) in on-disk

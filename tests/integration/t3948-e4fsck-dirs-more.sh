@@ -26,6 +26,27 @@
 #   A directory hole on a file system without a free block: the block
 #   cannot be allocated (0x020022), the hole stays.
 #
+#   A leaf of a metadata_csum directory judged as e2fsprogs' library judges
+#   it, by walking its records to the tail: no room marked for the tail is
+#   asked about before the records (0x02004C; a yes rebuilds the directory
+#   in pass 3A), a declined one is then called a checksum failure
+#   (0x02004D), and a block repaired for another reason gets its tail; a
+#   walk that breaks counts as having the tail, so the records end 12 bytes
+#   before the block's end.
+#
+#   A block-mapped directory of one block whose blocks 4 and 5 were
+#   illegal: pass 1 clears them (i_size stays one block), and pass 2 offers
+#   the gaps below them and them, blocks 1-5, in e2fsck's order: after
+#   every directory's block 0, before the other blocks.
+#
+#   A file of mode 0 with an attribute block on a file system without
+#   attributes: the reference is dropped and the inode released, the block
+#   left to pass 5, as e2fsck does.
+#
+#   An invalid slow symlink whose inode the bitmap already calls free is
+#   released all the same: its block is freed, and the free inode count
+#   goes up by one (pass 5 then puts it right), as e2fsck does.
+#
 #   Writing the block of a new /lost+found fails (the fault hook, e4fsck
 #   alone: e2fsck's cached writes put the error off): e2fsck's message
 #   (0x03000D), the inode and block are given back, pass 4 makes
@@ -71,6 +92,25 @@ base_image() {
 			for i in $(seq 1 60); do echo "write /etc/hostname h/a_fairly_long_file_name_number_$i"; done
 		} | debugfs -w -f - "$img" >/dev/null 2>&1
 		e2fsck -fyD "$img" >/dev/null 2>&1 || true
+		;;
+	csum)
+		# /c: six files in one 1 KiB leaf; /slowlink: a symlink whose 75-byte target takes a block.
+		mke2fs -q -F -t ext4 -b 1024 -I 256 "$img" 8M >/dev/null 2>&1
+		{
+			echo "write $src/big big"
+			echo "mkdir c"
+			for i in 1 2 3 4 5 6; do echo "write /etc/hostname c/file$i"; done
+			echo "symlink slowlink /$(printf 'x%.0s' $(seq 1 74))"
+		} | debugfs -w -f - "$img" >/dev/null 2>&1
+		;;
+	ext3 | ext3-noattr)
+		# /d: one block of a block-mapped directory; /e: a second directory; /f: a file.
+		local noattr=
+		[ "$layout" = ext3 ] || noattr="-O ^ext_attr"
+		# shellcheck disable=SC2086 # noattr is one option or none
+		mke2fs -q -F -t ext3 $noattr -b 1024 "$img" 8M >/dev/null 2>&1
+		printf '%s\n' "write $src/big big" "mkdir d" "mkdir e" "write /etc/hostname f" "write /etc/hostname e/g" |
+			debugfs -w -f - "$img" >/dev/null 2>&1
 		;;
 	full)
 		# No free block: /d's blocks 1 and 2 are empty, /taker and the rest fill the file system.
@@ -146,7 +186,50 @@ value_in_block() {
 	EOF
 }
 
+# leaf_edit IMG HOW: /c's leaf (1 KiB blocks) edited behind its checksum.
+#   notail     the last record takes the tail's 12 bytes too (zeroed)
+#   notail-bad the same, and file1's record names inode 200 (unused)
+#   badlen     file2's rec_len gains 2: the walk breaks; the tail stays
+leaf_edit() {
+	local img=$1 how=$2 blk
+	blk=$(debugfs -R "bmap c 0" "$img" 2>/dev/null)
+	python3 - "$img" "$blk" "$how" <<-'EOF'
+		import struct, sys
+		img, blk, how, bs = sys.argv[1], int(sys.argv[2]), sys.argv[3], 1024
+		with open(img, 'r+b') as f:
+		    f.seek(blk * bs)
+		    b = bytearray(f.read(bs))
+		    offs, off = [], 0
+		    while off < bs - 12:
+		        offs.append(off)
+		        off += struct.unpack_from('<H', b, off + 4)[0]
+		    name = lambda o: bytes(b[o + 8:o + 8 + b[o + 6]])
+		    if how.startswith('notail'):
+		        last = offs[-1]
+		        struct.pack_into('<H', b, last + 4, bs - last)
+		        b[bs - 12:] = bytes(12)
+		    if how == 'notail-bad':
+		        o = next(o for o in offs if name(o) == b'file1')
+		        struct.pack_into('<I', b, o, 200)
+		    if how == 'badlen':
+		        o = next(o for o in offs if name(o) == b'file2')
+		        struct.pack_into('<H', b, o + 4, struct.unpack_from('<H', b, o + 4)[0] + 2)
+		    f.seek(blk * bs)
+		    f.write(b)
+	EOF
+}
+
 DAMAGE_CMD=1
+damage_case "a leaf with no room marked for its tail" csum "$(declare -f leaf_edit); leaf_edit \"\$1\" notail"
+damage_case "a leaf with no room marked for its tail, an entry repaired too" csum \
+	"$(declare -f leaf_edit); leaf_edit \"\$1\" notail-bad"
+damage_case "a leaf whose walk to the tail breaks" csum "$(declare -f leaf_edit); leaf_edit \"\$1\" badlen"
+damage_case "a one-block directory whose blocks 4 and 5 are illegal: holes 1-5 after every block 0" ext3 \
+	"printf '%s\n' 'sif d block[4] 9999999' 'sif d block[5] 9999998' | debugfs -w -f - \"\$1\" >/dev/null 2>&1"
+damage_case "a file of mode 0 with an attribute block, no attributes on the file system" ext3-noattr \
+	"printf '%s\n' 'sif f mode 0' 'sif f file_acl 4000' | debugfs -w -f - \"\$1\" >/dev/null 2>&1"
+damage_case "an invalid slow symlink whose inode the bitmap calls free" csum \
+	"printf '%s\n' 'sif slowlink size 80' 'freei slowlink' | debugfs -w -f - \"\$1\" >/dev/null 2>&1"
 damage_case "inline directory of 65 bytes: the value is dropped" inline \
 	"$(declare -f inline_value); T=$T inline_value \"\$1\" 5"
 damage_case "inline directory of 75 bytes: it grows to 76" inline \
