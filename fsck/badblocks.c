@@ -408,7 +408,7 @@ int fsck_bad_list_read(struct e4fsck *ctx)
 	if (!(ext4fs_group_tables_present(ctx->fs, 0) & EXT4FS_GROUP_INODE_TABLE))
 		return 0;
 	/* A bad checksum fails the read: e2fsck's library then lists no block. */
-	if ((err = fsck_read_inode_checked(ctx, EXT4FS_BAD_INO, &lw.in)))
+	if ((err = ext4fs_inode_read_strict(ctx->fs, EXT4FS_BAD_INO, &lw.in)))
 		lw.read_error = ext4fs_strerror(err);
 	else if (lw.in.i_flags & EXT4FS_INLINE_DATA_FL)
 		lw.read_error = "Cannot iterate data blocks of an inode containing inline data";
@@ -505,7 +505,7 @@ int fsck_bad_list_check(struct e4fsck *ctx)
 		return clear_list_inode(ctx);
 	}
 	/* A bad checksum makes it invalid too: the workers ask about it. */
-	if (fsck_read_inode_checked(ctx, EXT4FS_BAD_INO, &lw.in) || looks_invalid(&lw.in))
+	if (ext4fs_inode_read_strict(ctx->fs, EXT4FS_BAD_INO, &lw.in) || looks_invalid(&lw.in))
 		return 0;
 	if (alloc_bufs(&lw))
 		goto out;

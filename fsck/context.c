@@ -243,24 +243,6 @@ int fsck_inode_has_blocks(struct ext4fs_fs *fs, uint32_t ino, const struct ext4f
 	return type == EXT4FS_S_IFREG || type == EXT4FS_S_IFDIR || (type == 0 && ino == EXT4FS_BAD_INO);
 }
 
-int fsck_read_inode_checked(struct e4fsck *ctx, uint32_t ino, struct ext4fs_inode *in)
-{
-	uint32_t size = ext4fs_geom(ctx->fs)->inode_size;
-	unsigned char *raw = malloc(size);
-	int err;
-
-	if (!raw)
-		return EXT4FS_E_NO_MEMORY;
-	err = ext4fs_inode_read_raw(ctx->fs, ino, raw);
-	if (!err) {
-		ext4fs_inode_decode(in, raw, size);
-		if (!ext4fs_inode_csum_ok(ctx->fs, ino, raw))
-			err = EXT4FS_E_INODE_CSUM;
-	}
-	free(raw);
-	return err;
-}
-
 void fsck_cleared_record(const struct e4fsck *ctx, uint32_t ino, struct ext4fs_inode *in)
 {
 	in->i_flags = 0;

@@ -265,13 +265,6 @@ void fsck_clear_inode(struct e4fsck *ctx, uint32_t ino, struct ext4fs_inode *in)
  */
 void fsck_cleared_record(const struct e4fsck *ctx, uint32_t ino, struct ext4fs_inode *in);
 
-/*
- * Read inode ino into *in as e2fsck reads inodes before pass 1, where its
- * library does not yet forgive checksums: with metadata_csum, a record whose
- * checksum is wrong is an EXT4FS_E_INODE_CSUM error (*in is then filled
- * anyway).  0 or a negative error code.
- */
-int fsck_read_inode_checked(struct e4fsck *ctx, uint32_t ino, struct ext4fs_inode *in);
 
 /* Bytes held by the maps and lists (for -tt). */
 size_t fsck_memory(const struct e4fsck *ctx);

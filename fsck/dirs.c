@@ -116,7 +116,7 @@ static char *path_walk(struct e4fsck *ctx, uint32_t dir, uint32_t ino, int depth
 	if (!dir || depth < 0)
 		return strdup("...");
 	/* As e2fsck's library reads it: a bad checksum is a failed read. */
-	if (dir > ctx->geo->inodes_count || fsck_read_inode_checked(ctx, dir, &in))
+	if (dir > ctx->geo->inodes_count || ext4fs_inode_read_strict(ctx->fs, dir, &in))
 		return NULL;
 	if (!EXT4FS_ISDIR(in.i_mode))
 		return ino ? str_printf("<%" PRIu32 ">/<%" PRIu32 ">", dir, ino)

@@ -236,7 +236,7 @@ static int get_journal(struct jcheck *j)
 	if (!ino)
 		return -1;
 	/* As e2fsck's library reads it here: a bad checksum sends the step to the backup. */
-	ok = ino <= ctx->geo->inodes_count && !fsck_read_inode_checked(ctx, ino, &j->jino) &&
+	ok = ino <= ctx->geo->inodes_count && !ext4fs_inode_read_strict(ctx->fs, ino, &j->jino) &&
 	     !inode_usable(ctx, ino, &j->jino);
 	if (!ok) {
 		if (j->sb.s_jnl_backup_type != EXT4FS_JNL_BACKUP_BLOCKS)

@@ -2780,7 +2780,7 @@ static int recreate_resize_inode(struct e4fsck *ctx)
 	 * was, and that fails), and a double-indirect block it has is used again.
 	 */
 	struct ext4fs_inode in;
-	err = fsck_read_inode_checked(ctx, EXT4FS_RESIZE_INO, &in);
+	err = ext4fs_inode_read_strict(ctx->fs, EXT4FS_RESIZE_INO, &in);
 	if (!err && ctx->read_only)
 		err = EXT4FS_E_READ_ONLY;
 	if (!err) {

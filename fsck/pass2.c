@@ -2013,7 +2013,7 @@ static int load_states(struct pass2 *p)
 	for (size_t i = 0; i < ctx->ndirs; i++) {
 		struct ext4fs_inode in;
 		struct dir_state *ds = &p->st[i];
-		int err = fsck_read_inode_checked(ctx, ctx->dirs[i].ino, &in);
+		int err = ext4fs_inode_read_strict(ctx->fs, ctx->dirs[i].ino, &in);
 		if (err && err != EXT4FS_E_INODE_CSUM) {
 			ds->unreadable = 1;
 			continue;

@@ -854,7 +854,7 @@ static int check_resize_layout(struct e4fsck *ctx)
 	struct problem_ctx pctx = { .ino = RESIZE_INO };
 	struct ext4fs_inode in;
 
-	if (fsck_read_inode_checked(ctx, RESIZE_INO, &in)) {
+	if (ext4fs_inode_read_strict(ctx->fs, RESIZE_INO, &in)) {
 		/* e2fsck makes a new one at the end of pass 1 when the inode cannot be read (a bad checksum too). */
 		ctx->recreate_resize_inode = 1;
 		return 0;
@@ -903,7 +903,7 @@ int fsck_check_resize_inode(struct e4fsck *ctx)
 			return -1;
 	}
 	struct ext4fs_inode in;
-	if (fsck_read_inode_checked(ctx, RESIZE_INO, &in))
+	if (ext4fs_inode_read_strict(ctx->fs, RESIZE_INO, &in))
 		return 0;
 	static const uint8_t no_blocks[sizeof(in.i_block)];
 	if (!memcmp(in.i_block, no_blocks, sizeof(no_blocks)))

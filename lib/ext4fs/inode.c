@@ -192,6 +192,23 @@ out:
 	return err;
 }
 
+int ext4fs_inode_read_strict(struct ext4fs_fs *fs, uint32_t ino, struct ext4fs_inode *inode)
+{
+	unsigned char *raw = malloc(fs->geom.inode_size);
+	int err;
+
+	if (!raw)
+		return ext4fs__fs_fail(fs, EXT4FS_E_NO_MEMORY, "no memory to read inode %u", ino);
+	err = ext4fs_inode_read_raw(fs, ino, raw);
+	if (!err) {
+		ext4fs_inode_decode(inode, raw, fs->geom.inode_size);
+		if (!ext4fs_inode_csum_ok(fs, ino, raw))
+			err = ext4fs__fs_fail(fs, EXT4FS_E_INODE_CSUM, "inode %u checksum does not match", ino);
+	}
+	free(raw);
+	return err;
+}
+
 uint64_t ext4fs_inode_size(const struct ext4fs_inode *in)
 {
 	return (uint64_t)in->i_size_lo | ((uint64_t)in->i_size_high << 32);

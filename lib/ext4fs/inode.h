@@ -134,6 +134,15 @@ void ext4fs_inode_csum_set(const struct ext4fs_fs *fs, uint32_t ino, void *raw);
 int ext4fs_inode_read(struct ext4fs_fs *fs, uint32_t ino, struct ext4fs_inode *inode);
 
 /*
+ * As ext4fs_inode_read(), but the checksum is verified also on a handle
+ * opened with EXT4FS_OPEN_IGNORE_CSUM, as e2fsprogs' library reads an
+ * inode (a checker judging what e2fsck's library would refuse), and
+ * *inode is filled also when it fails (EXT4FS_E_INODE_CSUM).  Errors as
+ * ext4fs_inode_read(), EXT4FS_E_NO_MEMORY.
+ */
+int ext4fs_inode_read_strict(struct ext4fs_fs *fs, uint32_t ino, struct ext4fs_inode *inode);
+
+/*
  * Read inode ino's raw on-disk record (s_inode_size bytes) into buf, without
  * checksum verification.  Same range errors as ext4fs_inode_read().
  */

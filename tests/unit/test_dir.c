@@ -390,9 +390,10 @@ static void dir_iterate__ignores_a_checksum_mismatch_when_asked_to(void **state)
 	assert_string_equal(s.name[2], "Alpha");
 	assert_int_equal(ext4fs_dir_lookup(fs, ROOT, "Alpha", 5, &ino), 0);
 	assert_int_equal(ino, 12);
-	/* The explicit check still reports it. */
+	/* The explicit check still reports it, and so does an iteration that asks for it. */
 	read_inode(fs, ROOT, &inode);
 	assert_int_equal(ext4fs_dir_block_csum_verify(fs, ROOT, &inode, 0, b), EXT4FS_E_DIR_CSUM);
+	assert_int_equal(iterate(fs, ROOT, EXT4FS_DIR_ITER_VERIFY, &s), EXT4FS_E_DIR_CSUM);
 	ext4fs_close(fs);
 }
 

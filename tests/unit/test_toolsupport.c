@@ -172,13 +172,19 @@ static void inode_exact(void (*tweak)(struct ext4fs_mkfs_params *), uint32_t bs,
 	assert_int_equal(ext4fs_inode_write_raw_exact(img.fs, EXT4FS_ROOT_INO, raw), 0);
 	rw_image_reopen(&img);
 	if (has_csum) {
+		memset(&in, 0, sizeof(in));
 		assert_int_equal(ext4fs_inode_read(img.fs, EXT4FS_ROOT_INO, &in), EXT4FS_E_INODE_CSUM);
+		assert_int_equal(in.i_mode, 0);
+		/* The strict read fails the same way but fills the inode. */
+		assert_int_equal(ext4fs_inode_read_strict(img.fs, EXT4FS_ROOT_INO, &in), EXT4FS_E_INODE_CSUM);
+		assert_true(EXT4FS_ISDIR(in.i_mode));
 		expect_damaged(&img);
 	}
 	assert_int_equal(ext4fs_inode_read_raw(img.fs, EXT4FS_ROOT_INO, raw), 0);
 	assert_int_equal(ext4fs_inode_write_raw(img.fs, EXT4FS_ROOT_INO, raw), 0);
 	assert_int_equal(ext4fs_inode_read(img.fs, EXT4FS_ROOT_INO, &in), 0);
 	assert_true(EXT4FS_ISDIR(in.i_mode));
+	assert_int_equal(ext4fs_inode_read_strict(img.fs, EXT4FS_ROOT_INO, &in), 0);
 	rw_image_assert_clean(&img);
 	free(raw);
 	rw_image_close(&img);
