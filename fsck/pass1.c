@@ -1813,12 +1813,11 @@ static int check_inode_in_use(struct p1_worker *w, uint32_t ino, const struct ex
 			return -1;
 		if (rc == 0)
 			return 0;
-	} else if (ino == ext4fs_sb(w->fs)->s_orphan_file_inum) {
+	} else if (ino == ext4fs_sb(w->fs)->s_orphan_file_inum && in->i_links_count) {
+		/* As e2fsck: without links it is an unused inode like any other (below). */
 		int rc = check_orphan_file(w, ino, in);
 		if (rc <= 0)
 			return rc;
-		if (!in->i_links_count)
-			return 0;
 	} else if (!in->i_links_count) {
 		/* Not in use (pass 5 checks its bitmap bit); a deleted inode has its dtime set. */
 		if (!in->i_dtime && in->i_mode && record(w, PR_1_ZERO_DTIME, &pctx, FIX_DTIME_NOW, 0, NULL))

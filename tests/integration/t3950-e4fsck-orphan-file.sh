@@ -14,7 +14,7 @@
 # feature, a block's magic, checksum or a stale slot, i_size not whole
 # blocks, a hole in a block-mapped orphan file, an orphan file without a
 # journal; the orphan file's inode not a regular file, or holding data
-# with the feature off (pass 1).
+# with the feature off, or without links (pass 1).
 #
 # Each case requires, on copies of the same image, that e4fsck prints the
 # same lines (apart from the version banner) and exits as e2fsck in each
@@ -221,6 +221,13 @@ sif <12> block[2] 99999999"
 judge "orphan file inode a device, with an illegal pointer" "$img" -fp -fy
 mkimg "$img" "-t ext4 -O orphan_file"; debugfs -w -R "punch <12> 5 5" "$img" >/dev/null 2>&1
 judge "hole in an extent-mapped orphan file" "$img" -fn -fp -fy
+# Without links the orphan file's inode is an unused one to e2fsck, like any
+# other past the reserved ones: not checked in pass 1 (its mode, its
+# blocks), and pass 5 frees what it held.
+mkimg "$img" "-t ext4 -O orphan_file"; debugfs -w -f - "$img" >/dev/null 2>&1 <<<"sif <12> links_count 0
+sif <12> mode 0
+sif <12> dtime 1700000000"
+judge "orphan file inode cleared (no links, mode 0, a dtime)" "$img" -fn -fp -fy
 
 # ---------------------------------------------------------------- kernel images
 if [ "$(root_loop_reason)" != yes ]; then
