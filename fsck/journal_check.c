@@ -41,6 +41,7 @@
 #include "ext4fs/codec.h"
 #include "ext4fs/dir.h"
 #include "ext4fs/errors.h"
+#include "ext4fs/extent.h"
 #include "ext4fs/fs.h"
 #include "ext4fs/inode.h"
 #include "ext4fs/io.h"
@@ -1058,6 +1059,30 @@ int fsck_fix_journal_hint(struct e4fsck *ctx)
 	return fsck_super_set(ctx, &sb, 1);
 }
 
+/*
+ * Why e2fsprogs' journal maker would give up on inode 8 as it now is, or
+ * NULL: it starts from the record as it is, refuses one that still counts
+ * blocks (EEXIST), and adds extents under an i_block that is not empty
+ * only when it holds an extent header it accepts.  e4fsck's library makes
+ * the inode anew, so the refusal is judged here, and printed as e2fsck
+ * prints its error.
+ */
+static const char *journal_inode_refused(struct e4fsck *ctx)
+{
+	static const uint32_t zero[EXT4FS_N_BLOCKS];
+	struct ext4fs_inode in;
+
+	if (ext4fs_inode_read(ctx->fs, EXT4FS_JOURNAL_INO, &in))
+		return NULL;   /* the library's own read reports it */
+	if (ext4fs_inode_blocks_raw(ctx->fs, &in))
+		return "File exists";
+	if (memcmp(in.i_block, zero, sizeof(zero)) &&
+	    (ext4fs_has_incompat(ctx->fs, EXT4FS_FEATURE_INCOMPAT_EXTENTS) || (in.i_flags & EXT4FS_EXTENTS_FL)) &&
+	    !ext4fs_extent_node_header_ok(in.i_block, sizeof(in.i_block)))
+		return "Corrupt extent header";
+	return NULL;
+}
+
 int fsck_recreate_journal(struct e4fsck *ctx)
 {
 	const struct ext4fs_super *sb = ext4fs_sb(ctx->fs);
@@ -1072,6 +1097,11 @@ int fsck_recreate_journal(struct e4fsck *ctx)
 	}
 	printf("Creating journal (%u blocks): ", blocks);
 	fflush(stdout);
+	const char *refused = journal_inode_refused(ctx);
+	if (refused) {
+		printf("%s: while trying to create journal\n", refused);
+		return 0;
+	}
 	int err = ext4fs_journal_create(ctx->fs, blocks, fc);
 	if (err) {
 		printf("%s: while trying to create journal\n", ext4fs_errmsg(ctx->fs));

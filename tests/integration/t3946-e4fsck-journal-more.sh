@@ -11,6 +11,10 @@
 #     and s_journal_dev naming another device than the one carrying the
 #     journal's UUID (a loop device: the hint is a device number);
 #   - a journal superblock recording an error (s_errno) that needs no replay;
+#   - a journal inode cleared as invalid whose i_block still holds words
+#     past the first: making the journal again fails as e2fsprogs'
+#     maker fails there ("Corrupt extent header: while trying to create
+#     journal"), and the file system stays without one;
 #   - a move that fails half way ("Error moving journal: %m"), under the
 #     library's fault hook: e2fsck cannot be made to fail there, so only the
 #     message and what a second run repairs are judged.
@@ -180,6 +184,14 @@ if [ "$(id -u)" = 0 ] && command -v losetup >/dev/null 2>&1; then
 else
 	echo "SKIP journal transaction with a bad commit checksum: needs root and loop devices"
 fi
+
+# The journal maker of e2fsprogs starts from inode 8 as it is: i_block[0]
+# zero (pass 1 leaves such an inode alone) but i_block[1] not, under the
+# extents feature, is a corrupt extent header to it.
+for spec in "-t ext4 -b 1024@8M" "-t ext4@16M"; do
+	same_as_e2fsck "journal inode invalid, its i_block not empty: no new journal [${spec%@*}]" "$spec" \
+		"$(printf '%s\n' 'sif <8> links_count 0' 'sif <8> blocks 0' 'sif <8> block[0] 0' 'sif <8> block[1] 12345')"
+done
 
 # ext_same NAME FS JDEV MODES [-j]: each mode's e4fsck and e2fsck, one after the other (both
 # open the journal device for themselves), on copies of FS and of the journal device JDEV (named
