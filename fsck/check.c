@@ -661,9 +661,11 @@ static int restart_check(struct e4fsck *ctx)
 	if (fsck_check_journal(ctx))
 		return -1;
 	/* Passes 1B-1D may have moved the journal's blocks: the backup of its map follows, as in e2fsck. */
-	return fsck_check_super(ctx) || fsck_check_super_times(ctx) || fsck_backup_journal_map(ctx) ||
-	       fsck_move_journal(ctx) || fsck_fix_journal_hint(ctx) ||
-	       fsck_check_resize_inode(ctx) ? -1 : 0;
+	if (fsck_check_super(ctx) || fsck_check_super_times(ctx) || fsck_backup_journal_map(ctx) ||
+	    fsck_move_journal(ctx) || fsck_fix_journal_hint(ctx) || fsck_check_resize_inode(ctx))
+		return -1;
+	ctx->exit_status &= ~FSCK_UNCORRECTED;   /* as before the first run's passes */
+	return 0;
 }
 
 /*
@@ -769,6 +771,8 @@ void fsck_check(struct e4fsck *ctx)
 			preen_halt(ctx);
 		return;
 	}
+	/* As e2fsck ("valid, 'til proven otherwise"): a no to a question asked so far leaves no error behind. */
+	ctx->exit_status &= ~FSCK_UNCORRECTED;
 	if (fsck_bad_list_read(ctx)) {
 		if (ctx->aborted)
 			preen_halt(ctx);

@@ -2786,6 +2786,9 @@ static int recreate_resize_inode(struct e4fsck *ctx)
 		dind = ext4fs_blockmap_slot_get(in.i_block, EXT4FS_DIND_BLOCK);
 		if (!dind || dind < g->first_data_block || dind >= g->blocks_count)
 			err = fsck_take_block_counted(ctx, goal, &dind);
+		else
+			/* As e2fsck's maker: a block that does not list the reserved GDT blocks is not written. */
+			err = ext4fs_resize_inode_reusable(ctx->fs, dind);
 	}
 	if (!err)
 		err = ext4fs_resize_inode_create(ctx->fs, dind, (uint32_t)ctx->now);

@@ -1863,10 +1863,12 @@ static int offer_hole(struct pass2 *p, struct alloc_guard *guard, uint32_t ino, 
  * (mapped, or cleared by pass 1 and listed at block 0) is listed too, at
  * block 0, and offered when its turn comes in the read order, whatever
  * i_size says (check_hole()).  The list is in (inode, logical block) order
- * here; the holes go after it.  A directory gets at most as many as the
- * file system has blocks: past them none could be filled.  0 or -1 without
- * memory (reported).
+ * here; the holes go after it.  A directory gets at most MAX_HOLES (pass
+ * 1 bounds a directory's size, but largedir allows 2^32 blocks): e2fsck
+ * lists them all, each offered and, once the free blocks are gone, failing.
+ * 0 or -1 without memory (reported).
  */
+#define MAX_HOLES (1u << 22)
 static int list_holes(struct pass2 *p)
 {
 	struct e4fsck *ctx = p->ctx;
@@ -1881,7 +1883,7 @@ static int list_holes(struct pass2 *p)
 			i++;
 		for (; i < n && ctx->dir_blocks[i].ino == ino; i++) {
 			uint32_t lblk = ctx->dir_blocks[i].lblk;
-			for (; !skip && want < lblk && added < ctx->geo->blocks_count; want++, added++)
+			for (; !skip && want < lblk && added < MAX_HOLES; want++, added++)
 				if (fsck_add_dir_block(ctx, ino, (uint32_t)want, 0)) {
 					fsck_fatal(ctx, "out of memory in pass 2");
 					return -1;

@@ -95,7 +95,8 @@ extern "C" {
 	X(MMP_BAD_BLOCK,    "MMP: block number beyond filesystem range") \
 	X(MMP_UNKNOWN_SEQ,  "MMP: undergoing an unknown operation") \
 	X(MMP_CHANGE_ABORT, "MMP: filesystem still in use") \
-	X(MMP_CSUM,         "MMP block checksum does not match")
+	X(MMP_CSUM,         "MMP block checksum does not match") \
+	X(RESIZE_CORRUPT,   "Resize inode is corrupt")
 
 /* Library error codes: -(EXT4FS_ERR_BASE + index in the table + 1). */
 enum ext4fs_error_index {
@@ -175,6 +176,7 @@ enum ext4fs_error_index {
 #define EXT4FS_E_MMP_UNKNOWN_SEQ    EXT4FS_ERRCODE_(MMP_UNKNOWN_SEQ)
 #define EXT4FS_E_MMP_CHANGE_ABORT   EXT4FS_ERRCODE_(MMP_CHANGE_ABORT)
 #define EXT4FS_E_MMP_CSUM           EXT4FS_ERRCODE_(MMP_CSUM)
+#define EXT4FS_E_RESIZE_CORRUPT     EXT4FS_ERRCODE_(RESIZE_CORRUPT)
 
 /*
  * Message for a code returned by the library (negative library code or

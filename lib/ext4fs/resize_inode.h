@@ -58,6 +58,17 @@ int ext4fs_resize_inode_valid(struct ext4fs_fs *fs, const struct ext4fs_inode *i
  */
 int ext4fs_resize_inode_create(struct ext4fs_fs *fs, uint64_t dind, uint32_t now);
 
+/*
+ * Whether a resize inode may be made again around the double-indirect
+ * block dind it already has, as e2fsprogs' maker judges it before writing:
+ * each reserved GDT block's slot in dind is empty or names that block, and
+ * each list of copies a named block holds has only empty slots or the
+ * right copies.  Returns 0, EXT4FS_E_RESIZE_CORRUPT (nothing may be
+ * written: the block is not the resize inode's), EXT4FS_E_BAD_BLOCK_NUM,
+ * EXT4FS_E_NO_MEMORY or a read error.  Reads only.
+ */
+int ext4fs_resize_inode_reusable(struct ext4fs_fs *fs, uint64_t dind);
+
 #ifdef __cplusplus
 }
 #endif

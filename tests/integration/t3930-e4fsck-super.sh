@@ -54,6 +54,8 @@ for spec in "$L4K" "$L1K" "$L3"; do
 	damage_case "resize inode without its double indirect block $tag" "$spec" "sif <7> block[DIND] 0"
 	damage_case "resize inode with a direct block $tag" "$spec" "sif <7> block[2] 100"
 	damage_case "resize inode not a regular file $tag" "$spec" "sif <7> mode 0"
+	# Declined before pass 1, as e2fsck asks it, a question leaves no error: -n exits 0.
+	damage_case "resize inode without links $tag" "$spec" "sif <7> links_count 0"
 	damage_case "a reserved descriptor block's list wrong $tag" "$spec" "zap_block -o 0 -l 4 -p 0x11 @RGDT@"
 	# Pointers zeroed in a map block leave the inode as it was: e2fsck exits 0.
 	DAMAGE_FY_EXIT=0 damage_case "illegal pointers in a reserved descriptor block $tag" "$spec" \

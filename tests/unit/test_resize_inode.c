@@ -50,8 +50,9 @@ static int valid_now(struct ext4fs_fs *fs)
 	return ext4fs_resize_inode_valid(fs, &in);
 }
 
-/* Change word i of block blk to v, judge, and put it back. */
-static int valid_with_word(struct ext4fs_fs *fs, uint64_t blk, uint32_t i, uint32_t v)
+/* Change word i of block blk to v, judge (judge(fs, arg)), and put it back. */
+static int with_word(struct ext4fs_fs *fs, uint64_t blk, uint32_t i, uint32_t v,
+		     int (*judge)(struct ext4fs_fs *, uint64_t), uint64_t arg)
 {
 	unsigned char *b = malloc(ext4fs_geom(fs)->block_size);
 	uint32_t was;
@@ -62,11 +63,22 @@ static int valid_with_word(struct ext4fs_fs *fs, uint64_t blk, uint32_t i, uint3
 	was = word(b, i);
 	set_word(b, i, v);
 	assert_int_equal(ext4fs_block_write(fs, blk, b), 0);
-	rc = valid_now(fs);
+	rc = judge(fs, arg);
 	set_word(b, i, was);
 	assert_int_equal(ext4fs_block_write(fs, blk, b), 0);
 	free(b);
 	return rc;
+}
+
+static int judge_valid(struct ext4fs_fs *fs, uint64_t unused)
+{
+	(void)unused;
+	return valid_now(fs);
+}
+
+static int valid_with_word(struct ext4fs_fs *fs, uint64_t blk, uint32_t i, uint32_t v)
+{
+	return with_word(fs, blk, i, v, judge_valid, 0);
 }
 
 static uint32_t dind_of(struct ext4fs_fs *fs)
@@ -135,6 +147,40 @@ static void damage_is_seen(void **state)
 	set_word(in.i_block, EXT4FS_DIND_BLOCK, 0);
 	assert_int_equal(ext4fs_resize_inode_valid(fs, &in), 0);
 	rw_image_close(&img);
+}
+
+/* Reusable as e2fsprogs' maker judges a double-indirect block before writing: nothing else is. */
+static int reusable_with_word(struct ext4fs_fs *fs, uint64_t dind, uint64_t blk, uint32_t i, uint32_t v)
+{
+	return with_word(fs, blk, i, v, ext4fs_resize_inode_reusable, dind);
+}
+
+static void reusable_only_where_the_maker_would_write(void **state)
+{
+	(void)state;
+	for (size_t t = 0; t < sizeof(kinds) / sizeof(kinds[0]); t++) {
+		struct rw_image img;
+		rw_image_open(&img, 16384, kinds[t].bs, kinds[t].tweak);
+		struct ext4fs_fs *fs = img.fs;
+		const struct ext4fs_geom *g = ext4fs_geom(fs);
+		uint32_t apb = g->block_size / 4, dind = dind_of(fs);
+		uint64_t first = ext4fs_resize_reserved_block(fs, 0);
+
+		assert_int_equal(ext4fs_resize_inode_reusable(fs, dind), 0);
+		/* Empty slots are the maker's to fill; a wrong one, or a wrong copy, is not the resize inode's. */
+		assert_int_equal(reusable_with_word(fs, dind, dind, g->desc_blocks % apb, 0), 0);
+		assert_int_equal(reusable_with_word(fs, dind, dind, g->desc_blocks % apb, (uint32_t)first + 1),
+				 EXT4FS_E_RESIZE_CORRUPT);
+		assert_int_equal(reusable_with_word(fs, dind, first, 0, 0), 0);
+		if (g->group_count > 1)
+			assert_int_equal(reusable_with_word(fs, dind, first, 0, 12345), EXT4FS_E_RESIZE_CORRUPT);
+		/* The descriptor table as the double-indirect block: refused before anything is written. */
+		uint64_t gdt = (uint64_t)g->first_data_block + 1;
+		assert_int_equal(ext4fs_resize_inode_reusable(fs, gdt), EXT4FS_E_RESIZE_CORRUPT);
+		assert_int_equal(ext4fs_resize_inode_reusable(fs, g->blocks_count), EXT4FS_E_BAD_BLOCK_NUM);
+		rw_image_assert_clean(&img);
+		rw_image_close(&img);
+	}
 }
 
 /* Everything cleared, then written anew at the same place: the same bytes, and e2fsck clean. */
@@ -207,6 +253,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(mkfs_layout_is_valid),
 		cmocka_unit_test(damage_is_seen),
+		cmocka_unit_test(reusable_only_where_the_maker_would_write),
 		cmocka_unit_test(create_gives_back_the_layout),
 		cmocka_unit_test(create_refuses),
 	};
