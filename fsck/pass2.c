@@ -1903,7 +1903,7 @@ static int cmp_by_lblk(const void *a, const void *b)
 	return x->lblk < y->lblk ? -1 : x->lblk > y->lblk;
 }
 
-/* The list in (inode, logical block) order, once it is in the read order.  0 or -1 (reported). */
+/* The list in (inode, logical block) order, made once it is in the read order.  0 or -1 (reported). */
 static int index_by_lblk(struct pass2 *p)
 {
 	struct e4fsck *ctx = p->ctx;
@@ -1955,6 +1955,9 @@ static int check_hole(struct pass2 *p, size_t i, unsigned char *buf)
 
 	if (!ds || ds->unreadable || (ds->i_flags & EXT4FS_INLINE_DATA_FL))
 		return 0;
+	/* The index for the goal is made at the first hole: most checks meet none. */
+	if (!p->by_lblk && index_by_lblk(p))
+		return -1;
 	rc = offer_hole(p, &guard, db.ino, mapped_before(p, db.ino, db.lblk), db.lblk, i);
 	if (guard.runs && fsck_guard_off(ctx, &guard))
 		rc = -1;
@@ -2153,8 +2156,6 @@ int fsck_pass2(struct e4fsck *ctx)
 		goto out;
 	if (ctx->ndir_blocks > 1)
 		qsort(ctx->dir_blocks, ctx->ndir_blocks, sizeof(*ctx->dir_blocks), cmp_read_order);
-	if (index_by_lblk(&p))
-		goto out;
 
 	/* e2fsck's order: inline directories' first "blocks" come before every block 0, their second ones after. */
 	size_t later = 0;

@@ -90,23 +90,21 @@ int ext4fs_resize_inode_reusable(struct ext4fs_fs *fs, uint64_t dind)
 {
 	const struct ext4fs_geom *geo = &fs->geom;
 	uint32_t apb = geo->block_size / 4;
-	unsigned char *dbuf, *gbuf;
+	unsigned char *dbuf, *gbuf, *wbuf;
 	int err;
 
 	if (!ext4fs_block_ptr_valid(fs, dind))
 		return ext4fs__fs_fail(fs, EXT4FS_E_BAD_BLOCK_NUM, "resize inode: block %llu is not in the file system",
 				       (unsigned long long)dind);
-	dbuf = malloc(geo->block_size);
-	gbuf = malloc(geo->block_size);
-	if (!dbuf || !gbuf) {
-		free(dbuf);
-		free(gbuf);
+	dbuf = malloc(3 * (size_t)geo->block_size);
+	if (!dbuf)
 		return ext4fs__fs_fail(fs, EXT4FS_E_NO_MEMORY, "no memory for the resize inode");
-	}
+	gbuf = dbuf + geo->block_size;
+	wbuf = gbuf + geo->block_size;
 	err = ext4fs_block_read(fs, dind, dbuf);
 	for (uint32_t k = 0; !err && k < fs->sb.s_reserved_gdt_blocks; k++) {
 		uint64_t primary = ext4fs_resize_reserved_block(fs, k);
-		uint32_t named = le32_load(dbuf + 4 * ((geo->desc_blocks + k) % apb)), slot = 0;
+		uint32_t named = le32_load(dbuf + 4 * ((geo->desc_blocks + k) % apb));
 
 		if (!named)
 			continue;   /* the maker would fill it */
@@ -116,17 +114,15 @@ int ext4fs_resize_inode_reusable(struct ext4fs_fs *fs, uint64_t dind)
 		}
 		if ((err = ext4fs_block_read(fs, primary, gbuf)))
 			break;
-		for (uint32_t g = 1; g < geo->group_count && slot < apb && !err; g++) {
-			uint32_t copy;
-			if (!ext4fs_group_has_super(fs, g))
-				continue;
-			copy = le32_load(gbuf + 4 * slot++);
-			if (copy && copy != primary + (uint64_t)g * geo->blocks_per_group)
+		/* Each copy slot empty or as the layout lists it (wbuf: the list the maker writes). */
+		ext4fs_resize_ind_fill(fs, k, wbuf);
+		for (uint32_t slot = 0; slot < apb && le32_load(wbuf + 4 * slot) && !err; slot++) {
+			uint32_t copy = le32_load(gbuf + 4 * slot);
+			if (copy && copy != le32_load(wbuf + 4 * slot))
 				err = EXT4FS_E_RESIZE_CORRUPT;
 		}
 	}
 	free(dbuf);
-	free(gbuf);
 	if (err == EXT4FS_E_RESIZE_CORRUPT)
 		return ext4fs__fs_fail(fs, err, "resize inode: double-indirect block %llu does not list the reserved GDT blocks",
 				       (unsigned long long)dind);
