@@ -760,7 +760,10 @@ static int recreate(struct e4fsck *ctx)
 	if (!fix_problem(ctx, PR_6_ORPHAN_FILE_CORRUPTED, &pctx))
 		return 0;
 	ctx->fs_changed = 1;
-	if (ext4fs_orphan_file_truncate(ctx->fs)) {
+	/* A number that names no inode has no file to truncate: the new file takes a fresh inode. */
+	if (ino < ctx->geo->first_ino || ino > ctx->geo->inodes_count)
+		ino = 0;
+	else if (ext4fs_orphan_file_truncate(ctx->fs)) {
 		trunc_failed(ctx);
 		return 0;
 	}

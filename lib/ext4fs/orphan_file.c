@@ -11,6 +11,8 @@
 #include "ext4fs/file.h"
 #include "ext4fs/inode.h"
 #include "ext4fs/orphan_file.h"
+#include "ext4fs/alloc.h"
+#include "ext4fs/bitmap.h"
 #include "ext4fs/blockmap.h"
 #include "ext4fs/super.h"
 #include "fs_internal.h"
@@ -128,16 +130,32 @@ static int orphan_ino(struct ext4fs_fs *fs, uint32_t ino)
 	return 0;
 }
 
-/* Free ino's blocks and clear the first 128 bytes of its record. */
+/* Is ino in use according to the inode bitmap?  1, 0 or a negative error. */
+static int inode_in_use(struct ext4fs_fs *fs, uint32_t ino)
+{
+	const struct ext4fs_bitmap *map;
+	int err = ext4fs_fs_inode_bitmap(fs, &map);
+
+	return err ? err : ext4fs_bitmap_test(map, ino);
+}
+
+/*
+ * Free ino's blocks and clear the first 128 bytes of its record.  An inode
+ * the bitmap calls free owns no blocks, whatever its record says (a checker
+ * that cleared it has given those blocks back, perhaps to another file, and
+ * the record may point outside the file system): only the record is cleared.
+ */
 static int release_file(struct ext4fs_fs *fs, uint32_t ino)
 {
 	struct ext4fs_inode in;
 	unsigned char *raw;
-	int err;
+	int err, used = inode_in_use(fs, ino);
 
+	if (used < 0)
+		return used;
 	if ((err = ext4fs_inode_read(fs, ino, &in)))
 		return err;
-	if (!ext4fs_inode_has_inline_data(&in) && !ext4fs_inode_is_fast_symlink(fs, &in) &&
+	if (used && !ext4fs_inode_has_inline_data(&in) && !ext4fs_inode_is_fast_symlink(fs, &in) &&
 	    (err = ext4fs_file_truncate(fs, ino, &in, 0)))
 		return err;
 	raw = malloc(fs->geom.inode_size);
@@ -160,7 +178,9 @@ int ext4fs_orphan_file_truncate(struct ext4fs_fs *fs)
 	if ((err = ext4fs__fs_require_rw(fs, "truncating the orphan file")))
 		return err;
 	sb = fs->sb;
-	if ((err = orphan_ino(fs, sb.s_orphan_file_inum)) || (err = release_file(fs, sb.s_orphan_file_inum)))
+	/* Number 0 names no file: there is nothing to free, only the features to drop. */
+	if (sb.s_orphan_file_inum &&
+	    ((err = orphan_ino(fs, sb.s_orphan_file_inum)) || (err = release_file(fs, sb.s_orphan_file_inum))))
 		return err;
 	sb = fs->sb;
 	sb.s_feature_compat &= ~EXT4FS_FEATURE_COMPAT_ORPHAN_FILE;
@@ -198,12 +218,18 @@ int ext4fs_orphan_file_create(struct ext4fs_fs *fs, uint32_t ino, uint32_t nbloc
 	unsigned char *buf;
 	int err;
 
-	if ((err = ext4fs__fs_require_rw(fs, "creating the orphan file")) || (err = orphan_ino(fs, ino)))
+	if ((err = ext4fs__fs_require_rw(fs, "creating the orphan file")) || (ino && (err = orphan_ino(fs, ino))))
 		return err;
 	if (!nblocks)
 		return ext4fs__fs_fail(fs, EXT4FS_E_INVALID_ARG, "an orphan file of 0 blocks");
-	if ((err = release_file(fs, ino)))
+	if (!ino) {
+		/* A fresh inode: its old record owns nothing and is overwritten whole below. */
+		if ((err = ext4fs_inode_alloc(fs, EXT4FS_ROOT_INO, EXT4FS_S_IFREG | 0600, &ino)))
+			return err;
+	} else if ((err = release_file(fs, ino)) || (err = inode_in_use(fs, ino)) < 0 ||
+		   (!err && (err = ext4fs_inode_mark_used(fs, ino, 0)))) {
 		return err;
+	}
 	ext4fs_inode_init_new(fs, ino, EXT4FS_S_IFREG | 0600, 0, 0, &in);
 	in.i_generation = 0;
 	if ((err = ext4fs_inode_write(fs, ino, &in)))

@@ -90,8 +90,11 @@ uint32_t ext4fs_orphan_file_default_blocks(const struct ext4fs_fs *fs);
  * Free every block of the orphan file (inode s_orphan_file_inum), clear
  * the first 128 bytes of its inode (the inode stays allocated, as
  * e2fsprogs leaves it) and the features orphan_file and orphan_present.
+ * An inode the inode bitmap calls free owns no blocks: only its record is
+ * cleared, so a record pointing anywhere (a checker cleared the inode) is
+ * no obstacle; with s_orphan_file_inum 0 only the features are cleared.
  * s_orphan_file_inum keeps its value.  Errors: EXT4FS_E_READ_ONLY,
- * EXT4FS_E_BAD_INODE_NUM when s_orphan_file_inum is not a usable inode,
+ * EXT4FS_E_BAD_INODE_NUM when s_orphan_file_inum is another unusable inode,
  * the mapping and I/O errors of ext4fs_file_truncate().
  */
 int ext4fs_orphan_file_truncate(struct ext4fs_fs *fs);
@@ -100,8 +103,10 @@ int ext4fs_orphan_file_truncate(struct ext4fs_fs *fs);
  * Make inode ino the orphan file again: its blocks freed, then a regular
  * 0600 file of one link and nblocks empty blocks (ext4fs_orphan_block_init)
  * allocated through the block allocator, generation 0; s_orphan_file_inum
- * = ino, orphan_file set and orphan_present cleared.  ino must be an
- * allocated inode; the caller flushes.  Errors: EXT4FS_E_READ_ONLY,
+ * = ino, orphan_file set and orphan_present cleared.  An inode the bitmap
+ * calls free is marked in use (counted); ino 0 takes a new inode from the
+ * inode allocator (as e2fsprogs does when s_orphan_file_inum names none).
+ * The caller flushes.  Errors: EXT4FS_E_READ_ONLY, EXT4FS_E_NO_FREE_INODES,
  * EXT4FS_E_BAD_INODE_NUM, EXT4FS_E_INVALID_ARG for nblocks 0,
  * EXT4FS_E_NO_SPACE and the errors of ext4fs_file_write() (the file then
  * holds what was written and the features are left as they were).

@@ -11,7 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
+#include "ext4fs/bitmap.h"
 #include "ext4fs/blockmap.h"
+#include "ext4fs/file.h"
 #include "ext4fs/fs.h"
 #include "ext4fs/inode.h"
 #include "ext4fs/orphan_file.h"
@@ -186,10 +188,69 @@ static void truncate_drops_the_feature(void **state)
 	sb.s_orphan_file_inum = 3;
 	assert_int_equal(ext4fs_super_set(img.fs, &sb), 0);
 	assert_int_equal(ext4fs_orphan_file_truncate(img.fs), EXT4FS_E_BAD_INODE_NUM);
+	/* Number 0 names no file: only the feature goes. */
+	sb.s_orphan_file_inum = 0;
+	sb.s_feature_compat |= EXT4FS_FEATURE_COMPAT_ORPHAN_FILE;
+	assert_int_equal(ext4fs_super_set(img.fs, &sb), 0);
+	free_before = ext4fs_geom(img.fs)->free_blocks_count;
+	assert_int_equal(ext4fs_orphan_file_truncate(img.fs), 0);
+	assert_false(ext4fs_has_compat(img.fs, EXT4FS_FEATURE_COMPAT_ORPHAN_FILE));
+	assert_int_equal(ext4fs_geom(img.fs)->free_blocks_count, free_before);
 	assert_int_equal(ext4fs_orphan_file_create(img.fs, ino, 4), 0);
 	assert_true(ext4fs_has_compat(img.fs, EXT4FS_FEATURE_COMPAT_ORPHAN_FILE));
 	assert_int_equal(ext4fs_sb(img.fs)->s_orphan_file_inum, ino);
 	assert_file_clean(img.fs, 4);
+	rw_image_assert_clean(&img);
+	rw_image_close(&img);
+}
+
+/*
+ * A record the inode bitmap calls free owns no blocks: its pointers (here
+ * past the file system's end) are dropped, not freed, and the inode is taken
+ * back into use.  Number 0 takes a fresh inode from the allocator.
+ */
+static void create_over_a_freed_record(void **state)
+{
+	struct rw_image img;
+	struct ext4fs_inode in;
+	const struct ext4fs_bitmap *imap;
+	uint32_t ino, fresh;
+	uint64_t free_blocks, free_inodes;
+
+	(void)state;
+	rw_image_open(&img, 8192, 4096, with_orphan_file_1k_no_csum);
+	ino = ext4fs_sb(img.fs)->s_orphan_file_inum;
+	assert_int_equal(ext4fs_orphan_file_truncate(img.fs), 0);
+	assert_int_equal(ext4fs_inode_mark_free(img.fs, ino, 0), 0);
+	assert_int_equal(ext4fs_inode_read(img.fs, ino, &in), 0);
+	in.i_mode = 0;
+	for (size_t i = 0; i + 4 <= sizeof(in.i_block); i += 4)
+		memcpy(in.i_block + i, "\xff\xe0\xf5\x05", 4); /* 99999999, little-endian */
+	ext4fs_inode_set_size(&in, 32000);
+	in.i_blocks_lo = 64;
+	assert_int_equal(ext4fs_inode_write(img.fs, ino, &in), 0);
+	free_blocks = ext4fs_geom(img.fs)->free_blocks_count;
+	free_inodes = ext4fs_sb(img.fs)->s_free_inodes_count;
+	assert_int_equal(ext4fs_orphan_file_create(img.fs, ino, 8), 0);
+	assert_int_equal(ext4fs_fs_inode_bitmap(img.fs, &imap), 0);
+	assert_int_equal(ext4fs_bitmap_test(imap, ino), 1);
+	assert_int_equal(ext4fs_sb(img.fs)->s_free_inodes_count, free_inodes - 1);
+	/* Eight data blocks, and with 1 KiB blocks one indirect block. */
+	assert_true(ext4fs_geom(img.fs)->free_blocks_count < free_blocks - 7);
+	assert_file_clean(img.fs, 8);
+
+	assert_int_equal(ext4fs_orphan_file_create(img.fs, 0, 4), 0);
+	fresh = ext4fs_sb(img.fs)->s_orphan_file_inum;
+	assert_true(fresh != ino && fresh >= ext4fs_geom(img.fs)->first_ino);
+	assert_int_equal(ext4fs_bitmap_test(imap, fresh), 1);
+	assert_file_clean(img.fs, 4);
+	/* The first file is an ordinary inode now, held by nothing: give it back for the check. */
+	assert_int_equal(ext4fs_inode_read(img.fs, ino, &in), 0);
+	assert_int_equal(ext4fs_file_truncate(img.fs, ino, &in, 0), 0);
+	in.i_links_count = 0;
+	in.i_dtime = 1700000000;
+	assert_int_equal(ext4fs_inode_write(img.fs, ino, &in), 0);
+	assert_int_equal(ext4fs_inode_mark_free(img.fs, ino, 0), 0);
 	rw_image_assert_clean(&img);
 	rw_image_close(&img);
 }
@@ -202,6 +263,7 @@ int main(void)
 		cmocka_unit_test(entries_and_checksums),
 		cmocka_unit_test(create_rebuilds_the_file),
 		cmocka_unit_test(truncate_drops_the_feature),
+		cmocka_unit_test(create_over_a_freed_record),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
