@@ -86,12 +86,22 @@ int ext4fs_resize_inode_valid(struct ext4fs_fs *fs, const struct ext4fs_inode *i
 	return ok;
 }
 
-int ext4fs_resize_inode_reusable(struct ext4fs_fs *fs, uint64_t dind)
+/*
+ * Walk the reserved blocks as e2fsprogs' maker does around an existing
+ * double-indirect block: every slot of dind and of each named block's list
+ * of copies is empty or as the layout has it.  With fill, empty slots are
+ * filled (a block newly named in dind starts as an empty list) and the
+ * blocks written; *added counts the slots that were (or would be) filled,
+ * each a block of the inode's count.  Errors: EXT4FS_E_RESIZE_CORRUPT (a
+ * slot names something else; with fill, what came before is written),
+ * EXT4FS_E_BAD_BLOCK_NUM, EXT4FS_E_NO_MEMORY, I/O errors.
+ */
+static int reuse_walk(struct ext4fs_fs *fs, uint64_t dind, int fill, uint32_t *added)
 {
 	const struct ext4fs_geom *geo = &fs->geom;
-	uint32_t apb = geo->block_size / 4;
+	uint32_t apb = geo->block_size / 4, n = 0;
 	unsigned char *dbuf, *gbuf, *wbuf;
-	int err;
+	int err, dind_dirty = 0;
 
 	if (!ext4fs_block_ptr_valid(fs, dind))
 		return ext4fs__fs_fail(fs, EXT4FS_E_BAD_BLOCK_NUM, "resize inode: block %llu is not in the file system",
@@ -104,29 +114,54 @@ int ext4fs_resize_inode_reusable(struct ext4fs_fs *fs, uint64_t dind)
 	err = ext4fs_block_read(fs, dind, dbuf);
 	for (uint32_t k = 0; !err && k < fs->sb.s_reserved_gdt_blocks; k++) {
 		uint64_t primary = ext4fs_resize_reserved_block(fs, k);
-		uint32_t named = le32_load(dbuf + 4 * ((geo->desc_blocks + k) % apb));
+		unsigned char *slotp = dbuf + 4 * ((geo->desc_blocks + k) % apb);
+		uint32_t named = le32_load(slotp);
+		int list_dirty = 0;
 
-		if (!named)
-			continue;   /* the maker would fill it */
-		if (named != primary) {
+		if (!named) {
+			memset(gbuf, 0, geo->block_size);
+			le32_store(slotp, (uint32_t)primary);
+			n++;
+			dind_dirty = list_dirty = 1;
+		} else if (named != primary) {
 			err = EXT4FS_E_RESIZE_CORRUPT;
 			break;
-		}
-		if ((err = ext4fs_block_read(fs, primary, gbuf)))
+		} else if ((err = ext4fs_block_read(fs, primary, gbuf))) {
 			break;
+		}
 		/* Each copy slot empty or as the layout lists it (wbuf: the list the maker writes). */
 		ext4fs_resize_ind_fill(fs, k, wbuf);
 		for (uint32_t slot = 0; slot < apb && le32_load(wbuf + 4 * slot) && !err; slot++) {
 			uint32_t copy = le32_load(gbuf + 4 * slot);
-			if (copy && copy != le32_load(wbuf + 4 * slot))
+			if (!copy) {
+				le32_store(gbuf + 4 * slot, le32_load(wbuf + 4 * slot));
+				n++;
+				list_dirty = 1;
+			} else if (copy != le32_load(wbuf + 4 * slot)) {
 				err = EXT4FS_E_RESIZE_CORRUPT;
+			}
+		}
+		if (fill && list_dirty && (!err || err == EXT4FS_E_RESIZE_CORRUPT)) {
+			int werr = ext4fs_block_write(fs, primary, gbuf);
+			err = err ? err : werr;
 		}
 	}
+	if (fill && dind_dirty && (!err || err == EXT4FS_E_RESIZE_CORRUPT)) {
+		int werr = ext4fs_block_write(fs, dind, dbuf);
+		err = err ? err : werr;
+	}
 	free(dbuf);
+	if (added)
+		*added = n;
 	if (err == EXT4FS_E_RESIZE_CORRUPT)
 		return ext4fs__fs_fail(fs, err, "resize inode: double-indirect block %llu does not list the reserved GDT blocks",
 				       (unsigned long long)dind);
 	return err;
+}
+
+int ext4fs_resize_inode_reusable(struct ext4fs_fs *fs, uint64_t dind)
+{
+	return reuse_walk(fs, dind, 0, NULL);
 }
 
 int ext4fs_resize_inode_create(struct ext4fs_fs *fs, uint64_t dind, uint32_t now)
@@ -141,10 +176,28 @@ int ext4fs_resize_inode_create(struct ext4fs_fs *fs, uint64_t dind, uint32_t now
 	    dind > UINT32_MAX)
 		return ext4fs__fs_fail(fs, EXT4FS_E_INVALID_ARG, "resize inode: no feature, or block %llu unusable",
 				       (unsigned long long)dind);
+	if ((err = ext4fs_inode_read(fs, EXT4FS_RESIZE_INO, &in)))
+		return err;
+	if (le32_load(in.i_block + 4 * EXT4FS_DIND_BLOCK) == dind) {
+		/*
+		 * As e2fsprogs' maker around the block the inode already names:
+		 * the record stays, what is missing is added and counted, and
+		 * the times say so.
+		 */
+		uint32_t added = 0;
+		if ((err = reuse_walk(fs, dind, 1, &added)))
+			return err;
+		in.i_mtime = now;
+		if (added) {
+			in.i_atime = now;
+			if ((err = ext4fs_inode_add_blocks(fs, &in, added)))
+				return err;
+		}
+		return ext4fs_inode_write(fs, EXT4FS_RESIZE_INO, &in);
+	}
 	buf = malloc(geo->block_size);
 	if (!buf)
 		return ext4fs__fs_fail(fs, EXT4FS_E_NO_MEMORY, "no memory for the resize inode");
-	err = 0;
 	for (uint32_t k = 0; k < rsv && !err; k++) {
 		ext4fs_resize_ind_fill(fs, k, buf);
 		err = ext4fs_block_write(fs, ext4fs_resize_reserved_block(fs, k), buf);
@@ -154,8 +207,6 @@ int ext4fs_resize_inode_create(struct ext4fs_fs *fs, uint64_t dind, uint32_t now
 		err = ext4fs_block_write(fs, dind, buf);
 	}
 	free(buf);
-	if (!err)
-		err = ext4fs_inode_read(fs, EXT4FS_RESIZE_INO, &in);
 	if (err)
 		return err;
 	for (uint32_t g = 1; g < geo->group_count; g++)

@@ -52,9 +52,13 @@ int ext4fs_resize_inode_valid(struct ext4fs_fs *fs, const struct ext4fs_inode *i
  * the caller has taken (marked in use): the double-indirect block, the
  * primary reserved blocks' lists (their copies are not written: they only
  * reserve room) and the inode (a regular file, mode 0600, one link, the
- * size and block count mke2fs gives it, ctime and mtime now).  Writable
+ * size and block count mke2fs gives it, ctime and mtime now).  When the
+ * inode already names dind, as e2fsprogs' maker does: its record is kept,
+ * the empty slots of dind and of the lists are filled and each counted in
+ * i_blocks, mtime (and atime when a slot was filled) set to now.  Writable
  * handle.  Returns 0, EXT4FS_E_INVALID_ARG (no resize_inode feature, or
- * dind outside the file system), EXT4FS_E_NO_MEMORY, or the write's error.
+ * dind outside the file system), EXT4FS_E_RESIZE_CORRUPT (a reused dind
+ * names other blocks), EXT4FS_E_NO_MEMORY, or the write's error.
  */
 int ext4fs_resize_inode_create(struct ext4fs_fs *fs, uint64_t dind, uint32_t now);
 

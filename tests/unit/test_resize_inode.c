@@ -2,8 +2,9 @@
  * test_resize_inode.c - the resize inode module (resize_inode.h): the
  * layout mke4fs writes is the one judged valid (and the real e2fsck calls
  * the image clean), each kind of damage e2fsck notices is noticed, damage
- * past what e2fsck looks at is not, and a resize inode written anew over
- * a cleared one gives back the same blocks and inode.
+ * past what e2fsck looks at is not, a resize inode written anew over
+ * a cleared one gives back the same blocks and inode, and one remade around
+ * its own block keeps its record and fills what is missing.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -236,6 +237,89 @@ static void create_gives_back_the_layout(void **state)
 	}
 }
 
+/*
+ * Remade around the block the inode already names, as e2fsprogs' maker
+ * remakes it: the record stays (its flags here), the empty slots of the
+ * double-indirect block and of a list are filled and each counted in
+ * i_blocks, mtime is set, and atime only when a slot was filled.
+ */
+static void create_around_its_own_block(void **state)
+{
+	(void)state;
+	for (size_t t = 0; t < sizeof(kinds) / sizeof(kinds[0]); t++) {
+		struct rw_image img;
+		rw_image_open(&img, 16384, kinds[t].bs, kinds[t].tweak);
+		struct ext4fs_fs *fs = img.fs;
+		const struct ext4fs_geom *g = ext4fs_geom(fs);
+		uint32_t bs = g->block_size, apb = bs / 4, dind = dind_of(fs);
+		uint64_t first = ext4fs_resize_reserved_block(fs, 0);
+		unsigned char *dorig = malloc(bs), *lorig = malloc(bs), *b = malloc(bs);
+		struct ext4fs_inode in, after;
+
+		assert_non_null(dorig);
+		assert_non_null(lorig);
+		assert_non_null(b);
+		assert_int_equal(ext4fs_block_read(fs, dind, dorig), 0);
+		assert_int_equal(ext4fs_block_read(fs, first, lorig), 0);
+		/* The second reserved block unnamed, and its list empty: one block and its copies to add. */
+		uint64_t second = ext4fs_resize_reserved_block(fs, 1);
+		unsigned char *sorig = malloc(bs);
+		assert_non_null(sorig);
+		assert_int_equal(ext4fs_block_read(fs, second, sorig), 0);
+		memcpy(b, dorig, bs);
+		set_word(b, (g->desc_blocks + 1) % apb, 0);
+		assert_int_equal(ext4fs_block_write(fs, dind, b), 0);
+		uint32_t holes = 1;
+		for (uint32_t i = 0; i < apb && word(sorig, i); i++)
+			holes++;
+		memset(b, 0, bs);
+		assert_int_equal(ext4fs_block_write(fs, second, b), 0);
+		if (g->group_count > 1) {
+			memcpy(b, lorig, bs);
+			set_word(b, 0, 0);                       /* the first list's first copy gone */
+			assert_int_equal(ext4fs_block_write(fs, first, b), 0);
+			holes++;
+		}
+		assert_int_equal(ext4fs_inode_read(fs, EXT4FS_RESIZE_INO, &in), 0);
+		uint32_t blocks = in.i_blocks_lo;
+		in.i_flags |= EXT4FS_NODUMP_FL;
+		in.i_atime = 5;
+		assert_int_equal(ext4fs_inode_add_blocks(fs, &in, -(int64_t)holes), 0);
+		assert_int_equal(ext4fs_inode_write(fs, EXT4FS_RESIZE_INO, &in), 0);
+
+		assert_int_equal(ext4fs_resize_inode_create(fs, dind, 999), 0);
+		assert_int_equal(ext4fs_block_read(fs, dind, b), 0);
+		assert_memory_equal(b, dorig, bs);
+		assert_int_equal(ext4fs_block_read(fs, first, b), 0);
+		assert_memory_equal(b, lorig, bs);
+		assert_int_equal(ext4fs_block_read(fs, second, b), 0);
+		assert_memory_equal(b, sorig, bs);
+		free(sorig);
+		assert_int_equal(ext4fs_inode_read(fs, EXT4FS_RESIZE_INO, &after), 0);
+		assert_true(after.i_flags & EXT4FS_NODUMP_FL);
+		assert_int_equal(after.i_blocks_lo, blocks);
+		assert_int_equal(after.i_mtime, 999);
+		assert_int_equal(after.i_atime, 999);
+		/* Nothing missing: only mtime moves. */
+		assert_int_equal(ext4fs_resize_inode_create(fs, dind, 1001), 0);
+		assert_int_equal(ext4fs_inode_read(fs, EXT4FS_RESIZE_INO, &after), 0);
+		assert_int_equal(after.i_blocks_lo, blocks);
+		assert_int_equal(after.i_mtime, 1001);
+		assert_int_equal(after.i_atime, 999);
+		/* A slot naming something else: refused. */
+		memcpy(b, dorig, bs);
+		set_word(b, g->desc_blocks % apb, (uint32_t)first + 1);
+		assert_int_equal(ext4fs_block_write(fs, dind, b), 0);
+		assert_int_equal(ext4fs_resize_inode_create(fs, dind, 1002), EXT4FS_E_RESIZE_CORRUPT);
+		assert_int_equal(ext4fs_block_write(fs, dind, dorig), 0);
+		rw_image_assert_clean(&img);
+		free(dorig);
+		free(lorig);
+		free(b);
+		rw_image_close(&img);
+	}
+}
+
 static void create_refuses(void **state)
 {
 	struct rw_image img;
@@ -255,6 +339,7 @@ int main(void)
 		cmocka_unit_test(damage_is_seen),
 		cmocka_unit_test(reusable_only_where_the_maker_would_write),
 		cmocka_unit_test(create_gives_back_the_layout),
+		cmocka_unit_test(create_around_its_own_block),
 		cmocka_unit_test(create_refuses),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
