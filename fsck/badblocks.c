@@ -39,6 +39,7 @@
 #include "ext4fs/array.h"
 #include "ext4fs/codec.h"
 #include "ext4fs/errors.h"
+#include "ext4fs/scan.h"
 #include "problem.h"
 #include "problems.h"
 
@@ -319,6 +320,27 @@ static int looks_invalid(const struct ext4fs_inode *in)
 	       (in->i_flags & (EXT4FS_INLINE_DATA_FL | EXT4FS_EXTENTS_FL));
 }
 
+/*
+ * Does inode 1 lie in a table block that looks like garbage, as e2fsck's
+ * scan judges it (with or without checksums)?  Then the inode is invalid
+ * for e2fsck too, and its list is not walked.  An error reads as no.
+ */
+static int in_garbage_block(struct e4fsck *ctx)
+{
+	struct ext4fs_scan *scan;
+	struct ext4fs_inode in;
+	uint32_t ino = 0;
+	int garbage = 0;
+
+	if (ext4fs_scan_open(ctx->fs, 0, 0,
+			     EXT4FS_SCAN_SUSPECT_UNUSED | EXT4FS_SCAN_JUDGE_GARBAGE | EXT4FS_SCAN_TRUST_UNVERIFIED, &scan))
+		return 0;
+	if (ext4fs_scan_next(scan, &ino, &in, NULL, NULL) == 1 && ino == EXT4FS_BAD_INO)
+		garbage = ext4fs_scan_in_garbage(scan);
+	ext4fs_scan_close(scan);
+	return garbage;
+}
+
 static int walk_list(struct list_walk *lw)
 {
 	unsigned char *ib = lw->in.i_block;
@@ -504,8 +526,8 @@ int fsck_bad_list_check(struct e4fsck *ctx)
 			return ctx->aborted ? -1 : 0;
 		return clear_list_inode(ctx);
 	}
-	/* A bad checksum makes it invalid too: the workers ask about it. */
-	if (ext4fs_inode_read_strict(ctx->fs, EXT4FS_BAD_INO, &lw.in) || looks_invalid(&lw.in))
+	/* A bad checksum or a garbage table block makes it invalid too: the workers ask about it. */
+	if (ext4fs_inode_read_strict(ctx->fs, EXT4FS_BAD_INO, &lw.in) || looks_invalid(&lw.in) || in_garbage_block(ctx))
 		return 0;
 	if (alloc_bufs(&lw))
 		goto out;

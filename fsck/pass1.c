@@ -1368,22 +1368,26 @@ static int check_unnamed_quota_inode(struct p1_worker *w, uint32_t ino, const st
 
 /*
  * e2fsck's test of the bad blocks inode before it reads the list: a mode,
- * an owner, links, inline data, an attribute block or a bad checksum mean
- * the record is something else (the low 16 bits of the owner and the low
- * 32 of the block, as e2fsck's base record holds them).
+ * an owner, links, inline data, an attribute block, a bad checksum or a
+ * table block that looks like garbage (with or without checksums: the
+ * scan's verdict on the record) mean the record is something else (the low
+ * 16 bits of the owner and the low 32 of the block, as e2fsck's base record
+ * holds them).
  */
-static int bad_blocks_inode_invalid(const struct p1_worker *w, const struct ext4fs_inode *in, int csum_ok)
+static int bad_blocks_inode_invalid(const struct p1_worker *w, const struct ext4fs_inode *in, int csum_ok,
+				    int garbage)
 {
-	return (!csum_ok && w->ctx->geo->has_metadata_csum) || in->i_mode || in->i_uid || in->i_gid ||
+	return (!csum_ok && w->ctx->geo->has_metadata_csum) || garbage || in->i_mode || in->i_uid || in->i_gid ||
 	       in->i_links_count || (in->i_flags & EXT4FS_INLINE_DATA_FL) || in->i_file_acl_lo;
 }
 
-static int check_reserved(struct p1_worker *w, uint32_t ino, const struct ext4fs_inode *in, int csum_ok)
+static int check_reserved(struct p1_worker *w, uint32_t ino, const struct ext4fs_inode *in, int csum_ok,
+			  int garbage)
 {
 	struct problem_ctx pctx = { .ino = ino };
 	struct ext4fs_inode walked = *in;
 
-	if (ino == EXT4FS_BAD_INO && bad_blocks_inode_invalid(w, in, csum_ok)) {
+	if (ino == EXT4FS_BAD_INO && bad_blocks_inode_invalid(w, in, csum_ok, garbage)) {
 		/* A yes zeroes the record: the list walked is then empty. */
 		if (record(w, PR_1_INVALID_BAD_INODE, &pctx, FIX_ZERO_ONLY, 0, NULL))
 			return -1;
@@ -1653,7 +1657,7 @@ static int check_inline_flag(struct p1_worker *w, uint32_t ino, struct ext4fs_in
 }
 
 static int check_inode_in_use(struct p1_worker *w, uint32_t ino, const struct ext4fs_inode *in,
-			      const unsigned char *raw, int csum_ok, int low_dtime);
+			      const unsigned char *raw, int csum_ok, int garbage, int low_dtime);
 
 /*
  * The encrypt flag: the inode's context is read and its policy listed for
@@ -1704,6 +1708,7 @@ static int check_inode(struct p1_worker *w, uint32_t ino, const struct ext4fs_in
 			fsck_cleared_record(w->ctx, ino, &cleared);
 			in = &cleared;
 			csum_ok = 1;
+			garbage = 0;
 		}
 	}
 	fsck_stats_inode(&w->stats, w->fs, ino, in, w->files_fragmented);
@@ -1771,7 +1776,7 @@ static int check_inode(struct p1_worker *w, uint32_t ino, const struct ext4fs_in
 		w->unset_ino = ino;
 		w->unset_rec = w->nprobs - 1;
 	}
-	int rc = check_inode_in_use(w, ino, in, raw, csum_ok, low_dtime);
+	int rc = check_inode_in_use(w, ino, in, raw, csum_ok, garbage, low_dtime);
 	w->no_map_ino = 0;
 	w->extent_root_ino = 0;
 	w->unset_ino = 0;
@@ -1787,7 +1792,7 @@ static int check_inode(struct p1_worker *w, uint32_t ino, const struct ext4fs_in
 
 /* The rest of check_inode(): the inode's role, its kind and its blocks.  0 or -1. */
 static int check_inode_in_use(struct p1_worker *w, uint32_t ino, const struct ext4fs_inode *in,
-			      const unsigned char *raw, int csum_ok, int low_dtime)
+			      const unsigned char *raw, int csum_ok, int garbage, int low_dtime)
 {
 	const struct ext4fs_geom *g = w->ctx->geo;
 	struct problem_ctx pctx = { .ino = ino };
@@ -1799,7 +1804,7 @@ static int check_inode_in_use(struct p1_worker *w, uint32_t ino, const struct ex
 			return rc;
 	} else if (ino < g->first_ino) {
 		bitmap_paged_set_range(&w->inode_used, ino, 1);
-		int rc = check_reserved(w, ino, in, csum_ok);
+		int rc = check_reserved(w, ino, in, csum_ok, garbage);
 		if (rc < 0)
 			return rc;
 		/*
