@@ -819,8 +819,13 @@ void fsck_check(struct e4fsck *ctx)
 	}
 	if (!ctx->read_only && !ctx->aborted && !(ctx->exit_status & FSCK_ERROR) && mark_checked(ctx))
 		return;
-	/* As e2fsck: errors left behind make the exit status 4 alone, whatever was repaired. */
-	if (ctx->fs_changed && !(ctx->exit_status & FSCK_UNCORRECTED))
+	/*
+	 * As e2fsck: the exit status says "repaired" when the file system was
+	 * written and some question that is a repair was answered yes (though
+	 * its repair may have failed, or another write was the one made); errors
+	 * left behind make it 4 alone, whatever was repaired.
+	 */
+	if ((ctx->fs_changed || ctx->fs_modified) && ctx->repairs_answered && !(ctx->exit_status & FSCK_UNCORRECTED))
 		ctx->exit_status |= FSCK_NONDESTRUCT;
 	report_summary(ctx);
 }

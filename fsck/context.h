@@ -153,7 +153,7 @@ struct e4fsck {
 	/* results */
 	int exit_status;            /* FSCK_* bits gathered so far */
 	int fs_changed;             /* a repair was written */
-	int fs_modified;            /* written, but nothing repaired (orphans finished, trees optimized): exit 0 */
+	int fs_modified;            /* written, but nothing repaired (orphans finished, trees optimized) */
 	int aborted;                /* preen met an unsafe problem: stop */
 	int fatal;                  /* a PF_FATAL problem: stop, and end as e2fsck's fatal_error() */
 	int recreate_journal;       /* the journal step removed a bad journal: offer a new one after pass 5 */
@@ -161,6 +161,7 @@ struct e4fsck {
 	struct fsck_relocation *relocate;  /* tables to give new places at pass 1's end (relocate.c) */
 	int relocate_hint_latched;  /* PR_0_RELOCATE_HINT was said (or not to be said): never again */
 	unsigned long problems, problems_fixed;
+	unsigned long repairs_answered;   /* yes to a question that is a repair: e2fsck's PROBLEMS_FIXED */
 	struct problem_record *log;
 	size_t nlog, caplog;
 
@@ -205,6 +206,8 @@ struct e4fsck {
 
 	/* passes 3 and 4 (pass3.c, dirs.c) */
 	uint32_t lost_found;              /* /lost+found once found or made, 0 before */
+	uint64_t root_repair_block;       /* kept aside after pass 1 for a new root, 0 for none */
+	uint64_t lnf_repair_block;        /* ... for a new /lost+found, 0 for none */
 	int lost_found_bad;               /* it could not be found or made: do not ask again */
 
 	/* pass 3A (rehash.c): directories to rebuild, sorted, each once */

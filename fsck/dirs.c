@@ -433,6 +433,53 @@ int fsck_fix_dotdot(struct e4fsck *ctx, uint32_t dir, uint32_t parent)
 
 /* -- /lost+found -------------------------------------------------------------------- */
 
+/* Claim the first block no inode claims for a repair to come; *slot gets it, or 0 when there is none. */
+static int reserve_block(struct e4fsck *ctx, uint64_t *slot)
+{
+	uint64_t b = fsck_next_free_cluster(ctx, ctx->geo->first_data_block);
+
+	*slot = 0;
+	if (b >= ctx->geo->blocks_count)
+		return 0;
+	if (cluster_mark(&ctx->block_found, ctx->geo->cluster_ratio, b, 1) < 0) {
+		fsck_fatal(ctx, "out of memory at the end of pass 1");
+		return -1;
+	}
+	*slot = b;
+	return 0;
+}
+
+int fsck_reserve_repair_blocks(struct e4fsck *ctx)
+{
+	uint32_t ino;
+
+	ctx->root_repair_block = ctx->lnf_repair_block = 0;
+	if (!bitmap_paged_test(&ctx->inode_used, EXT4FS_ROOT_INO) && reserve_block(ctx, &ctx->root_repair_block))
+		return -1;
+	/* e2fsck asks the directory on disk, whatever pass 1 thought of it: any failure counts as missing. */
+	if (ext4fs_dir_lookup(ctx->fs, EXT4FS_ROOT_INO, LOST_FOUND, strlen(LOST_FOUND), &ino) &&
+	    reserve_block(ctx, &ctx->lnf_repair_block))
+		return -1;
+	return 0;
+}
+
+uint64_t fsck_repair_block_goal(struct e4fsck *ctx, uint64_t *slot)
+{
+	uint64_t b = *slot;
+
+	if (!b)
+		return ctx->geo->first_data_block;
+	cluster_unclaim(&ctx->block_found, ctx->geo->cluster_ratio, b, 1);
+	*slot = 0;
+	return b;
+}
+
+void fsck_release_repair_blocks(struct e4fsck *ctx)
+{
+	(void)fsck_repair_block_goal(ctx, &ctx->root_repair_block);
+	(void)fsck_repair_block_goal(ctx, &ctx->lnf_repair_block);
+}
+
 /*
  * No block (no inode) is left for /lost+found: as e2fsck, offer the root
  * directory instead (1: use it), or report the allocation failure in
@@ -472,7 +519,7 @@ static int make_lost_found(struct e4fsck *ctx, uint32_t *ino)
 	if (!zero)
 		goto nomem;
 	pc.str = "fsck_take_block_counted";
-	err = fsck_take_block_counted(ctx, ctx->geo->first_data_block, &blk);
+	err = fsck_take_block_counted(ctx, fsck_repair_block_goal(ctx, &ctx->lnf_repair_block), &blk);
 	if (err == EXT4FS_E_NO_SPACE) {
 		free(zero);
 		return no_space_for_lost_found(ctx, 0);

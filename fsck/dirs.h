@@ -70,6 +70,26 @@ int fsck_release_inode(struct e4fsck *ctx, uint32_t ino);
 /* -- /lost+found and reconnecting (dirs.c) ---------------------------------- */
 
 /*
+ * As e2fsck at the end of pass 1: when the root inode is not in use, or the
+ * root (as on disk) has no entry "lost+found", the first block no inode
+ * claims is claimed for the repair that will need it (ctx->root_repair_block,
+ * ctx->lnf_repair_block), so that pass 2's allocations (a directory's holes)
+ * cannot take the last free block from pass 3's.  Nothing is written.
+ * 0, or -1 without memory (reported).
+ */
+int fsck_reserve_repair_blocks(struct e4fsck *ctx);
+
+/*
+ * The block *slot keeps aside (0 for none), given back to the unclaimed so
+ * that a take from it finds it first; *slot becomes 0.  The goal for the
+ * repair's take: the block, or the first data block when none was kept.
+ */
+uint64_t fsck_repair_block_goal(struct e4fsck *ctx, uint64_t *slot);
+
+/* At the end of pass 3: the blocks still kept aside are unclaimed again. */
+void fsck_release_repair_blocks(struct e4fsck *ctx);
+
+/*
  * /lost+found's inode: looked up in the root, offered to be made (or, when
  * it is not a directory, unlinked and made) when missing.  0 when there is
  * none; after a failure or a "no" it is not asked again.

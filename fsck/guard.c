@@ -118,6 +118,9 @@ int fsck_guard_on(struct e4fsck *ctx, struct alloc_guard *g)
 	const struct ext4fs_bitmap *bb, *ib;
 	int err = ext4fs_fs_block_bitmap(ctx->fs, &bb);
 
+	g->kept[0] = ctx->root_repair_block;
+	g->kept[1] = ctx->lnf_repair_block;
+
 	if (!err)
 		err = ext4fs_fs_inode_bitmap(ctx->fs, &ib);
 	if (err)
@@ -134,7 +137,7 @@ int fsck_guard_on(struct e4fsck *ctx, struct alloc_guard *g)
 				used_at = end;
 			if (note_block_groups(ctx, g, free_at, used_at - free_at, bb))
 				goto fail;
-			err = ext4fs_blocks_mark_used(ctx->fs, free_at, used_at - free_at);
+			err = ext4fs_blocks_mark_used_uncounted(ctx->fs, free_at, used_at - free_at);
 			if (err || guard_add(g, free_at, used_at - free_at, 0, 0))
 				goto fail;
 			at = used_at;
@@ -159,6 +162,21 @@ fail:
 	return -1;
 }
 
+/*
+ * Block n was kept aside for a repair when the guard went on, and the
+ * repair has taken it since: no longer kept, claimed again.
+ */
+static int taken_by_repair(struct e4fsck *ctx, const struct alloc_guard *g, uint64_t n)
+{
+	uint64_t cluster = n & ~((uint64_t)ctx->geo->cluster_ratio - 1);
+	const uint64_t now[2] = { ctx->root_repair_block, ctx->lnf_repair_block };
+
+	for (int i = 0; i < 2; i++)
+		if (g->kept[i] && cluster == g->kept[i] && now[i] != g->kept[i])
+			return bitmap_paged_test(&ctx->block_found, n);
+	return 0;
+}
+
 int fsck_guard_off(struct e4fsck *ctx, struct alloc_guard *g)
 {
 	const struct ext4fs_bitmap *bb, *ib;
@@ -168,12 +186,17 @@ int fsck_guard_off(struct e4fsck *ctx, struct alloc_guard *g)
 		err = ext4fs_fs_inode_bitmap(ctx->fs, &ib);
 	for (size_t i = g->n; i-- > 0 && !err;) {
 		const struct guard_run *r = &g->runs[i];
-		/* A run a pass freed meanwhile (an inode it cleared) is already back. */
+		/*
+		 * An item a pass freed meanwhile (an inode it cleared, blocks a
+		 * rebuild let go) is already back, and that free counted as in
+		 * e2fsck.  Blocks were marked without counting and go back so; a
+		 * block kept aside for a repair that the repair took since stays.
+		 */
 		for (uint64_t n = r->first; n < r->first + r->count && !err; n++) {
 			if (r->inode)
 				err = ext4fs_bitmap_test(ib, n) > 0 ? ext4fs_inode_mark_free(ctx->fs, (uint32_t)n, r->dir) : 0;
-			else
-				err = ext4fs_bitmap_test(bb, n) > 0 ? ext4fs_blocks_mark_free(ctx->fs, n, 1) : 0;
+			else if (ext4fs_bitmap_test(bb, n) > 0 && !taken_by_repair(ctx, g, n))
+				err = ext4fs_blocks_mark_free_uncounted(ctx->fs, n, 1);
 		}
 	}
 	if (!err)

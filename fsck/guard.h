@@ -6,7 +6,9 @@
  * trusts the bitmaps on disk.  Blocks and inodes pass 1 found in use but
  * the bitmaps call free must not be handed out: they are marked in use
  * while such repairs run, and given back afterwards, so pass 5 still
- * reports them as e2fsck does.
+ * reports them as e2fsck does.  Blocks are marked without counting (the
+ * free counts stay e2fsck's, which never marked them), inodes with their
+ * counts (the inode allocator chooses groups by them).
  */
 #ifndef E4FSCK_GUARD_H
 #define E4FSCK_GUARD_H
@@ -40,6 +42,7 @@ struct alloc_guard {
 	size_t n, cap;
 	struct guard_group *groups;
 	size_t ngroups, capgroups;
+	uint64_t kept[2];           /* ctx's repair blocks when the guard went on (dirs.h), 0 for none */
 };
 
 /* Mark in use, on disk, every block and inode ctx's maps hold that the bitmaps call free.  0 or -1 (reported). */
@@ -47,7 +50,8 @@ int fsck_guard_on(struct e4fsck *ctx, struct alloc_guard *g);
 
 /*
  * Give back what fsck_guard_on() marked (what a repair freed meanwhile is
- * left alone) and empty g.  A group whose bitmap holds as many bits as
+ * left alone, and a block kept aside for a repair that the repair has taken
+ * since, which is claimed again) and empty g.  A group whose bitmap holds as many bits as
  * before the guard (no repair allocated in it) gets back the uninit flag
  * and unused tail the marking took.  0 or -1 (reported).
  */

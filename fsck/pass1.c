@@ -2904,6 +2904,8 @@ int fsck_pass1(struct e4fsck *ctx)
 			fsck_fatal(ctx, "out of memory in pass 1");
 			goto out;
 		}
+	if (!ctx->aborted && fsck_reserve_repair_blocks(ctx))
+		goto out;
 	if (!ctx->aborted && xattr_refcounts_check(ctx))
 		goto out;
 	if (!ctx->aborted && fsck_relocate_tables(ctx))

@@ -64,10 +64,13 @@ static int mark_bit_only(struct e4fsck *ctx, uint64_t n, int block)
 	return err == EXT4FS_E_BLOCK_STATE || err == EXT4FS_E_INODE_STATE ? 0 : err;
 }
 
-/* The lowest block no inode claims (where e2fsck puts a new root), its bit set.  0 or a library error. */
+/*
+ * The block kept aside for a new root after pass 1, else the lowest block no
+ * inode claims (where e2fsck puts a new root), its bit set.  0 or a library error.
+ */
 static int root_block(struct e4fsck *ctx, uint64_t *blk)
 {
-	uint64_t b = fsck_next_free_cluster(ctx, ctx->geo->first_data_block);
+	uint64_t b = fsck_next_free_cluster(ctx, fsck_repair_block_goal(ctx, &ctx->root_repair_block));
 
 	if (b >= ctx->geo->blocks_count)
 		return EXT4FS_E_NO_SPACE;
@@ -243,8 +246,10 @@ int fsck_pass3(struct e4fsck *ctx)
 	uint32_t cur = 0, shown = 0;
 	int rc = 0;
 
-	if (check_root(ctx))
+	if (check_root(ctx)) {
+		fsck_release_repair_blocks(ctx);
 		return -1;
+	}
 	if (bitmap_paged_init(&done, (uint64_t)ctx->geo->inodes_count + 1, ctx->inode_used.p.page_shift)) {
 		fsck_fatal(ctx, "out of memory in pass 3");
 		return -1;
@@ -263,5 +268,6 @@ int fsck_pass3(struct e4fsck *ctx)
 	bitmap_paged_free(&done);
 	if (!rc && !ctx->aborted)
 		rc = fsck_pass3a(ctx);
+	fsck_release_repair_blocks(ctx);
 	return rc;
 }

@@ -245,6 +245,17 @@ static uint32_t latch_of(uint32_t code)
 	return 0;
 }
 
+/*
+ * A yes: counted, and when the question is a repair (a prompt, not an
+ * optimization) remembered for the exit status, as e2fsck's PROBLEMS_FIXED.
+ */
+static void note_fixed(struct e4fsck *ctx, const struct problem *p)
+{
+	ctx->problems_fixed++;
+	if (p->prompt != PROMPT_NONE && !(p->flags & PF_NOT_A_FIX))
+		ctx->repairs_answered++;
+}
+
 /* A member of a latched family; returns the family's answer. */
 static int latched(struct e4fsck *ctx, const struct problem *p, uint32_t question,
 		   const struct problem_ctx *pctx, const char *message)
@@ -280,7 +291,7 @@ static int latched(struct e4fsck *ctx, const struct problem *p, uint32_t questio
 	}
 	ctx->problems++;
 	if (answer)
-		ctx->problems_fixed++;
+		note_fixed(ctx, p);
 	else if (!(p->flags & (PF_NOT_AN_ERROR | PF_AFTER_NO)))
 		ctx->exit_status |= FSCK_UNCORRECTED;
 	if (log_problem(ctx, p, pctx, message, answer))
@@ -369,7 +380,7 @@ int fix_problem(struct e4fsck *ctx, uint32_t code, const struct problem_ctx *pct
 		}
 	}
 	if (answer)
-		ctx->problems_fixed++;
+		note_fixed(ctx, p);
 	else if (p->prompt != PROMPT_NONE && !(p->flags & (PF_NOT_AN_ERROR | PF_AFTER_NO)))
 		ctx->exit_status |= FSCK_UNCORRECTED;
 	if (log_problem(ctx, p, pctx, message, answer))

@@ -56,6 +56,7 @@ enum prompt {
 #define PF_PREEN_NOHDR   0x80   /* preen mode prints it without the device name (it continues a line) */
 #define PF_FATAL         0x100  /* the check cannot go on: e2fsck's closing lines follow at once (ctx->fatal) */
 #define PF_PREEN_STOP_QUIET 0x200 /* preen mode stops at it without printing its message */
+#define PF_NOT_A_FIX     0x400  /* a yes is no repair (an optimization): it does not make the exit status 1 */
 
 struct problem {
 	uint32_t code;              /* (pass << 16) | n, e2fsck's numbering */

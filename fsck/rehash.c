@@ -687,6 +687,15 @@ static int rebuild(struct dir_read *d)
 		err = -ENOMEM;
 	if (!err)
 		err = ext4fs_dir_rebuild(ctx->fs, d->ino, &d->in, out, n, &opts, &total);
+	/*
+	 * Keeping lost+found's blocks is a wish, not a need: when its holes
+	 * cannot be filled (a full file system), it is rebuilt to its entries'
+	 * size like any other directory (a failed rebuild changes nothing).
+	 */
+	if (err == EXT4FS_E_NO_SPACE && opts.min_blocks) {
+		opts.min_blocks = 0;
+		err = ext4fs_dir_rebuild(ctx->fs, d->ino, &d->in, out, n, &opts, &total);
+	}
 	if (!err)
 		err = fsck_block_list_settle(ctx, d->ino, &before);
 	/* A directory that grew has blocks e2fsck would have placed elsewhere: no prediction then. */

@@ -394,41 +394,13 @@ static int relocate_one(struct e4fsck *ctx, uint32_t g, const struct table *t)
 	return set_location(ctx, g, t->bit, blk);
 }
 
-/*
- * e2fsck keeps, before it relocates, the first free block for a new root
- * when the root is not in use and the next for a new /lost+found when the
- * root names none; pass 3 takes the same blocks (the first no inode
- * uses), so they only need to be kept off the tables' way.  The count
- * kept, into held[].
- */
-static int hold_repair_blocks(struct e4fsck *ctx, uint64_t held[2])
-{
-	uint32_t lost_found;
-	int n = 0;
-	int need[2] = {
-		!bitmap_paged_test(&ctx->inode_used, EXT4FS_ROOT_INO),
-		ext4fs_dir_lookup(ctx->fs, EXT4FS_ROOT_INO, "lost+found", 10, &lost_found) != 0,
-	};
-
-	for (int i = 0; i < 2; i++) {
-		if (!need[i])
-			continue;
-		uint64_t b = bitmap_paged_next_clear(&ctx->block_found, ctx->geo->first_data_block);
-		if (b >= ctx->geo->blocks_count || bitmap_paged_set_range(&ctx->block_found, b, 1) < 0)
-			break;
-		held[n++] = b;
-	}
-	return n;
-}
-
 int fsck_relocate_tables(struct e4fsck *ctx)
 {
-	uint64_t held[2];
 	int rc = 0;
 
+	/* The blocks kept for a new root and /lost+found (fsck_reserve_repair_blocks()) are claimed already. */
 	if (!ctx->relocate)
 		return 0;
-	int nheld = hold_repair_blocks(ctx, held);
 	for (uint32_t g = 0; g < ctx->geo->group_count; g++) {
 		for (size_t i = 0; i < sizeof(tables) / sizeof(tables[0]); i++) {
 			if (!noted(ctx, g, tables[i].bit))
@@ -443,8 +415,6 @@ int fsck_relocate_tables(struct e4fsck *ctx)
 		}
 	}
 out:
-	for (int i = 0; i < nheld; i++)
-		bitmap_paged_clear_range(&ctx->block_found, held[i], 1);
 	fsck_relocate_free(ctx);
 	return rc;
 }

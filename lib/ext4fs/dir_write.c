@@ -305,8 +305,22 @@ static int linear_add(struct ext4fs_fs *fs, uint32_t dir, struct ext4fs_inode *i
 	int have_room = 0, err;
 	struct dirw_scan s;
 
-	/* Every block is scanned: the name must not be there already. */
+	/*
+	 * Every block is scanned: the name must not be there already.  A hole
+	 * (a damaged directory a checker has not mended yet, or could not fill
+	 * for want of space) holds no entries and is passed over, as
+	 * e2fsprogs' link passes over it.
+	 */
 	for (uint64_t b = 0; b < nblocks; b++) {
+		uint64_t mapped = 0, run = 1;
+		int unwritten = 0;
+		err = ext4fs_bmap(fs, dir, inode, b, &mapped, &run, &unwritten);
+		if (err)
+			return err;
+		if (!mapped || unwritten) {
+			b += (run < nblocks - b ? run : nblocks - b) - 1;
+			continue;
+		}
 		err = ext4fs__dirw_block_read(fs, dir, inode, b, buf, &pblk);
 		if (err)
 			return err;

@@ -341,8 +341,8 @@ uint32_t ext4fs_super_csum(const unsigned char *raw_super);
  * group descriptors and the superblock in memory and writes them back in
  * ext4fs_flush().  Every public call that changes the file system leaves
  * that in-memory state consistent (bitmaps, group counters and flags,
- * superblock counters, checksums) before it returns, except the two
- * *_mark_used_uncounted() calls, which leave the free counts to a checker
+ * superblock counters, checksums) before it returns, except the
+ * *_mark_*_uncounted() calls, which leave the free counts to a checker
  * that recounts them; file data, inodes, directory and tree blocks are
  * written through at once.  So after a flush
  * the image is exactly what e2fsck expects, and a crash between flushes
@@ -447,6 +447,16 @@ int ext4fs_blocks_mark_free(struct ext4fs_fs *fs, uint64_t blk, uint64_t count);
  * EXT4FS_E_READ_ONLY, bitmap load errors.
  */
 int ext4fs_blocks_mark_used_uncounted(struct ext4fs_fs *fs, uint64_t blk, uint64_t count);
+
+/*
+ * The reverse: clear count blocks from blk in the block bitmap (and free
+ * them to the allocator) leaving the free counts as they are, for a checker
+ * that marked them with ext4fs_blocks_mark_used_uncounted() for a while.
+ * Errors as ext4fs_blocks_mark_free(): EXT4FS_E_BLOCK_STATE when a block in
+ * the range is already free (nothing is changed then), EXT4FS_E_BAD_BLOCK_NUM,
+ * EXT4FS_E_READ_ONLY, bitmap load errors.
+ */
+int ext4fs_blocks_mark_free_uncounted(struct ext4fs_fs *fs, uint64_t blk, uint64_t count);
 
 /*
  * Mark inode ino in use (or free): inode bitmap, the group's free inode and

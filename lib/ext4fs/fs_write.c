@@ -340,7 +340,7 @@ static void widen_to_clusters(const struct ext4fs_geom *geo, uint64_t *blk, uint
 	*count = end - first;
 }
 
-/* counted 0 (marking in use only): bits, flags and allocator move, free counts are left to a recount. */
+/* counted 0: bits, flags and allocator move, free counts are left to a recount. */
 static int mark_blocks(struct ext4fs_fs *fs, uint64_t blk, uint64_t count, int used, int counted)
 {
 	const struct ext4fs_geom *geo = &fs->geom;
@@ -472,6 +472,11 @@ int ext4fs__fs_release_held(struct ext4fs_fs *fs,
 int ext4fs_blocks_mark_used_uncounted(struct ext4fs_fs *fs, uint64_t blk, uint64_t count)
 {
 	return mark_blocks(fs, blk, count, 1, 0);
+}
+
+int ext4fs_blocks_mark_free_uncounted(struct ext4fs_fs *fs, uint64_t blk, uint64_t count)
+{
+	return mark_blocks(fs, blk, count, 0, 0);
 }
 
 static int group_has_csum(const struct ext4fs_fs *fs)

@@ -19,6 +19,10 @@
 # All trailing zero bytes are cut off: the fuzz target pads an image back
 # with zeros to the size its superblock gives, so the seeds are small but
 # whole file systems.
+#
+# The regress-* files beside them are not made here: they are inputs the
+# fuzz target found that broke its promise (-fy, then -fn not clean), kept,
+# trailing zeros cut, so that "make check" replays each repair (issue 17).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)

@@ -953,7 +953,8 @@ static uint64_t mapped_at(struct fixture *fx, uint32_t ino, const struct ext4fs_
 }
 
 /*
- * A hole in a directory (block 2 unmapped) filled by ext4fs_dir_fill_hole:
+ * A hole in a directory (block 2 unmapped): a name added around it, then
+ * the hole filled by ext4fs_dir_fill_hole:
  * an empty leaf mapped there, i_size unchanged, the entries still found;
  * a mapped block is refused without a change; a lost block 0 gets "." and
  * "..".
@@ -973,6 +974,13 @@ static void hole_filled(void (*tweak)(struct ext4fs_mkfs_params *))
 	uint64_t size = ext4fs_inode_size(&fx.din);
 	assert_int_equal(size / 1024, 4);
 	assert_int_equal(ext4fs_bmap_unmap(fx.img.fs, fx.dir, &fx.din, 2, 1), 0);
+	assert_int_equal(mapped_at(&fx, fx.dir, &fx.din, 2), 0);
+	/* A linear directory takes names around the hole (a checker's lost+found may have one). */
+	assert_false(fx.din.i_flags & EXT4FS_INDEX_FL);
+	size_t around = name_of(name, 50, 30);
+	assert_int_equal(add_named(&fx, name, around, 0), 0);
+	assert_int_equal(add_named(&fx, name, around, 0), EXT4FS_E_EXISTS);
+	expect_nth(&fx, 50, 30, 1);
 	assert_int_equal(mapped_at(&fx, fx.dir, &fx.din, 2), 0);
 
 	uint64_t blk = spare_block(&fx);

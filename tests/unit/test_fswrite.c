@@ -300,7 +300,8 @@ static uint32_t uninit_group(struct ext4fs_fs *fs, uint32_t g, uint16_t flag)
  * count stays; a range with a block in use, or outside the file system,
  * changes nothing; and the allocator never hands the blocks out, from a
  * group whose buddy it had built, from one it had not, or from a
- * preallocation that was holding them.
+ * preallocation that was holding them; ext4fs_blocks_mark_free_uncounted()
+ * gives them back as they were.
  */
 static void uncounted_blocks_keep_counts(void **state)
 {
@@ -375,6 +376,24 @@ static void uncounted_blocks_keep_counts(void **state)
 	assert_true(got_at + got <= pb + 1 || got_at >= pb + 3);
 	/* The descriptors still count the blocks free, which the allocator's own check reports. */
 	assert_int_equal(ext4fs_alloc_check(img.fs), EXT4FS_E_ALLOC_STATE);
+
+	/* Given back without counting: bits clear, counts as they were, the allocator whole again. */
+	before[0] = *ext4fs_group(img.fs, g - 1);
+	before[1] = *ext4fs_group(img.fs, g);
+	free0 = sb_free_blocks(img.fs);
+	assert_int_equal(ext4fs_blocks_mark_free_uncounted(img.fs, pb + 1, 2), 0);
+	assert_int_equal(ext4fs_blocks_mark_free_uncounted(img.fs, b, 5), 0);
+	for (uint64_t i = 0; i < 5; i++)
+		assert_int_equal(ext4fs_bitmap_test(bm, b + i), 0);
+	assert_counts_equal(ext4fs_group(img.fs, g - 1), &before[0]);
+	assert_counts_equal(ext4fs_group(img.fs, g), &before[1]);
+	assert_int_equal(sb_free_blocks(img.fs), free0);
+	assert_int_equal(ext4fs_blocks_mark_free_uncounted(img.fs, b, 1), EXT4FS_E_BLOCK_STATE);
+	at.goal = b;
+	assert_int_equal(ext4fs_alloc_blocks(img.fs, &at, &got_at, &got), 0);
+	assert_int_equal(got_at, b);
+	assert_int_equal(ext4fs_free_blocks(img.fs, got_at, got), 0);
+	assert_int_equal(ext4fs_alloc_check(img.fs), 0);
 	rw_image_close(&img);
 }
 
