@@ -827,16 +827,18 @@ int fsck_check_journal(struct e4fsck *ctx)
 	if (!has_journal(&j.sb) && !needs_recovery(&j.sb) && !j.sb.s_journal_inum && !j.sb.s_journal_dev &&
 	    uuid_is_null(j.sb.s_journal_uuid))
 		return 0;
-	/* As e2fsck decides it: a journal UUID names an external journal, used when has_journal is set. */
-	if (!uuid_is_null(j.sb.s_journal_uuid) && has_journal(&j.sb)) {
+	/*
+	 * As e2fsck decides it: a journal UUID names an external journal,
+	 * has_journal or not (without the flag, one that cannot be found still
+	 * stops the check: "Can't find external journal").
+	 */
+	if (!uuid_is_null(j.sb.s_journal_uuid)) {
 		rc = check_external(ctx);
 		/* As below: what this step left unanswered is not the check's. */
 		if (!rc)
 			ctx->exit_status = (ctx->exit_status & ~FSCK_UNCORRECTED) | uncorrected;
 		return rc;
 	}
-	if (!uuid_is_null(j.sb.s_journal_uuid))
-		return 0;
 	j.jsb = malloc(ctx->geo->block_size);
 	if (!j.jsb) {
 		fsck_fatal(ctx, "out of memory checking the journal");

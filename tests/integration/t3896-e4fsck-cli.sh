@@ -108,6 +108,14 @@ same "-n with -c" "$T/base.img" - -n -c t.img
 same "-n with -l" "$T/base.img" - -n -l /dev/null t.img
 same "-n with -L" "$T/base.img" - -L /dev/null -n t.img
 same "-n with -D" "$T/base.img" - -n -D t.img
+# Without has_journal a journal UUID still names an external journal, which
+# e2fsck looks for and, not finding it, stops (exit 12) in every mode.
+cp --sparse=always "$T/base.img" "$T/uuid-nofeat.img"
+debugfs -w -f - "$T/uuid-nofeat.img" >/dev/null 2>&1 <<<"feature -has_journal
+ssv journal_uuid 01234567-89ab-cdef-0123-456789abcdef"
+for m in -fn -fp -fy; do
+	same "journal UUID without has_journal, $m" "$T/uuid-nofeat.img" - $m t.img
+done
 same "-c with -l" "$T/base.img" - -y -c -l /dev/null t.img
 same "-r (ignored)" "$T/base.img" - -r -n t.img
 same "-d (accepted)" "$T/base.img" - -d -n t.img
