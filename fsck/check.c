@@ -591,6 +591,51 @@ static int discard_free_blocks(struct e4fsck *ctx)
 }
 
 /* After a check that changed nothing it could not: mark the file system checked. */
+/*
+ * As e2fsck's last step (e2fsprogs' ext2fs_set_gdt_csum()), with group
+ * checksums: a group with every block free is flagged BLOCK_UNINIT (but the
+ * last), one with every inode free INODE_UNINIT with its whole table
+ * unused, and any other's unused tail starts after its last inode in use as
+ * the bitmap now says (a mark left high would hide cleared records from the
+ * next scan's judgment of its table blocks).  0 or a library error.
+ */
+static int set_uninit_marks(struct e4fsck *ctx)
+{
+	const struct ext4fs_geom *g = ctx->geo;
+	const struct ext4fs_bitmap *ib;
+	int err;
+
+	if (!g->has_gdt_csum && !g->has_metadata_csum)
+		return 0;
+	if ((err = ext4fs_fs_inode_bitmap(ctx->fs, &ib)))
+		return err;
+	for (uint32_t grp = 0; grp < g->group_count && !err; grp++) {
+		struct ext4fs_group_desc gd = *ext4fs_group(ctx->fs, grp);
+		const struct ext4fs_group_desc was = gd;
+		uint64_t first = (uint64_t)grp * g->inodes_per_group + 1;
+
+		if (gd.free_blocks_count == g->blocks_per_group && grp != g->group_count - 1)
+			gd.flags |= EXT4FS_BG_BLOCK_UNINIT;
+		if (gd.free_inodes_count == g->inodes_per_group) {
+			gd.flags |= EXT4FS_BG_INODE_UNINIT;
+			gd.itable_unused = g->inodes_per_group;
+		} else {
+			/* No inode in use at all (the counts disagree): e2fsprogs leaves no tail. */
+			uint32_t used = g->inodes_per_group;
+			for (uint32_t i = g->inodes_per_group; i > 0; i--)
+				if (ext4fs_bitmap_test(ib, first + i - 1) == 1) {
+					used = i;
+					break;
+				}
+			gd.flags &= (uint16_t)~EXT4FS_BG_INODE_UNINIT;
+			gd.itable_unused = g->inodes_per_group - used;
+		}
+		if (gd.flags != was.flags || gd.itable_unused != was.itable_unused)
+			err = ext4fs_group_desc_set(ctx->fs, grp, &gd);
+	}
+	return err;
+}
+
 static int mark_checked(struct e4fsck *ctx)
 {
 	struct ext4fs_super sb = *ext4fs_sb(ctx->fs);
@@ -604,6 +649,8 @@ static int mark_checked(struct e4fsck *ctx)
 		sb.s_state = (uint16_t)((sb.s_state | EXT4FS_STATE_VALID) & ~EXT4FS_STATE_ERROR);
 	}
 	int err = ext4fs_super_set(ctx->fs, &sb);
+	if (!err)
+		err = set_uninit_marks(ctx);
 	if (!err)
 		err = ext4fs_flush(ctx->fs);
 	if (err) {

@@ -6,10 +6,10 @@
 # sequence twice with the same seed: once ending in a crash right after the
 # last commit (the log still holds transactions, needs_recovery is set) and
 # once ending cleanly (the library's own checkpoint writes the blocks home).
-# The crash image is then replayed by e2fsck (-E journal_only: a full -fy
-# run also rewrites fields it derives, such as bg_itable_unused, whatever
-# the journal held; a -fy run must find nothing to fix afterwards), by our
-# e4fsck -fy and,
+# The crash image is then replayed by e2fsck and by our e4fsck (both with
+# -E journal_only: a full -fy run also rewrites fields it derives, such as
+# bg_itable_unused, whatever the journal held; a -fy run of each must find
+# nothing to fix afterwards) and,
 # as root with loop devices, by the kernel (a read-only mount replays the
 # journal); each result must be clean for e2fsck -fn and equal, block for
 # block, to the clean image (tests/lib/imgcmp.py: superblock copies, backup
@@ -52,7 +52,7 @@ replay() {
 	local who=$1 img=$2 rc=0
 	case $who in
 	e2fsck) e2fsck -y -E journal_only "$img" >"$img.log" 2>&1 || rc=$? ;;
-	e4fsck) "$E4FSCK" -fy "$img" >"$img.log" 2>&1 || rc=$? ;;
+	e4fsck) "$E4FSCK" -y -E journal_only "$img" >"$img.log" 2>&1 || rc=$? ;;
 	kernel)
 		loop_mount "$img" "$T/mnt" ro >"$img.log" 2>&1 || return 1
 		loop_umount "$T/mnt"
@@ -94,6 +94,11 @@ run() {
 		fi
 		if [ $who = e2fsck ] && ! e2fsck -fy "$img" >"$img.fsck" 2>&1; then
 			bad "$name: e2fsck -fy finds something to fix after the replay"
+			head -n 20 "$img.fsck"
+			continue
+		fi
+		if [ $who = e4fsck ] && ! "$E4FSCK" -fy "$img" >"$img.fsck" 2>&1; then
+			bad "$name: e4fsck -fy finds something to fix after its replay"
 			head -n 20 "$img.fsck"
 			continue
 		fi
