@@ -734,6 +734,29 @@ static void preen_halt(struct e4fsck *ctx)
 }
 
 /*
+ * As e2fsck: unknown features stop the check.  Unknown incompatible bits,
+ * or read-only-compatible ones when the check would write, stop it before
+ * the file system is opened (exit 8); others after (exit 12, "still has
+ * errors").  0 to go on, -1 when refused.
+ */
+static int unsupported_features(struct e4fsck *ctx)
+{
+	const struct ext4fs_super *sb = ext4fs_sb(ctx->fs);
+	const uint32_t features[3] = { sb->s_feature_compat, sb->s_feature_incompat, sb->s_feature_ro_compat };
+	int stop = fsck_say_unsupported(ctx, features);
+
+	if (!stop)
+		return 0;
+	if (stop == 2) {
+		ctx->exit_status |= FSCK_ERROR;
+		return -1;
+	}
+	ctx->exit_status |= FSCK_ERROR | FSCK_UNCORRECTED;
+	report_abort(ctx);
+	return -1;
+}
+
+/*
  * After a problem the check cannot get past (no root): e2fsck's
  * fatal_error() prints "aborted" between two copies of the closing lines
  * and exits 8, with 4 for errors left (else 1 for changes made).  No summary.
@@ -760,7 +783,7 @@ void fsck_check(struct e4fsck *ctx)
 	 */
 	ctx->read_only = ctx->mode == MODE_NO;
 	if (check_mounted(ctx) || refuse_directory(ctx) || fsck_choose_super(ctx) || fsck_open(ctx, 0) ||
-	    fsck_check_mmp(ctx) || unchecked_features(ctx))
+	    unsupported_features(ctx) || fsck_check_mmp(ctx) || unchecked_features(ctx))
 		return;
 	if (!ctx->read_only &&
 	    fsck_reopen(ctx, ext4fs_has_incompat(ctx->fs, EXT4FS_FEATURE_INCOMPAT_RECOVER) ? EXT4FS_OPEN_RECOVERY

@@ -13,6 +13,7 @@
 #include <string.h>
 #include "ext4fs/array.h"
 #include "ext4fs/errors.h"
+#include "ext4fs/fsfeatures.h"
 #include "ext4fs/super.h"
 #include "support/comerr.h"
 #include "support/fsopen.h"
@@ -54,6 +55,61 @@ void fsck_super_advice(FILE *out)
 }
 
 /*
+ * The feature bits e2fsprogs 1.47's library supports (ext2fs.h's
+ * EXT2_LIB_FEATURE_*_SUPP, with MMP): e2fsck refuses a file system with any
+ * other bit set, compat bits too, and so does e4fsck, in e2fsck's words.
+ */
+static const uint32_t e2fsck_supported[3] = {
+	0x1E3Fu,        /* dir_prealloc imagic_inodes has_journal ext_attr resize_inode dir_index
+			   sparse_super2 fast_commit stable_inodes orphan_file */
+	0x3E7DEu,       /* filetype needs_recovery journal_dev meta_bg extent 64bit mmp flex_bg
+			   ea_inode metadata_csum_seed large_dir inline_data encrypt casefold */
+	0x1F77Bu,       /* sparse_super large_file huge_file uninit_bg dir_nlink extra_isize quota
+			   bigalloc metadata_csum read-only project shared_blocks verity orphan_present */
+};
+
+int fsck_say_unsupported(struct e4fsck *ctx, const uint32_t features[3])
+{
+	uint32_t unknown[3];
+
+	for (int w = 0; w < 3; w++)
+		unknown[w] = features[w] & ~e2fsck_supported[w];
+	if (!unknown[0] && !unknown[1] && !unknown[2])
+		return 0;
+	fflush(stdout);
+	fprintf(stderr, "%s has unsupported feature(s):", ctx->path);
+	for (int w = 0; w < 3; w++)
+		for (int bit = 0; bit < 32; bit++) {
+			uint32_t m = (uint32_t)1 << bit;
+			const char *name = (unknown[w] & m) ? ext4fs_feature_name(w, m) : NULL;
+			if (name)
+				fprintf(stderr, " %s", name);
+			else if (unknown[w] & m)
+				fprintf(stderr, " FEATURE_%c%d", "CIR"[w], bit);
+		}
+	fprintf(stderr, "\n%s: Get a newer version of %s!\n", ctx->prog, ctx->prog);
+	/* e2fsck's open fails on these: incompatible bits, read-only-compatible ones for writing. */
+	return unknown[1] || (!ctx->read_only && unknown[2]) ? 2 : 1;
+}
+
+/* The primary superblock's feature words, read raw; 1 when e2fsck's refusal was printed for them. */
+static int primary_features_unsupported(struct e4fsck *ctx)
+{
+	unsigned char raw[1024];
+	struct ext4fs_super sb;
+	FILE *f = fopen(ctx->path, "rb");
+	int ok = f && fseek(f, 1024, SEEK_SET) == 0 && fread(raw, 1, sizeof(raw), f) == sizeof(raw);
+
+	if (f)
+		fclose(f);
+	if (!ok)
+		return 0;
+	ext4fs_super_decode(&sb, raw);
+	const uint32_t features[3] = { sb.s_feature_compat, sb.s_feature_incompat, sb.s_feature_ro_compat };
+	return fsck_say_unsupported(ctx, features) != 0;
+}
+
+/*
  * Open the file system with EXT4FS_OPEN_IGNORE_CSUM and flags (0 for a
  * read-only handle, EXT4FS_OPEN_RW, EXT4FS_OPEN_RECOVERY).
  */
@@ -76,6 +132,11 @@ int fsck_open(struct e4fsck *ctx, unsigned flags)
 	ctx->open_opts = opts;
 	err = sup_fs_open(ctx->path, &opts, ctx->undo_path, &ctx->fs, msg, sizeof(msg));
 	if (err && fsck_mmp_open_failed(ctx, err)) {
+		ctx->exit_status |= FSCK_ERROR;
+		return -1;
+	}
+	/* Bits the library does not know: refused in e2fsck's words, read from the primary superblock. */
+	if (err == EXT4FS_E_UNSUPP_FEATURE && !ctx->superblock && primary_features_unsupported(ctx)) {
 		ctx->exit_status |= FSCK_ERROR;
 		return -1;
 	}

@@ -219,6 +219,16 @@ struct e4fsck {
 };
 
 /*
+ * e2fsck's refusal of feature bits e2fsprogs 1.47 does not support, printed
+ * on stderr ("... has unsupported feature(s): ...", "Get a newer version").
+ * Returns 0 when every bit of features[] (compat, incompat, ro_compat) is
+ * supported; 2 when e2fsck's open itself fails on them (incompatible bits,
+ * or read-only-compatible ones for a check that writes: exit 8); 1 when it
+ * stops after opening (exit 12, "still has errors").
+ */
+int fsck_say_unsupported(struct e4fsck *ctx, const uint32_t features[3]);
+
+/*
  * Open the file system at ctx->path with EXT4FS_OPEN_IGNORE_CSUM and flags
  * (0 for a read-only handle, EXT4FS_OPEN_RW, EXT4FS_OPEN_RECOVERY) into
  * ctx->fs, with ctx->geo and the label for messages.  0, or -1 after a

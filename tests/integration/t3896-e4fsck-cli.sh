@@ -116,6 +116,16 @@ ssv journal_uuid 01234567-89ab-cdef-0123-456789abcdef"
 for m in -fn -fp -fy; do
 	same "journal UUID without has_journal, $m" "$T/uuid-nofeat.img" - $m t.img
 done
+# Feature bits e2fsprogs 1.47 does not support, in each word, named or not:
+# refused in e2fsck's words, exit 8 before opening (incompatible bits, or
+# read-only-compatible ones for a repair), else 12.
+for f in FEATURE_C24 lazy_bg FEATURE_I31 compression FEATURE_R30; do
+	cp --sparse=always "$T/base.img" "$T/unsupp.img"
+	debugfs -w -R "feature $f" "$T/unsupp.img" >/dev/null 2>&1
+	for m in -fn -p -fy; do
+		same "unsupported feature $f, $m" "$T/unsupp.img" - $m t.img
+	done
+done
 same "-c with -l" "$T/base.img" - -y -c -l /dev/null t.img
 same "-r (ignored)" "$T/base.img" - -r -n t.img
 same "-d (accepted)" "$T/base.img" - -d -n t.img
