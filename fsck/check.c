@@ -596,8 +596,8 @@ static int discard_free_blocks(struct e4fsck *ctx)
  * checksums: a group with every block free is flagged BLOCK_UNINIT (but the
  * last), one with every inode free INODE_UNINIT with its whole table
  * unused, and any other's unused tail starts after its last inode in use as
- * the bitmap now says (a mark left high would hide cleared records from the
- * next scan's judgment of its table blocks).  0 or a library error.
+ * the bitmap now says (a tail left starting later would make the next scan
+ * read cleared records and judge their table blocks).  0 or a library error.
  */
 static int set_uninit_marks(struct e4fsck *ctx)
 {
